@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// GenericDeviceTy: one device of a plugin. Each public method does the
+// shared bookkeeping (argument checks, pools, async info, info lines) and
+// calls a backend ...Impl that only translates to the vendor API.
+#ifndef OFFLOADIO_DEVICE_H
+#define OFFLOADIO_DEVICE_H
+
+#include "offloadio/ABI.h"
+#include "offloadio/AsyncInfoWrapper.h"
+#include "offloadio/DeviceImage.h"
+#include "offloadio/Error.h"
+#include "offloadio/Kernel.h"
+#include "offloadio/MemoryManager.h"
+#include "offloadio/ResourcePool.h"
+#include "offloadio/Stream.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace offloadio {
+
+class GenericPluginTy;
+
+/// Static properties a backend reports for its device.
+struct DeviceLimitsTy {
+  uint32_t MaxTeams = 1;          ///< Upper bound on teams per launch.
+  uint32_t MaxThreads = 1;        ///< Upper bound on threads per team.
+  uint32_t DefaultTeams = 1;      ///< Teams when the program says nothing.
+  uint32_t DefaultThreads = 1;    ///< Threads when the program says nothing.
+  bool HostCanAccessDeviceMemory = false; ///< Device pointers are host addresses.
+};
+
+/// Per-path byte and operation counters of one device.
+struct TransferCountersTy {
+  std::atomic<uint64_t> Bytes[4] = {};      ///< Indexed by CopyKindTy.
+  std::atomic<uint64_t> Operations[4] = {}; ///< Indexed by CopyKindTy.
+};
+
+/// One device; created by the plugin at init_device.
+class GenericDeviceTy : private BlockAllocatorTy {
+public:
+  GenericDeviceTy(GenericPluginTy &Plugin, int32_t DeviceId);
+  ~GenericDeviceTy() override;
+
+  /// Bring the device up: backend init, pools, memory manager.
+  Error init();
+  /// Release pooled resources; the device can be initialised again.
+  Error deinit();
+  /// Wait for all work on every stream of the device.
+  Error drain();
+
+  /// The plugin-local device number.
+  int32_t getDeviceId() const { return DeviceId; }
+  /// The owning plugin.
+  GenericPluginTy &getPlugin() const { return Plugin; }
+  /// The backend's limits.
+  const DeviceLimitsTy &getLimits() const { return Limits; }
+
+  /// load_binary: load \p TgtImage and build its entry table.
+  Expected<__tgt_target_table *> loadBinary(const __tgt_device_image &TgtImage);
+
+  /// data_alloc: \p HstPtr is the mapped host address or null.
+  Expected<void *> dataAlloc(int64_t Size, void *HstPtr, AllocKindTy Kind);
+  /// data_delete.
+  Error dataDelete(void *TgtPtr, AllocKindTy Kind);
+
+  /// data_submit(_async): host -> device.
+  Error dataSubmit(void *TgtPtr, const void *HstPtr, int64_t Size,
+                   __tgt_async_info *AsyncInfo);
+  /// data_retrieve(_async): device -> host.
+  Error dataRetrieve(void *HstPtr, const void *TgtPtr, int64_t Size,
+                     __tgt_async_info *AsyncInfo);
+  /// data_exchange(_async): this device -> \p DstDevice.
+  Error dataExchange(const void *SrcPtr, GenericDeviceTy &DstDevice,
+                     void *DstPtr, int64_t Size, __tgt_async_info *AsyncInfo);
+
+  /// launch_kernel.
+  Error launchKernel(void *EntryPtr, void **TgtArgs, ptrdiff_t *TgtOffsets,
+                     const KernelArgsTy &KernelArgs,
+                     __tgt_async_info *AsyncInfo);
+
+  /// synchronize: wait for the async info's work, then release its stream
+  /// and reset Queue to null (libomptarget's post-processing waits for that).
+  Error synchronize(__tgt_async_info &AsyncInfo);
+  /// query_async: like synchronize if done; otherwise leaves it pending.
+  Error queryAsync(__tgt_async_info &AsyncInfo);
+
+  /// create_event.
+  Expected<EventTy *> createEvent();
+  /// record_event.
+  Error recordEvent(EventTy &Event, __tgt_async_info &AsyncInfo);
+  /// wait_event.
+  Error waitEvent(EventTy &Event, __tgt_async_info &AsyncInfo);
+  /// sync_event.
+  Error syncEvent(EventTy &Event);
+  /// destroy_event: the event goes back to the pool.
+  Error destroyEvent(EventTy &Event);
+
+  /// init_async_info (interop): a fresh async info with a stream.
+  Error initAsyncInfo(__tgt_async_info *&AsyncInfo);
+  /// init_device_info (interop).
+  Error initDeviceInfo(__tgt_device_info &DeviceInfo);
+
+  /// print_device_info.
+  void printInfo(llvm::raw_ostream &OS);
+  /// One aligned "Key: value" line of print_device_info.
+  static void printInfoLine(llvm::raw_ostream &OS, llvm::StringRef Key,
+                            const llvm::Twine &Value);
+
+  /// Stream pool access for components of common/ (transfer engines).
+  Expected<StreamTy *> acquireStream() { return Streams.acquire(); }
+  /// Give back a stream from acquireStream().
+  void releaseStream(StreamTy *Stream) { Streams.release(Stream); }
+  /// Event pool access for components of common/.
+  Expected<EventTy *> acquireEvent() { return Events.acquire(); }
+  /// Give back an event from acquireEvent().
+  void releaseEvent(EventTy *Event) { Events.release(Event); }
+
+  /// Counters of bytes moved per copy kind.
+  const TransferCountersTy &getCounters() const { return Counters; }
+  /// Count one copy (engines outside this class report here too).
+  void countTransfer(CopyKindTy Kind, uint64_t Bytes) {
+    Counters.Bytes[unsigned(Kind)].fetch_add(Bytes, std::memory_order_relaxed);
+    Counters.Operations[unsigned(Kind)].fetch_add(1, std::memory_order_relaxed);
+  }
+
+  /// Whether \p Ptr lies in memory this device allocated, and of which kind.
+  virtual bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const = 0;
+
+protected:
+  /// Backend initialisation; fills Limits.
+  virtual Error initImpl(DeviceLimitsTy &Limits) = 0;
+  /// Backend teardown of what initImpl created.
+  virtual Error deinitImpl() = 0;
+  /// Load an image; the generic code resolves entries afterwards.
+  virtual Expected<std::unique_ptr<DeviceImageTy>>
+  loadImageImpl(const __tgt_device_image &TgtImage, int32_t ImageId) = 0;
+  /// Create the kernel object for symbol \p Name of \p Image.
+  virtual Expected<std::unique_ptr<GenericKernelTy>>
+  constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) = 0;
+  /// The device address of global \p Name (\p Size bytes) in \p Image.
+  virtual Expected<void *> getGlobalAddressImpl(DeviceImageTy &Image,
+                                                llvm::StringRef Name,
+                                                size_t Size) = 0;
+  /// Allocate \p Size bytes of \p Kind.
+  virtual Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) = 0;
+  /// Free memory from allocateImpl.
+  virtual Error freeImpl(void *Ptr, AllocKindTy Kind) = 0;
+  /// Create a stream for the pool.
+  virtual Expected<std::unique_ptr<StreamTy>> createStreamImpl() = 0;
+  /// Create an event for the pool.
+  virtual Expected<std::unique_ptr<EventTy>> createEventImpl() = 0;
+  /// Fill interop device information.
+  virtual Error initDeviceInfoImpl(__tgt_device_info &DeviceInfo) = 0;
+  /// Backend lines for print_device_info.
+  virtual void printInfoImpl(llvm::raw_ostream &OS) = 0;
+  /// Copy device -> device on \p Stream; peers may need special engines.
+  virtual Error dataExchangeImpl(const void *SrcPtr, GenericDeviceTy &DstDevice,
+                                 void *DstPtr, size_t Size, StreamTy &Stream);
+
+  /// Number of streams and events created at init.
+  virtual unsigned getInitialStreams() const { return 1; }
+  virtual unsigned getInitialEvents() const { return 1; }
+
+  GenericPluginTy &Plugin;
+  const int32_t DeviceId;
+  DeviceLimitsTy Limits;
+
+private:
+  // BlockAllocatorTy for the memory manager.
+  Expected<void *> allocateBlock(size_t Size) override {
+    return allocateImpl(Size, AllocKindTy::Device);
+  }
+  Error freeBlock(void *Ptr) override {
+    return freeImpl(Ptr, AllocKindTy::Device);
+  }
+
+  /// Host -> device copy policy (pinned map, staging) behind dataSubmit.
+  Error submitHostToDevice(void *TgtPtr, const void *HstPtr, size_t Size,
+                           AsyncInfoWrapperTy &Wrapper);
+  /// Device -> host copy policy behind dataRetrieve.
+  Error retrieveDeviceToHost(void *HstPtr, const void *TgtPtr, size_t Size,
+                             AsyncInfoWrapperTy &Wrapper);
+
+  /// Register host-kind memory as externally pinned in the plugin's map.
+  Error onAllocated(void *Ptr, size_t Size, AllocKindTy Kind);
+  /// Unregister it; fails while user locks inside it remain.
+  Error onFreeing(void *Ptr, AllocKindTy Kind);
+
+  Error checkTransferArgs(const char *What, const void *Dst, const void *Src,
+                          int64_t Size) const;
+
+  ResourcePoolTy<StreamTy> Streams;
+  ResourcePoolTy<EventTy> Events;
+  std::unique_ptr<MemoryManagerTy> MemoryManager;
+  std::mutex ImagesLock;
+  std::vector<std::unique_ptr<DeviceImageTy>> Images;
+  TransferCountersTy Counters;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_DEVICE_H

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// A device image loaded on one device, with the entry table returned to
+// libomptarget. The table must outlive every use, so the image owns it.
+#ifndef OFFLOADIO_DEVICEIMAGE_H
+#define OFFLOADIO_DEVICEIMAGE_H
+
+#include "offloadio/ABI.h"
+#include "offloadio/Kernel.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <vector>
+
+namespace offloadio {
+
+/// One image loaded on one device. Backends derive to hold their handle
+/// (dlopen handle, CUmodule, HSA executable).
+class DeviceImageTy {
+public:
+  DeviceImageTy(int32_t ImageId, const __tgt_device_image &TgtImage)
+      : ImageId(ImageId), TgtImage(&TgtImage) {}
+  virtual ~DeviceImageTy();
+
+  /// Index of the image on its device.
+  int32_t getId() const { return ImageId; }
+  /// The image as libomptarget registered it.
+  const __tgt_device_image &getTgtImage() const { return *TgtImage; }
+  /// The image bytes.
+  llvm::StringRef getBytes() const {
+    return llvm::StringRef(static_cast<const char *>(TgtImage->ImageStart),
+                           static_cast<const char *>(TgtImage->ImageEnd) -
+                               static_cast<const char *>(TgtImage->ImageStart));
+  }
+
+  /// Keep \p Kernel alive for the image's lifetime and return it.
+  GenericKernelTy &addKernel(std::unique_ptr<GenericKernelTy> Kernel) {
+    Kernels.push_back(std::move(Kernel));
+    return *Kernels.back();
+  }
+
+  /// The translated entry table (kernels: kernel objects; globals: device
+  /// addresses).
+  std::vector<__tgt_offload_entry> Entries;
+  /// What load_binary returns; points into Entries.
+  __tgt_target_table Table = {nullptr, nullptr};
+
+private:
+  int32_t ImageId;
+  const __tgt_device_image *TgtImage;
+  std::vector<std::unique_ptr<GenericKernelTy>> Kernels;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_DEVICEIMAGE_H

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// A per-device cache of small device allocations. Small omp_target_alloc and
+// map-clause allocations are frequent; vendor allocators are slow and often
+// synchronise the device, so freed small blocks are kept for reuse.
+#ifndef OFFLOADIO_MEMORYMANAGER_H
+#define OFFLOADIO_MEMORYMANAGER_H
+
+#include "offloadio/Error.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <array>
+#include <cstddef>
+#include <mutex>
+#include <vector>
+
+namespace offloadio {
+
+/// The backend allocator the manager draws from (device memory only).
+class BlockAllocatorTy {
+public:
+  virtual ~BlockAllocatorTy();
+  /// Allocate \p Size bytes of device memory.
+  virtual Expected<void *> allocateBlock(size_t Size) = 0;
+  /// Free a block returned by allocateBlock.
+  virtual Error freeBlock(void *Ptr) = 0;
+};
+
+/// Size-bucketed cache of device blocks up to a threshold.
+class MemoryManagerTy {
+public:
+  /// Number of buckets: 16 B, 32 B, ... up to 64 KiB at most.
+  static constexpr unsigned NumBuckets = 13;
+  /// Smallest bucket size.
+  static constexpr size_t MinBucketSize = 16;
+
+  /// \p Threshold is the largest size served from the cache (0 disables it).
+  MemoryManagerTy(BlockAllocatorTy &Allocator, size_t Threshold);
+  ~MemoryManagerTy();
+
+  /// Whether a request of \p Size bytes is served by the cache.
+  bool handles(size_t Size) const { return Size > 0 && Size <= Threshold; }
+
+  /// Allocate \p Size bytes; \p Size must satisfy handles().
+  Expected<void *> allocate(size_t Size);
+
+  /// Give back \p Ptr. Returns false if the cache does not own it, in which
+  /// case the caller frees it directly.
+  Expected<bool> free(void *Ptr);
+
+  /// Free every cached block back to the allocator.
+  Error releaseAll();
+
+  /// Number of blocks currently cached (not handed out).
+  size_t cachedBlocks() const;
+
+private:
+  static unsigned bucketFor(size_t Size);
+  static size_t bucketSize(unsigned Bucket) { return MinBucketSize << Bucket; }
+
+  BlockAllocatorTy &Allocator;
+  size_t Threshold;
+  mutable std::mutex Lock;
+  std::array<std::vector<void *>, NumBuckets> FreeLists;
+  /// Every live block the cache handed out, with its bucket.
+  llvm::DenseMap<void *, unsigned> Owned;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_MEMORYMANAGER_H

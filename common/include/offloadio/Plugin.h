@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// GenericPluginTy: the one instance of a plugin library. It owns the devices,
+// the plugin-wide pinned-memory map and the info settings.
+#ifndef OFFLOADIO_PLUGIN_H
+#define OFFLOADIO_PLUGIN_H
+
+#include "offloadio/ABI.h"
+#include "offloadio/Device.h"
+#include "offloadio/Error.h"
+#include "offloadio/Info.h"
+#include "offloadio/PinnedMemoryMap.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace offloadio {
+
+/// The plugin. Backends derive and implement the ...Impl hooks.
+class GenericPluginTy : private PinningOpsTy {
+public:
+  /// \p Name is the plugin's short name ("x86_64", "cuda", "amdgpu").
+  explicit GenericPluginTy(std::string Name);
+  ~GenericPluginTy() override;
+
+  /// Discover devices. Idempotent.
+  Error init();
+  /// Whether init() succeeded.
+  bool isInitialized() const { return Initialized; }
+
+  /// The short name.
+  const std::string &getName() const { return Info.getPluginName(); }
+  /// Info/error output.
+  InfoTy &getInfo() { return Info; }
+
+  /// Number of devices found by init().
+  int32_t getNumDevices() const { return NumDevices; }
+  /// Create and initialise device \p DeviceId (init_device). Idempotent.
+  Error initDevice(int32_t DeviceId);
+  /// An initialised device, or an error naming the id.
+  Expected<GenericDeviceTy &> getDevice(int32_t DeviceId);
+
+  /// Map the *global* device number libomptarget passes to data_lock,
+  /// data_unlock and the interop entry points to our local number.
+  Expected<int32_t> resolveGlobalDeviceId(int32_t GlobalId);
+  /// data_alloc hook of the id probe; returns true when the call belonged
+  /// to a probe and must not allocate.
+  bool interceptProbeAlloc(int32_t LocalId, void *&Result);
+  /// data_delete hook of the id probe.
+  bool interceptProbeFree(void *Ptr) const { return Ptr == &ProbeToken; }
+
+  /// is_valid_binary(_info).
+  bool isValidBinary(const __tgt_device_image &Image, const char *Arch);
+  /// is_data_exchangable.
+  bool isDataExchangable(int32_t SrcId, int32_t DstId);
+  /// init_requires.
+  void setRequiresFlags(int64_t Flags) { RequiresFlags = Flags; }
+  /// The flags of the last init_requires.
+  int64_t getRequiresFlags() const { return RequiresFlags; }
+
+  /// data_lock: lock [HstPtr, HstPtr+Size) for all devices of the plugin
+  /// and return its device-accessible address. \p Device is the device the
+  /// program named; locks are plugin-wide.
+  Expected<void *> lockHostMemory(GenericDeviceTy &Device, void *HstPtr,
+                                  int64_t Size);
+  /// data_unlock: drop one reference of the region containing \p HstPtr.
+  Error unlockHostMemory(GenericDeviceTy &Device, void *HstPtr);
+  /// The plugin-wide map of locked host regions.
+  PinnedMemoryMapTy &getPinnedMap() { return PinnedMap; }
+
+  /// Wait for every device's pending work (deinit_plugin). The plugin
+  /// stays usable afterwards: libomptarget calls deinit_plugin once per
+  /// unregistered library and may use the plugin again.
+  Error flush();
+
+protected:
+  /// Discover devices; returns their number.
+  virtual Expected<int32_t> initImpl() = 0;
+  /// Create (not initialise) device \p DeviceId.
+  virtual Expected<std::unique_ptr<GenericDeviceTy>>
+  createDeviceImpl(int32_t DeviceId) = 0;
+  /// Whether \p Image (of arch \p Arch, may be empty) can run here.
+  virtual bool isImageCompatibleImpl(const __tgt_device_image &Image,
+                                     llvm::StringRef Arch) = 0;
+  /// Pin host memory for every device of the plugin (backend call).
+  virtual Expected<void *> pinHostMemoryImpl(void *HstPtr, size_t Size) = 0;
+  /// Undo pinHostMemoryImpl.
+  virtual Error unpinHostMemoryImpl(void *HstPtr, void *DevAccessiblePtr,
+                                    size_t Size) = 0;
+
+  /// Whether devices \p SrcId and \p DstId can copy directly.
+  virtual bool isDataExchangableImpl(int32_t SrcId, int32_t DstId) {
+    return true;
+  }
+
+private:
+  Expected<void *> pinHostMemory(void *HstPtr, size_t Size) override {
+    return pinHostMemoryImpl(HstPtr, Size);
+  }
+  Error unpinHostMemory(void *HstPtr, void *DevAccessiblePtr,
+                        size_t Size) override {
+    return unpinHostMemoryImpl(HstPtr, DevAccessiblePtr, Size);
+  }
+
+  InfoTy Info;
+  PinnedMemoryMapTy PinnedMap{*this};
+  bool Initialized = false;
+  int32_t NumDevices = 0;
+  int64_t RequiresFlags = OMP_REQ_UNDEFINED;
+  std::mutex InitLock;
+  std::vector<std::unique_ptr<GenericDeviceTy>> Devices;
+  /// Published pointers, readable without InitLock.
+  std::unique_ptr<std::atomic<GenericDeviceTy *>[]> ReadyDevices;
+
+  // Global -> local device id resolution (see resolveGlobalDeviceId).
+  std::mutex ProbeLock;
+  std::atomic<bool> ProbeActive{false};
+  std::atomic<std::thread::id> ProbeThread;
+  int32_t ProbedLocalId = -1;
+  std::optional<int32_t> GlobalIdOffset;
+  char ProbeToken = 0;
+};
+
+/// Each backend defines this factory; the C layer calls it once.
+std::unique_ptr<GenericPluginTy> createPlugin();
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_PLUGIN_H

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The LLVM 16 __tgt_rtl_* entry points: validate arguments, find the device,
+// call the framework, and turn llvm::Error into OFFLOAD_SUCCESS/OFFLOAD_FAIL
+// with one error line naming what failed. Nothing else in the plugin knows
+// the C ABI.
+#include "offloadio/ABI.h"
+#include "offloadio/Plugin.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+using namespace offloadio;
+
+#define OFFLOADIO_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+/// The plugin instance. It is intentionally never destroyed: libomptarget
+/// calls deinit_plugin and unregister_lib from its own destructor, which
+/// runs after the exit handlers that would destroy a static object.
+GenericPluginTy &thePlugin() {
+  static GenericPluginTy *Plugin = [] {
+    GenericPluginTy *P = createPlugin().release();
+    if (auto Err = P->init())
+      P->getInfo().error(-1, "initialisation failed: " +
+                                 takeErrorMessage(std::move(Err)));
+    return P;
+  }();
+  return *Plugin;
+}
+
+/// Report \p Err (if any) for \p EntryPoint and convert it to a C status.
+int32_t report(Error Err, int32_t DeviceId, const char *EntryPoint) {
+  if (!Err)
+    return OFFLOAD_SUCCESS;
+  thePlugin().getInfo().error(
+      DeviceId, std::string(EntryPoint) + ": " + takeErrorMessage(std::move(Err)));
+  return OFFLOAD_FAIL;
+}
+
+/// Run \p Fn on initialised device \p DeviceId.
+template <typename FnTy>
+int32_t onDevice(int32_t DeviceId, const char *EntryPoint, FnTy Fn) {
+  auto Device = thePlugin().getDevice(DeviceId);
+  if (!Device)
+    return report(Device.takeError(), DeviceId, EntryPoint);
+  return report(Fn(*Device), DeviceId, EntryPoint);
+}
+
+/// Run \p Fn on the device named by a *global* OpenMP device number.
+template <typename FnTy>
+int32_t onGlobalDevice(int32_t GlobalId, const char *EntryPoint, FnTy Fn) {
+  auto Local = thePlugin().resolveGlobalDeviceId(GlobalId);
+  if (!Local)
+    return report(Local.takeError(), GlobalId, EntryPoint);
+  if (auto Err = thePlugin().initDevice(*Local))
+    return report(std::move(Err), *Local, EntryPoint);
+  return onDevice(*Local, EntryPoint, Fn);
+}
+
+} // namespace
+
+OFFLOADIO_API int32_t __tgt_rtl_init_plugin() {
+  // Device discovery problems were reported by thePlugin(); a plugin without
+  // devices must still load so that libomptarget moves on quietly.
+  (void)thePlugin();
+  return OFFLOAD_SUCCESS;
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_deinit_plugin() {
+  // Called once per unregistered library, and the plugin is used again
+  // afterwards: only wait for outstanding work.
+  return report(thePlugin().flush(), -1, "deinit_plugin");
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *Image) {
+  return Image && thePlugin().isValidBinary(*Image, nullptr);
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_is_valid_binary_info(__tgt_device_image *Image,
+                                                     __tgt_image_info *Info) {
+  return Image &&
+         thePlugin().isValidBinary(*Image, Info ? Info->Arch : nullptr);
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_supports_empty_images() { return 0; }
+
+OFFLOADIO_API int32_t __tgt_rtl_number_of_devices() {
+  return thePlugin().getNumDevices();
+}
+
+OFFLOADIO_API int64_t __tgt_rtl_init_requires(int64_t RequiresFlags) {
+  thePlugin().setRequiresFlags(RequiresFlags);
+  return RequiresFlags;
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_init_device(int32_t DeviceId) {
+  return report(thePlugin().initDevice(DeviceId), DeviceId, "init_device");
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_deinit_device(int32_t DeviceId) {
+  // Never called by libomptarget 16; devices live as long as the plugin.
+  return onDevice(DeviceId, "deinit_device",
+                  [](GenericDeviceTy &D) { return D.drain(); });
+}
+
+OFFLOADIO_API __tgt_target_table *
+__tgt_rtl_load_binary(int32_t DeviceId, __tgt_device_image *Image) {
+  __tgt_target_table *Table = nullptr;
+  onDevice(DeviceId, "load_binary", [&](GenericDeviceTy &D) -> Error {
+    if (!Image)
+      return makeError(ErrorCode::InvalidArgument, "null device image");
+    auto TableOrErr = D.loadBinary(*Image);
+    if (!TableOrErr)
+      return TableOrErr.takeError();
+    Table = *TableOrErr;
+    return Error::success();
+  });
+  return Table;
+}
+
+OFFLOADIO_API void *__tgt_rtl_data_alloc(int32_t DeviceId, int64_t Size,
+                                         void *HstPtr, int32_t Kind) {
+  void *Ptr = nullptr;
+  if (thePlugin().interceptProbeAlloc(DeviceId, Ptr))
+    return Ptr;
+  onDevice(DeviceId, "data_alloc", [&](GenericDeviceTy &D) -> Error {
+    auto PtrOrErr = D.dataAlloc(Size, HstPtr, AllocKindTy(Kind));
+    if (!PtrOrErr)
+      return PtrOrErr.takeError();
+    Ptr = *PtrOrErr;
+    return Error::success();
+  });
+  return Ptr;
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_data_delete(int32_t DeviceId, void *TgtPtr,
+                                            int32_t Kind) {
+  if (thePlugin().interceptProbeFree(TgtPtr))
+    return OFFLOAD_SUCCESS;
+  return onDevice(DeviceId, "data_delete", [&](GenericDeviceTy &D) {
+    return D.dataDelete(TgtPtr, AllocKindTy(Kind));
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_data_submit_async(int32_t DeviceId,
+                                                  void *TgtPtr, void *HstPtr,
+                                                  int64_t Size,
+                                                  __tgt_async_info *AsyncInfo) {
+  return onDevice(DeviceId, "data_submit", [&](GenericDeviceTy &D) {
+    return D.dataSubmit(TgtPtr, HstPtr, Size, AsyncInfo);
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_data_submit(int32_t DeviceId, void *TgtPtr,
+                                            void *HstPtr, int64_t Size) {
+  return __tgt_rtl_data_submit_async(DeviceId, TgtPtr, HstPtr, Size, nullptr);
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_data_retrieve_async(
+    int32_t DeviceId, void *HstPtr, void *TgtPtr, int64_t Size,
+    __tgt_async_info *AsyncInfo) {
+  return onDevice(DeviceId, "data_retrieve", [&](GenericDeviceTy &D) {
+    return D.dataRetrieve(HstPtr, TgtPtr, Size, AsyncInfo);
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_data_retrieve(int32_t DeviceId, void *HstPtr,
+                                              void *TgtPtr, int64_t Size) {
+  return __tgt_rtl_data_retrieve_async(DeviceId, HstPtr, TgtPtr, Size,
+                                       nullptr);
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_is_data_exchangable(int32_t SrcId,
+                                                    int32_t DstId) {
+  return thePlugin().isDataExchangable(SrcId, DstId);
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_data_exchange_async(
+    int32_t SrcId, void *SrcPtr, int32_t DstId, void *DstPtr, int64_t Size,
+    __tgt_async_info *AsyncInfo) {
+  auto Dst = thePlugin().getDevice(DstId);
+  if (!Dst)
+    return report(Dst.takeError(), DstId, "data_exchange");
+  return onDevice(SrcId, "data_exchange", [&](GenericDeviceTy &D) {
+    return D.dataExchange(SrcPtr, *Dst, DstPtr, Size, AsyncInfo);
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_data_exchange(int32_t SrcId, void *SrcPtr,
+                                              int32_t DstId, void *DstPtr,
+                                              int64_t Size) {
+  return __tgt_rtl_data_exchange_async(SrcId, SrcPtr, DstId, DstPtr, Size,
+                                       nullptr);
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_launch_kernel(int32_t DeviceId, void *EntryPtr,
+                                              void **TgtArgs,
+                                              ptrdiff_t *TgtOffsets,
+                                              KernelArgsTy *KernelArgs,
+                                              __tgt_async_info *AsyncInfo) {
+  return onDevice(DeviceId, "launch_kernel", [&](GenericDeviceTy &D) -> Error {
+    if (!KernelArgs)
+      return makeError(ErrorCode::InvalidArgument, "null kernel arguments");
+    return D.launchKernel(EntryPtr, TgtArgs, TgtOffsets, *KernelArgs,
+                          AsyncInfo);
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_synchronize(int32_t DeviceId,
+                                            __tgt_async_info *AsyncInfo) {
+  return onDevice(DeviceId, "synchronize", [&](GenericDeviceTy &D) -> Error {
+    if (!AsyncInfo)
+      return makeError(ErrorCode::InvalidArgument, "null async info");
+    return D.synchronize(*AsyncInfo);
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_query_async(int32_t DeviceId,
+                                            __tgt_async_info *AsyncInfo) {
+  return onDevice(DeviceId, "query_async", [&](GenericDeviceTy &D) -> Error {
+    if (!AsyncInfo)
+      return makeError(ErrorCode::InvalidArgument, "null async info");
+    return D.queryAsync(*AsyncInfo);
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_create_event(int32_t DeviceId, void **Event) {
+  return onDevice(DeviceId, "create_event", [&](GenericDeviceTy &D) -> Error {
+    if (!Event)
+      return makeError(ErrorCode::InvalidArgument, "null event out-pointer");
+    auto E = D.createEvent();
+    if (!E)
+      return E.takeError();
+    *Event = *E;
+    return Error::success();
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_record_event(int32_t DeviceId, void *Event,
+                                             __tgt_async_info *AsyncInfo) {
+  return onDevice(DeviceId, "record_event", [&](GenericDeviceTy &D) -> Error {
+    if (!Event || !AsyncInfo)
+      return makeError(ErrorCode::InvalidArgument,
+                       "null event {0} or async info {1}", Event, AsyncInfo);
+    return D.recordEvent(*static_cast<EventTy *>(Event), *AsyncInfo);
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_wait_event(int32_t DeviceId, void *Event,
+                                           __tgt_async_info *AsyncInfo) {
+  return onDevice(DeviceId, "wait_event", [&](GenericDeviceTy &D) -> Error {
+    if (!Event || !AsyncInfo)
+      return makeError(ErrorCode::InvalidArgument,
+                       "null event {0} or async info {1}", Event, AsyncInfo);
+    return D.waitEvent(*static_cast<EventTy *>(Event), *AsyncInfo);
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_sync_event(int32_t DeviceId, void *Event) {
+  return onDevice(DeviceId, "sync_event", [&](GenericDeviceTy &D) -> Error {
+    if (!Event)
+      return makeError(ErrorCode::InvalidArgument, "null event");
+    return D.syncEvent(*static_cast<EventTy *>(Event));
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_destroy_event(int32_t DeviceId, void *Event) {
+  return onDevice(DeviceId, "destroy_event", [&](GenericDeviceTy &D) -> Error {
+    if (!Event)
+      return makeError(ErrorCode::InvalidArgument, "null event");
+    return D.destroyEvent(*static_cast<EventTy *>(Event));
+  });
+}
+
+OFFLOADIO_API void __tgt_rtl_set_info_flag(uint32_t Flags) {
+  thePlugin().getInfo().setFlags(Flags);
+}
+
+OFFLOADIO_API void __tgt_rtl_print_device_info(int32_t DeviceId) {
+  // llvm-omp-device-info may ask before the device was initialised.
+  if (auto Err = thePlugin().initDevice(DeviceId)) {
+    report(std::move(Err), DeviceId, "print_device_info");
+    return;
+  }
+  onDevice(DeviceId, "print_device_info", [](GenericDeviceTy &D) {
+    std::string Text;
+    llvm::raw_string_ostream OS(Text);
+    D.printInfo(OS);
+    OS.flush();
+    std::fwrite(Text.data(), 1, Text.size(), stdout);
+    std::fflush(stdout);
+    return Error::success();
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_init_async_info(int32_t GlobalId,
+                                                __tgt_async_info **AsyncInfo) {
+  return onGlobalDevice(GlobalId, "init_async_info",
+                        [&](GenericDeviceTy &D) -> Error {
+                          if (!AsyncInfo)
+                            return makeError(ErrorCode::InvalidArgument,
+                                             "null async info out-pointer");
+                          return D.initAsyncInfo(*AsyncInfo);
+                        });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_init_device_info(int32_t GlobalId,
+                                                 __tgt_device_info *DeviceInfo,
+                                                 const char **ErrStr) {
+  if (ErrStr)
+    *ErrStr = "";
+  int32_t Rc = onGlobalDevice(GlobalId, "init_device_info",
+                              [&](GenericDeviceTy &D) -> Error {
+                                if (!DeviceInfo)
+                                  return makeError(ErrorCode::InvalidArgument,
+                                                   "null device info");
+                                return D.initDeviceInfo(*DeviceInfo);
+                              });
+  if (Rc != OFFLOAD_SUCCESS && ErrStr)
+    *ErrStr = "offload-io: init_device_info failed (see the error above)";
+  return Rc;
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_data_lock(int32_t GlobalId, void *HstPtr,
+                                          int64_t Size, void **LockedPtr) {
+  if (LockedPtr)
+    *LockedPtr = nullptr;
+  return onGlobalDevice(GlobalId, "data_lock", [&](GenericDeviceTy &D) -> Error {
+    if (!LockedPtr)
+      return makeError(ErrorCode::InvalidArgument, "null locked-pointer slot");
+    auto Ptr = thePlugin().lockHostMemory(D, HstPtr, Size);
+    if (!Ptr)
+      return Ptr.takeError();
+    *LockedPtr = *Ptr;
+    return Error::success();
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_data_unlock(int32_t GlobalId, void *HstPtr) {
+  return onGlobalDevice(GlobalId, "data_unlock", [&](GenericDeviceTy &D) {
+    return thePlugin().unlockHostMemory(D, HstPtr);
+  });
+}

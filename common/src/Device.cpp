@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/Device.h"
+#include "offloadio/Envar.h"
+#include "offloadio/Plugin.h"
+
+#include "llvm/Support/Format.h"
+
+#include <cinttypes>
+
+using namespace offloadio;
+
+GenericDeviceTy::GenericDeviceTy(GenericPluginTy &Plugin, int32_t DeviceId)
+    : Plugin(Plugin), DeviceId(DeviceId),
+      Streams([this] { return createStreamImpl(); }),
+      Events([this] { return createEventImpl(); }) {}
+
+GenericDeviceTy::~GenericDeviceTy() = default;
+
+Error GenericDeviceTy::init() {
+  if (auto Err = initImpl(Limits))
+    return Err;
+  // The OpenMP variables bound the defaults, as upstream plugins do.
+  if (int64_t Teams = readIntEnv("OMP_NUM_TEAMS", 0, 0, INT32_MAX))
+    Limits.DefaultTeams = std::min<uint32_t>(Teams, Limits.MaxTeams);
+  if (int64_t Threads = readIntEnv("OMP_TEAMS_THREAD_LIMIT", 0, 0, INT32_MAX))
+    Limits.DefaultThreads = std::min<uint32_t>(Threads, Limits.MaxThreads);
+
+  uint64_t Threshold = readSizeEnv("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD",
+                                   8192, 0, 64 * 1024);
+  if (Threshold)
+    MemoryManager = std::make_unique<MemoryManagerTy>(
+        static_cast<BlockAllocatorTy &>(*this), Threshold);
+
+  unsigned InitialStreams = readIntEnv("LIBOMPTARGET_NUM_INITIAL_STREAMS",
+                                       getInitialStreams(), 0, 1024);
+  unsigned InitialEvents = readIntEnv("LIBOMPTARGET_NUM_INITIAL_EVENTS",
+                                      getInitialEvents(), 0, 1024);
+  if (auto Err = Streams.grow(InitialStreams))
+    return Err;
+  return Events.grow(InitialEvents);
+}
+
+Error GenericDeviceTy::drain() {
+  Error Result = Error::success();
+  Streams.forEach([&](StreamTy &S) {
+    if (auto Err = S.synchronize())
+      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  });
+  return Result;
+}
+
+Error GenericDeviceTy::deinit() {
+  Error Result = drain();
+  if (MemoryManager)
+    if (auto Err = MemoryManager->releaseAll())
+      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  Events.clear();
+  Streams.clear();
+  {
+    std::lock_guard<std::mutex> Guard(ImagesLock);
+    Images.clear();
+  }
+  if (auto Err = deinitImpl())
+    Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  return Result;
+}
+
+Expected<__tgt_target_table *>
+GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
+  std::lock_guard<std::mutex> Guard(ImagesLock);
+  auto ImageOrErr = loadImageImpl(TgtImage, Images.size());
+  if (!ImageOrErr)
+    return ImageOrErr.takeError();
+  DeviceImageTy &Image = **ImageOrErr;
+
+  // The table must match the image's entries one to one, in order.
+  for (const __tgt_offload_entry *E = TgtImage.EntriesBegin;
+       E != TgtImage.EntriesEnd; ++E) {
+    __tgt_offload_entry Entry = *E;
+    if (!E->name)
+      return makeError(ErrorCode::InvalidImage,
+                       "image {0} has an entry without a name", Image.getId());
+    if (E->size == 0) {
+      auto Kernel = constructKernelImpl(Image, E->name);
+      if (!Kernel)
+        return Kernel.takeError();
+      Entry.addr = &Image.addKernel(std::move(*Kernel));
+    } else {
+      auto Addr = getGlobalAddressImpl(Image, E->name, E->size);
+      if (!Addr)
+        return Addr.takeError();
+      Entry.addr = *Addr;
+    }
+    Image.Entries.push_back(Entry);
+  }
+  Image.Table.EntriesBegin = Image.Entries.data();
+  Image.Table.EntriesEnd = Image.Entries.data() + Image.Entries.size();
+  Plugin.getInfo().print(InfoPluginKernel, DeviceId,
+                         "loaded image {0} ({1} bytes, {2} entries)",
+                         Image.getId(), Image.getBytes().size(),
+                         Image.Entries.size());
+  Images.push_back(std::move(*ImageOrErr));
+  return &Images.back()->Table;
+}
+
+Expected<void *> GenericDeviceTy::dataAlloc(int64_t Size, void *HstPtr,
+                                            AllocKindTy Kind) {
+  if (Size < 0)
+    return makeError(ErrorCode::InvalidArgument,
+                     "cannot allocate {0} bytes of {1} memory", Size,
+                     allocKindName(Kind));
+  // A zero-length mapping still needs a unique, valid address.
+  size_t Bytes = Size ? size_t(Size) : 1;
+  void *Ptr = nullptr;
+  switch (Kind) {
+  case AllocKindTy::Default:
+  case AllocKindTy::Device:
+    if (MemoryManager && MemoryManager->handles(Bytes)) {
+      auto PtrOrErr = MemoryManager->allocate(Bytes);
+      if (!PtrOrErr)
+        return PtrOrErr.takeError();
+      Ptr = *PtrOrErr;
+      break;
+    }
+    [[fallthrough]];
+  case AllocKindTy::Host:
+  case AllocKindTy::Shared: {
+    auto PtrOrErr = allocateImpl(Bytes, Kind);
+    if (!PtrOrErr)
+      return PtrOrErr.takeError();
+    Ptr = *PtrOrErr;
+    break;
+  }
+  default:
+    return makeError(ErrorCode::InvalidArgument,
+                     "unknown allocation kind {0}", int32_t(Kind));
+  }
+  if (auto Err = onAllocated(Ptr, Bytes, Kind)) {
+    llvm::consumeError(freeImpl(Ptr, Kind));
+    return std::move(Err);
+  }
+  return Ptr;
+}
+
+Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
+  if (!TgtPtr)
+    return makeError(ErrorCode::InvalidArgument,
+                     "cannot free a null pointer on device {0}", DeviceId);
+  if (auto Err = onFreeing(TgtPtr, Kind))
+    return Err;
+  if (MemoryManager &&
+      (Kind == AllocKindTy::Default || Kind == AllocKindTy::Device)) {
+    auto Cached = MemoryManager->free(TgtPtr);
+    if (!Cached)
+      return Cached.takeError();
+    if (*Cached)
+      return Error::success();
+  }
+  return freeImpl(TgtPtr, Kind);
+}
+
+Error GenericDeviceTy::onAllocated(void *Ptr, size_t Size, AllocKindTy Kind) {
+  // Runtime-pinned host memory is usable by the device as it is; locks
+  // inside it only count references and never pin or unpin it.
+  if (Kind != AllocKindTy::Host)
+    return Error::success();
+  return Plugin.getPinnedMap().registerExternal(Ptr, Ptr, Size);
+}
+
+Error GenericDeviceTy::onFreeing(void *Ptr, AllocKindTy Kind) {
+  if (Kind != AllocKindTy::Host)
+    return Error::success();
+  return Plugin.getPinnedMap().unregisterExternal(Ptr);
+}
+
+Error GenericDeviceTy::checkTransferArgs(const char *What, const void *Dst,
+                                         const void *Src, int64_t Size) const {
+  if (Size < 0)
+    return makeError(ErrorCode::InvalidArgument,
+                     "{0} of {1} bytes on device {2}: negative size", What,
+                     Size, DeviceId);
+  if (Size > 0 && (!Dst || !Src))
+    return makeError(ErrorCode::InvalidArgument,
+                     "{0} of {1} bytes on device {2}: null pointer (dst {3}, "
+                     "src {4})",
+                     What, Size, DeviceId, Dst, Src);
+  return Error::success();
+}
+
+Error GenericDeviceTy::dataSubmit(void *TgtPtr, const void *HstPtr,
+                                  int64_t Size, __tgt_async_info *AsyncInfo) {
+  if (auto Err = checkTransferArgs("submit", TgtPtr, HstPtr, Size))
+    return Err;
+  if (Size == 0)
+    return Error::success();
+  Plugin.getInfo().print(InfoDataTransfer, DeviceId,
+                         "submit {0} bytes host {1} -> device {2}", Size,
+                         HstPtr, TgtPtr);
+  AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
+  return Wrapper.finalize(
+      submitHostToDevice(TgtPtr, HstPtr, size_t(Size), Wrapper));
+}
+
+Error GenericDeviceTy::dataRetrieve(void *HstPtr, const void *TgtPtr,
+                                    int64_t Size, __tgt_async_info *AsyncInfo) {
+  if (auto Err = checkTransferArgs("retrieve", HstPtr, TgtPtr, Size))
+    return Err;
+  if (Size == 0)
+    return Error::success();
+  Plugin.getInfo().print(InfoDataTransfer, DeviceId,
+                         "retrieve {0} bytes device {1} -> host {2}", Size,
+                         TgtPtr, HstPtr);
+  AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
+  return Wrapper.finalize(
+      retrieveDeviceToHost(HstPtr, TgtPtr, size_t(Size), Wrapper));
+}
+
+Error GenericDeviceTy::submitHostToDevice(void *TgtPtr, const void *HstPtr,
+                                          size_t Size,
+                                          AsyncInfoWrapperTy &Wrapper) {
+  auto Stream = Wrapper.getStream();
+  if (!Stream)
+    return Stream.takeError();
+  countTransfer(CopyKindTy::HostToDevice, Size);
+  return Stream->copyAsync(TgtPtr, HstPtr, Size, CopyKindTy::HostToDevice);
+}
+
+Error GenericDeviceTy::retrieveDeviceToHost(void *HstPtr, const void *TgtPtr,
+                                            size_t Size,
+                                            AsyncInfoWrapperTy &Wrapper) {
+  auto Stream = Wrapper.getStream();
+  if (!Stream)
+    return Stream.takeError();
+  countTransfer(CopyKindTy::DeviceToHost, Size);
+  return Stream->copyAsync(HstPtr, TgtPtr, Size, CopyKindTy::DeviceToHost);
+}
+
+Error GenericDeviceTy::dataExchange(const void *SrcPtr,
+                                    GenericDeviceTy &DstDevice, void *DstPtr,
+                                    int64_t Size, __tgt_async_info *AsyncInfo) {
+  if (auto Err = checkTransferArgs("exchange", DstPtr, SrcPtr, Size))
+    return Err;
+  if (Size == 0)
+    return Error::success();
+  Plugin.getInfo().print(InfoDataTransfer, DeviceId,
+                         "exchange {0} bytes device {1} {2} -> device {3} {4}",
+                         Size, DeviceId, SrcPtr, DstDevice.getDeviceId(),
+                         DstPtr);
+  AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
+  auto Stream = Wrapper.getStream();
+  if (!Stream)
+    return Wrapper.finalize(Stream.takeError());
+  countTransfer(CopyKindTy::DeviceToDevice, Size);
+  return Wrapper.finalize(
+      dataExchangeImpl(SrcPtr, DstDevice, DstPtr, Size, *Stream));
+}
+
+Error GenericDeviceTy::dataExchangeImpl(const void *SrcPtr,
+                                        GenericDeviceTy &DstDevice,
+                                        void *DstPtr, size_t Size,
+                                        StreamTy &Stream) {
+  return Stream.copyAsync(DstPtr, SrcPtr, Size, CopyKindTy::DeviceToDevice);
+}
+
+Error GenericDeviceTy::launchKernel(void *EntryPtr, void **TgtArgs,
+                                    ptrdiff_t *TgtOffsets,
+                                    const KernelArgsTy &KernelArgs,
+                                    __tgt_async_info *AsyncInfo) {
+  if (!EntryPtr)
+    return makeError(ErrorCode::InvalidArgument,
+                     "launch of a null kernel on device {0}", DeviceId);
+  if (KernelArgs.NumArgs && (!TgtArgs || !TgtOffsets))
+    return makeError(ErrorCode::InvalidArgument,
+                     "launch with {0} arguments but no argument arrays on "
+                     "device {1}",
+                     KernelArgs.NumArgs, DeviceId);
+  auto &Kernel = *static_cast<GenericKernelTy *>(EntryPtr);
+  AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
+  auto Stream = Wrapper.getStream();
+  if (!Stream)
+    return Wrapper.finalize(Stream.takeError());
+  return Wrapper.finalize(
+      Kernel.launch(*this, TgtArgs, TgtOffsets, KernelArgs, *Stream));
+}
+
+Error GenericDeviceTy::synchronize(__tgt_async_info &AsyncInfo) {
+  auto *Stream = static_cast<StreamTy *>(AsyncInfo.Queue);
+  if (!Stream)
+    return Error::success();
+  Error Err = Stream->synchronize();
+  // Reset even on error: libomptarget only post-processes (and frees its
+  // buffers) once Queue is null, and the stream is clean again.
+  AsyncInfo.Queue = nullptr;
+  Streams.release(Stream);
+  return Err;
+}
+
+Error GenericDeviceTy::queryAsync(__tgt_async_info &AsyncInfo) {
+  auto *Stream = static_cast<StreamTy *>(AsyncInfo.Queue);
+  if (!Stream)
+    return Error::success();
+  auto Done = Stream->query();
+  if (Done && !*Done)
+    return Error::success();
+  AsyncInfo.Queue = nullptr;
+  Streams.release(Stream);
+  return Done ? Error::success() : Done.takeError();
+}
+
+Expected<EventTy *> GenericDeviceTy::createEvent() { return Events.acquire(); }
+
+Error GenericDeviceTy::recordEvent(EventTy &Event,
+                                   __tgt_async_info &AsyncInfo) {
+  AsyncInfoWrapperTy Wrapper(*this, &AsyncInfo);
+  auto Stream = Wrapper.getStream();
+  if (!Stream)
+    return Stream.takeError();
+  return Stream->recordEvent(Event);
+}
+
+Error GenericDeviceTy::waitEvent(EventTy &Event, __tgt_async_info &AsyncInfo) {
+  AsyncInfoWrapperTy Wrapper(*this, &AsyncInfo);
+  auto Stream = Wrapper.getStream();
+  if (!Stream)
+    return Stream.takeError();
+  return Stream->waitEvent(Event);
+}
+
+Error GenericDeviceTy::syncEvent(EventTy &Event) { return Event.synchronize(); }
+
+Error GenericDeviceTy::destroyEvent(EventTy &Event) {
+  Events.release(&Event);
+  return Error::success();
+}
+
+Error GenericDeviceTy::initAsyncInfo(__tgt_async_info *&AsyncInfo) {
+  auto Owned = std::make_unique<__tgt_async_info>();
+  Owned->Queue = nullptr;
+  AsyncInfoWrapperTy Wrapper(*this, Owned.get());
+  auto Stream = Wrapper.getStream();
+  if (!Stream)
+    return Stream.takeError();
+  AsyncInfo = Owned.release();
+  return Error::success();
+}
+
+Error GenericDeviceTy::initDeviceInfo(__tgt_device_info &DeviceInfo) {
+  return initDeviceInfoImpl(DeviceInfo);
+}
+
+void GenericDeviceTy::printInfoLine(llvm::raw_ostream &OS,
+                                    llvm::StringRef Key,
+                                    const llvm::Twine &Value) {
+  OS << "    " << llvm::left_justify(Key, 30) << Value << "\n";
+}
+
+void GenericDeviceTy::printInfo(llvm::raw_ostream &OS) {
+  auto Line = [&](llvm::StringRef Key, const llvm::Twine &Value) {
+    printInfoLine(OS, Key, Value);
+  };
+  Line("offload-io plugin:", Plugin.getName());
+  Line("Device number:", llvm::Twine(DeviceId));
+  printInfoImpl(OS);
+  Line("Maximum teams:", llvm::Twine(Limits.MaxTeams));
+  Line("Maximum threads per team:", llvm::Twine(Limits.MaxThreads));
+  Line("Default teams / threads:", llvm::Twine(Limits.DefaultTeams) + " / " +
+                                       llvm::Twine(Limits.DefaultThreads));
+  Line("Streams (pooled / free):", llvm::Twine(Streams.capacity()) + " / " +
+                                       llvm::Twine(Streams.available()));
+  Line("Memory manager threshold:",
+       MemoryManager ? llvm::Twine("enabled") : llvm::Twine("disabled"));
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/Envar.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace offloadio;
+using llvm::StringRef;
+
+std::optional<bool> offloadio::parseBool(StringRef Value) {
+  std::string Lower = Value.trim().lower();
+  if (Lower == "true" || Lower == "yes" || Lower == "on" || Lower == "1")
+    return true;
+  if (Lower == "false" || Lower == "no" || Lower == "off" || Lower == "0")
+    return false;
+  return std::nullopt;
+}
+
+std::optional<uint64_t> offloadio::parseSize(StringRef Value) {
+  StringRef S = Value.trim();
+  uint64_t Scale = 1;
+  if (!S.empty()) {
+    switch (llvm::toLower(S.back())) {
+    case 'k':
+      Scale = 1ULL << 10;
+      break;
+    case 'm':
+      Scale = 1ULL << 20;
+      break;
+    case 'g':
+      Scale = 1ULL << 30;
+      break;
+    default:
+      break;
+    }
+    if (Scale != 1)
+      S = S.drop_back();
+  }
+  uint64_t N;
+  if (S.empty() || S.getAsInteger(0, N))
+    return std::nullopt;
+  if (N > UINT64_MAX / Scale)
+    return std::nullopt;
+  return N * Scale;
+}
+
+std::optional<int64_t> offloadio::parseInt(StringRef Value) {
+  int64_t N;
+  StringRef S = Value.trim();
+  if (S.empty() || S.getAsInteger(0, N))
+    return std::nullopt;
+  return N;
+}
+
+std::optional<std::string> offloadio::getEnv(const char *Name) {
+  if (const char *V = std::getenv(Name))
+    return std::string(V);
+  return std::nullopt;
+}
+
+void offloadio::reportInvalidEnv(const char *Name, StringRef Value,
+                                 StringRef Expected, StringRef Used) {
+  llvm::errs() << "offload-io: warning: ignoring " << Name << "='" << Value
+               << "': expected " << Expected << "; using " << Used << "\n";
+}
+
+bool offloadio::readBoolEnv(const char *Name, bool Default) {
+  auto Raw = getEnv(Name);
+  if (!Raw)
+    return Default;
+  if (auto B = parseBool(*Raw))
+    return *B;
+  reportInvalidEnv(Name, *Raw, "true/false, on/off, yes/no or 1/0",
+                   Default ? "true" : "false");
+  return Default;
+}
+
+uint64_t offloadio::readSizeEnv(const char *Name, uint64_t Default,
+                                uint64_t Min, uint64_t Max) {
+  auto Raw = getEnv(Name);
+  if (!Raw)
+    return Default;
+  auto N = parseSize(*Raw);
+  if (N && *N >= Min && *N <= Max)
+    return *N;
+  reportInvalidEnv(Name, *Raw,
+                   llvm::formatv("a size from {0} to {1} (K/M/G suffixes allowed)",
+                                 Min, Max)
+                       .str(),
+                   std::to_string(Default));
+  return Default;
+}
+
+int64_t offloadio::readIntEnv(const char *Name, int64_t Default, int64_t Min,
+                              int64_t Max) {
+  auto Raw = getEnv(Name);
+  if (!Raw)
+    return Default;
+  auto N = parseInt(*Raw);
+  if (N && *N >= Min && *N <= Max)
+    return *N;
+  reportInvalidEnv(Name, *Raw,
+                   llvm::formatv("an integer from {0} to {1}", Min, Max).str(),
+                   std::to_string(Default));
+  return Default;
+}
+
+unsigned offloadio::readChoiceEnv(const char *Name,
+                                  llvm::ArrayRef<const char *> Choices,
+                                  unsigned Default) {
+  auto Raw = getEnv(Name);
+  if (!Raw)
+    return Default;
+  std::string Lower = StringRef(*Raw).trim().lower();
+  for (unsigned I = 0; I < Choices.size(); ++I)
+    if (Lower == Choices[I])
+      return I;
+  std::string Expected = "one of";
+  for (unsigned I = 0; I < Choices.size(); ++I)
+    Expected += std::string(I ? ", " : " ") + Choices[I];
+  reportInvalidEnv(Name, *Raw, Expected, Choices[Default]);
+  return Default;
+}

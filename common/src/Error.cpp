@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/Error.h"
+
+#include <cstring>
+
+using namespace offloadio;
+
+char OffloadErrorTy::ID = 0;
+
+const char *offloadio::describe(ErrorCode Code) {
+  switch (Code) {
+#define OFFLOADIO_ERROR(Name, Value, Desc)                                     \
+  case ErrorCode::Name:                                                        \
+    return Desc;
+#include "offloadio/ErrorCodes.def"
+  }
+  return "unknown error";
+}
+
+void OffloadErrorTy::log(llvm::raw_ostream &OS) const { OS << Msg; }
+
+std::error_code OffloadErrorTy::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+
+ErrorCode offloadio::takeErrorCode(Error Err) {
+  ErrorCode Code = ErrorCode::Success;
+  llvm::handleAllErrors(
+      std::move(Err), [&](const OffloadErrorTy &E) { Code = E.getCode(); },
+      [&](const llvm::ErrorInfoBase &) { Code = ErrorCode::Internal; });
+  return Code;
+}
+
+std::string offloadio::takeErrorMessage(Error Err) {
+  std::string Msg;
+  llvm::handleAllErrors(
+      std::move(Err),
+      [&](const OffloadErrorTy &E) { Msg = E.getMessage(); },
+      [&](const llvm::ErrorInfoBase &E) { Msg = E.message(); });
+  return Msg;
+}
+
+int offloadio::takeErrno(Error Err) {
+  int Result = 0;
+  llvm::handleAllErrors(
+      std::move(Err),
+      [&](const OffloadErrorTy &E) {
+        if (E.getErrno()) {
+          Result = E.getErrno();
+          return;
+        }
+        switch (E.getCode()) {
+        case ErrorCode::Success:
+          Result = 0;
+          break;
+        case ErrorCode::InvalidArgument:
+        case ErrorCode::Overlap:
+          Result = EINVAL;
+          break;
+        case ErrorCode::InvalidDevice:
+          Result = ENODEV;
+          break;
+        case ErrorCode::OutOfResources:
+          Result = ENOMEM;
+          break;
+        case ErrorCode::NotFound:
+          Result = ENOENT;
+          break;
+        case ErrorCode::Busy:
+          Result = EBUSY;
+          break;
+        case ErrorCode::Unsupported:
+          Result = ENOTSUP;
+          break;
+        default:
+          Result = EIO;
+          break;
+        }
+      },
+      [&](const llvm::ErrorInfoBase &) { Result = EIO; });
+  return Result;
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/Plugin.h"
+
+#include <dlfcn.h>
+
+using namespace offloadio;
+
+GenericPluginTy::GenericPluginTy(std::string Name) : Info(std::move(Name)) {}
+
+GenericPluginTy::~GenericPluginTy() = default;
+
+Error GenericPluginTy::init() {
+  std::lock_guard<std::mutex> Guard(InitLock);
+  if (Initialized)
+    return Error::success();
+  auto N = initImpl();
+  if (!N)
+    return N.takeError();
+  NumDevices = *N;
+  Devices.resize(NumDevices);
+  ReadyDevices.reset(new std::atomic<GenericDeviceTy *>[NumDevices]);
+  for (int32_t I = 0; I < NumDevices; ++I)
+    ReadyDevices[I].store(nullptr, std::memory_order_relaxed);
+  Initialized = true;
+  Info.print(~0u, -1, "{0} devices", NumDevices);
+  return Error::success();
+}
+
+Error GenericPluginTy::initDevice(int32_t DeviceId) {
+  if (DeviceId < 0 || DeviceId >= NumDevices)
+    return makeError(ErrorCode::InvalidDevice,
+                     "device {0} does not exist: the {1} plugin has {2} devices",
+                     DeviceId, getName(), NumDevices);
+  std::lock_guard<std::mutex> Guard(InitLock);
+  if (Devices[DeviceId])
+    return Error::success();
+  auto Device = createDeviceImpl(DeviceId);
+  if (!Device)
+    return Device.takeError();
+  if (auto Err = (*Device)->init())
+    return Err;
+  Devices[DeviceId] = std::move(*Device);
+  // Release: other threads that see the pointer see a fully built device.
+  ReadyDevices[DeviceId].store(Devices[DeviceId].get(),
+                               std::memory_order_release);
+  return Error::success();
+}
+
+Expected<GenericDeviceTy &> GenericPluginTy::getDevice(int32_t DeviceId) {
+  if (DeviceId < 0 || DeviceId >= NumDevices)
+    return makeError(ErrorCode::InvalidDevice,
+                     "device {0} does not exist: the {1} plugin has {2} devices",
+                     DeviceId, getName(), NumDevices);
+  GenericDeviceTy *Device =
+      ReadyDevices[DeviceId].load(std::memory_order_acquire);
+  if (!Device)
+    return makeError(ErrorCode::InvalidDevice,
+                     "device {0} of the {1} plugin is not initialised",
+                     DeviceId, getName());
+  return *Device;
+}
+
+bool GenericPluginTy::isValidBinary(const __tgt_device_image &Image,
+                                    const char *Arch) {
+  if (!Image.ImageStart || Image.ImageEnd <= Image.ImageStart)
+    return false;
+  return isImageCompatibleImpl(Image, Arch ? Arch : "");
+}
+
+bool GenericPluginTy::isDataExchangable(int32_t SrcId, int32_t DstId) {
+  if (SrcId < 0 || DstId < 0 || SrcId >= NumDevices || DstId >= NumDevices)
+    return false;
+  return isDataExchangableImpl(SrcId, DstId);
+}
+
+Error GenericPluginTy::flush() {
+  Error Result = Error::success();
+  for (int32_t I = 0; I < NumDevices; ++I)
+    if (GenericDeviceTy *Device =
+            ReadyDevices[I].load(std::memory_order_acquire))
+      if (auto Err = Device->drain())
+        Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  return Result;
+}
+
+bool GenericPluginTy::interceptProbeAlloc(int32_t LocalId, void *&Result) {
+  // Acquire pairs with the release in resolveGlobalDeviceId so the thread id
+  // read below is the probing thread's.
+  if (!ProbeActive.load(std::memory_order_acquire) ||
+      ProbeThread.load(std::memory_order_relaxed) != std::this_thread::get_id())
+    return false;
+  ProbedLocalId = LocalId;
+  Result = &ProbeToken;
+  return true;
+}
+
+Expected<int32_t> GenericPluginTy::resolveGlobalDeviceId(int32_t GlobalId) {
+  std::lock_guard<std::mutex> Guard(ProbeLock);
+  auto InRange = [&](int32_t Local) -> Expected<int32_t> {
+    if (Local >= 0 && Local < NumDevices)
+      return Local;
+    return makeError(ErrorCode::InvalidDevice,
+                     "OpenMP device {0} is not a device of the {1} plugin",
+                     GlobalId, getName());
+  };
+  if (GlobalIdOffset)
+    return InRange(GlobalId - *GlobalIdOffset);
+
+  // libomptarget hands data_lock, data_unlock and the interop entry points
+  // its global device number, which is offset by the devices of plugins
+  // used before ours; nothing in the ABI tells us that offset. Ask
+  // libomptarget itself: omp_target_alloc(1, GlobalId) reaches our data_alloc
+  // with the local number, which the probe records instead of allocating.
+  using AllocFnTy = void *(*)(size_t, int);
+  using FreeFnTy = void (*)(void *, int);
+  auto *Alloc =
+      reinterpret_cast<AllocFnTy>(dlsym(RTLD_DEFAULT, "omp_target_alloc"));
+  auto *Free =
+      reinterpret_cast<FreeFnTy>(dlsym(RTLD_DEFAULT, "omp_target_free"));
+  if (!Alloc || !Free) {
+    // Not loaded by libomptarget (unit tests): ids are already local.
+    return InRange(GlobalId);
+  }
+  ProbedLocalId = -1;
+  ProbeThread.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  ProbeActive.store(true, std::memory_order_release);
+  void *Ptr = Alloc(1, GlobalId);
+  ProbeActive.store(false, std::memory_order_release);
+  if (Ptr)
+    Free(Ptr, GlobalId);
+  if (ProbedLocalId < 0)
+    return makeError(ErrorCode::InvalidDevice,
+                     "OpenMP device {0} is not a device of the {1} plugin",
+                     GlobalId, getName());
+  GlobalIdOffset = GlobalId - ProbedLocalId;
+  Info.print(~0u, -1, "OpenMP device {0} is our device {1}", GlobalId,
+             ProbedLocalId);
+  return ProbedLocalId;
+}
+
+Expected<void *> GenericPluginTy::lockHostMemory(GenericDeviceTy &Device,
+                                                 void *HstPtr, int64_t Size) {
+  if (Size <= 0)
+    return makeError(ErrorCode::InvalidArgument,
+                     "cannot lock {0} bytes at {1} for device {2}: the size "
+                     "must be positive",
+                     Size, HstPtr, Device.getDeviceId());
+  auto Ptr = PinnedMap.lock(HstPtr, size_t(Size));
+  if (Ptr)
+    Info.print(InfoDataTransfer, Device.getDeviceId(),
+               "locked {0} bytes at {1}, device-accessible at {2}", Size,
+               HstPtr, *Ptr);
+  return Ptr;
+}
+
+Error GenericPluginTy::unlockHostMemory(GenericDeviceTy &Device,
+                                        void *HstPtr) {
+  if (auto Err = PinnedMap.unlock(HstPtr))
+    return Err;
+  Info.print(InfoDataTransfer, Device.getDeviceId(), "unlocked {0}", HstPtr);
+  return Error::success();
+}

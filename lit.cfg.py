@@ -1,0 +1,295 @@
+# SPDX-License-Identifier: Apache-2.0
+# -*- Python -*-
+#
+# lit configuration for the offload-io OpenMP offload tests (test/offload).
+#
+# Loaded by the generated <build>/test/lit.site.cfg.py, which defines
+#   config.offloadio_src_root, config.offloadio_obj_root,
+#   config.offloadio_plugin_dir, config.offloadio_hsa_emu_dir,
+#   config.llvm_tools_dir, config.llvm_lib_dir, config.clang, config.cuda_path.
+#
+# Select the offload target with  lit -Dtarget=<triple> <build>/test
+# (default x86_64-pc-linux-gnu).  Environment overrides for the toolchain:
+#   OFFLOADIO_CLANG       compiler used for the tests (clang-16)
+#   OFFLOADIO_CLANGXX     C++ compiler (default: OFFLOADIO_CLANG --driver-mode=g++)
+#   OFFLOADIO_LLVM_TOOLS  directory holding FileCheck, not, llvm-omp-device-info
+#   OFFLOADIO_LLVM_LIB    LLVM library directory (libomp, libomptarget, stock plugins)
+#   OFFLOADIO_OFFLOAD_ARCH  GPU architecture (default sm_90 / gfx90a)
+#   OFFLOADIO_ROCM_DEVICE_LIB_PATH  ROCm device bitcode directory (amdgcn only)
+
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+
+import lit.formats
+import lit.util
+
+# --------------------------------------------------------------------------
+# Targets
+# --------------------------------------------------------------------------
+
+# triple -> (plugin base name, plugin-kind feature)
+OFFLOAD_TARGETS = {
+    "x86_64-pc-linux-gnu": ("x86_64", "host-plugin"),
+    "nvptx64-nvidia-cuda": ("cuda", "cuda"),
+    "amdgcn-amd-amdhsa": ("amdgpu", "amdgpu"),
+}
+
+target_triple = lit_config.params.get("target", "x86_64-pc-linux-gnu")
+if target_triple not in OFFLOAD_TARGETS:
+    lit_config.fatal(
+        "offload-io: unsupported target '%s' (supported: %s)"
+        % (target_triple, ", ".join(sorted(OFFLOAD_TARGETS)))
+    )
+plugin_name, plugin_feature = OFFLOAD_TARGETS[target_triple]
+
+# --------------------------------------------------------------------------
+# Basic suite setup
+# --------------------------------------------------------------------------
+
+config.name = "offload-io :: " + target_triple
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".c", ".cpp"]
+config.test_source_root = os.path.join(config.offloadio_src_root, "test", "offload")
+config.test_exec_root = os.path.join(
+    config.offloadio_obj_root, "test", "offload-" + target_triple
+)
+config.excludes = ["Inputs"]
+
+# Toolchain locations, overridable from the environment.
+config.clang = os.environ.get("OFFLOADIO_CLANG") or config.clang
+config.llvm_tools_dir = os.environ.get("OFFLOADIO_LLVM_TOOLS") or config.llvm_tools_dir
+config.llvm_lib_dir = os.environ.get("OFFLOADIO_LLVM_LIB") or config.llvm_lib_dir
+clangxx = os.environ.get("OFFLOADIO_CLANGXX") or (config.clang + " --driver-mode=g++")
+
+plugin_dir = config.offloadio_plugin_dir
+hsa_emu_dir = getattr(config, "offloadio_hsa_emu_dir", "")
+src_root = config.offloadio_src_root
+
+# --------------------------------------------------------------------------
+# Sanity checks before running anything
+# --------------------------------------------------------------------------
+
+if not os.path.isfile(config.clang) and not lit.util.which(config.clang):
+    lit_config.fatal("offload-io: compiler not found: %s (set OFFLOADIO_CLANG)" % config.clang)
+
+for tool in ("FileCheck", "not"):
+    if not os.path.isfile(os.path.join(config.llvm_tools_dir, tool)):
+        lit_config.fatal(
+            "offload-io: %s not found in %s (set OFFLOADIO_LLVM_TOOLS)"
+            % (tool, config.llvm_tools_dir)
+        )
+
+plugin_file = os.path.join(plugin_dir, "libomptarget.rtl.%s.nextgen.so" % plugin_name)
+if not os.path.exists(plugin_file):
+    lit_config.fatal(
+        "offload-io: plugin for target %s not found: %s\n"
+        "  Build the offload-io plugins first (cmake --build <build>), or pick another "
+        "target with -Dtarget=<triple>." % (target_triple, plugin_file)
+    )
+
+# --------------------------------------------------------------------------
+# Features
+# --------------------------------------------------------------------------
+
+config.available_features.add(target_triple)
+config.available_features.add(plugin_feature)
+config.available_features.add("clang-16")
+if target_triple == "x86_64-pc-linux-gnu":
+    config.available_features.add("unified_shared_memory")
+
+hsa_emulation = False
+if target_triple == "amdgcn-amd-amdhsa":
+    if os.environ.get("OFFLOADIO_HSA_EMULATION") == "1":
+        hsa_emulation = True
+    elif hsa_emu_dir and os.path.exists(os.path.join(hsa_emu_dir, "libhsa-runtime64.so.1")):
+        hsa_emulation = True
+    if hsa_emulation:
+        config.available_features.add("hsa-emulation")
+
+# --------------------------------------------------------------------------
+# Environment
+# --------------------------------------------------------------------------
+
+PASSTHROUGH_PREFIXES = ("LIBOMPTARGET_", "OMP_", "OMPX_", "OFFLOADIO_")
+PASSTHROUGH_NAMES = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")
+for var, value in os.environ.items():
+    if var.startswith(PASSTHROUGH_PREFIXES) or var in PASSTHROUGH_NAMES:
+        config.environment[var] = value
+
+ld_path = [plugin_dir]
+if target_triple == "amdgcn-amd-amdhsa" and hsa_emu_dir:
+    ld_path.append(hsa_emu_dir)
+ld_path.append(config.llvm_lib_dir)
+inherited_ld_path = os.environ.get("LD_LIBRARY_PATH", "")
+if inherited_ld_path:
+    ld_path.append(inherited_ld_path)
+config.environment["LD_LIBRARY_PATH"] = os.pathsep.join(ld_path)
+
+# Read by test/support/plugin_check.c, linked into every test program.
+config.environment["OFFLOADIO_EXPECT_PLUGIN"] = plugin_name
+config.environment["OFFLOADIO_EXPECT_PLUGIN_DIR"] = plugin_dir
+
+# --------------------------------------------------------------------------
+# The plugin check object, built once per configuration
+# --------------------------------------------------------------------------
+
+plugin_check_src = os.path.join(src_root, "test", "support", "plugin_check.c")
+plugin_check_obj = os.path.join(config.test_exec_root, "plugin_check.o")
+
+
+def build_plugin_check():
+    os.makedirs(config.test_exec_root, exist_ok=True)
+    fd, tmp_obj = tempfile.mkstemp(
+        prefix="plugin_check.", suffix=".o", dir=config.test_exec_root
+    )
+    os.close(fd)
+    cmd = [config.clang, "-c", "-fPIC", "-O1", "-Wall", plugin_check_src, "-o", tmp_obj]
+    try:
+        proc = subprocess.run(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True
+        )
+    except OSError as exc:
+        os.unlink(tmp_obj)
+        lit_config.fatal("offload-io: cannot run %s: %s" % (config.clang, exc))
+    if proc.returncode != 0:
+        os.unlink(tmp_obj)
+        lit_config.fatal(
+            "offload-io: failed to compile %s:\n$ %s\n%s"
+            % (plugin_check_src, " ".join(cmd), proc.stdout)
+        )
+    os.replace(tmp_obj, plugin_check_obj)
+
+
+build_plugin_check()
+
+# --------------------------------------------------------------------------
+# Compiler flags
+# --------------------------------------------------------------------------
+
+openmp_flags = "-fopenmp -pthread -fno-openmp-implicit-rpath"
+include_flags = "-I%s -I%s" % (
+    os.path.join(src_root, "include"),
+    os.path.join(src_root, "test", "support"),
+)
+link_flags = "-L%s -L%s -Wl,-rpath,%s -Wl,-rpath,%s %s" % (
+    plugin_dir,
+    config.llvm_lib_dir,
+    plugin_dir,
+    config.llvm_lib_dir,
+    plugin_check_obj,
+)
+
+
+def find_rocm_device_libs():
+    env = os.environ.get("OFFLOADIO_ROCM_DEVICE_LIB_PATH")
+    if env:
+        return env
+    for cand in (
+        "/opt/rocm/amdgcn/bitcode",
+        "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode",
+        "/usr/lib/amdgcn/bitcode",
+    ):
+        if os.path.exists(os.path.join(cand, "ocml.bc")):
+            return cand
+    return None
+
+
+def target_flags(triple):
+    flags = ["-fopenmp-targets=" + triple]
+    if triple == "nvptx64-nvidia-cuda":
+        arch = os.environ.get("OFFLOADIO_OFFLOAD_ARCH", "sm_90")
+        flags += [
+            "-Xopenmp-target=nvptx64-nvidia-cuda",
+            "-march=" + arch,
+            "--cuda-path=" + config.cuda_path,
+            "--libomptarget-nvptx-bc-path=" + config.llvm_lib_dir,
+            "-Wno-unknown-cuda-version",
+        ]
+    elif triple == "amdgcn-amd-amdhsa":
+        arch = os.environ.get("OFFLOADIO_OFFLOAD_ARCH", "gfx90a")
+        flags += ["-Xopenmp-target=amdgcn-amd-amdhsa", "-march=" + arch]
+        rocm_libs = find_rocm_device_libs()
+        if rocm_libs:
+            flags.append("--rocm-device-lib-path=" + rocm_libs)
+    return " ".join(flags)
+
+
+# --------------------------------------------------------------------------
+# Substitutions
+# --------------------------------------------------------------------------
+
+file_check = os.path.join(config.llvm_tools_dir, "FileCheck")
+not_tool = os.path.join(config.llvm_tools_dir, "not")
+IGNORED = "echo ignored-command"
+
+
+def target_substitutions(name, triple, active):
+    """Substitutions for target `triple`, spelled with suffix `name`."""
+    if not active:
+        keys = [
+            "clang", "clangxx", "libomptarget-compile", "libomptarget-compilexx",
+            "libomptarget-compileopt", "libomptarget-run", "libomptarget-run-fail",
+            "libomptarget-compile-and-run", "libomptarget-compilexx-and-run",
+            "libomptarget-compileopt-and-run", "libomptarget-compile-run-and-check",
+            "libomptarget-compilexx-run-and-check", "libomptarget-compileopt-run-and-check",
+            "fcheck",
+        ]
+        return [("%" + k + "-" + name, IGNORED) for k in keys]
+
+    common = " ".join([openmp_flags, include_flags, target_flags(triple), link_flags])
+    cc = "%s %s" % (config.clang, common)
+    cxx = "%s %s" % (clangxx, common)
+    compile_c = cc + " %s -o %t"
+    compile_cxx = cxx + " %s -o %t"
+    compile_opt = cc + " -O3 %s -o %t"
+    run = "%t"
+    run_fail = not_tool + " --crash %t"
+    fcheck = file_check + " %s"
+    return [
+        ("%clang-" + name, cc),
+        ("%clangxx-" + name, cxx),
+        ("%libomptarget-compile-" + name, compile_c),
+        ("%libomptarget-compilexx-" + name, compile_cxx),
+        ("%libomptarget-compileopt-" + name, compile_opt),
+        ("%libomptarget-run-" + name, run),
+        ("%libomptarget-run-fail-" + name, run_fail),
+        ("%libomptarget-compile-and-run-" + name, compile_c + " && " + run),
+        ("%libomptarget-compilexx-and-run-" + name, compile_cxx + " && " + run),
+        ("%libomptarget-compileopt-and-run-" + name, compile_opt + " && " + run),
+        ("%libomptarget-compile-run-and-check-" + name,
+         compile_c + " && " + run + " | " + fcheck),
+        ("%libomptarget-compilexx-run-and-check-" + name,
+         compile_cxx + " && " + run + " | " + fcheck),
+        ("%libomptarget-compileopt-run-and-check-" + name,
+         compile_opt + " && " + run + " | " + fcheck),
+        ("%fcheck-" + name, fcheck),
+    ]
+
+
+subs = []
+for triple in OFFLOAD_TARGETS:
+    subs += target_substitutions(triple, triple, triple == target_triple)
+subs += target_substitutions("generic", target_triple, True)
+subs += [
+    ("%not", not_tool),
+    ("%FileCheck", file_check),
+    ("%plugin-dir", plugin_dir),
+    ("%plugin-name", plugin_name),
+    ("%llvm-lib-dir", config.llvm_lib_dir),
+    ("%llvm-tools-dir", config.llvm_tools_dir),
+    ("%stock-ld-path", config.llvm_lib_dir),
+    ("%target-triple", target_triple),
+]
+
+# Longest names first so that no name is replaced by a shorter prefix; the
+# lookahead keeps e.g. "%clang-generic" from matching inside a longer word.
+subs.sort(key=lambda kv: len(kv[0]), reverse=True)
+for key, value in subs:
+    config.substitutions.append((re.escape(key) + r"(?![\w-])", value.replace("\\", "\\\\")))
+
+# A bare "FileCheck" at the start of a command (not part of a path or of
+# %FileCheck) becomes the full path.
+config.substitutions.append((r"(?<![\w/%.-])FileCheck\b", file_check))

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "HostDevice.h"
+#include "HostImage.h"
+#include "HostKernel.h"
+#include "HostStream.h"
+
+#include "offloadio/Plugin.h"
+
+#include "llvm/Support/Format.h"
+
+#include <cstdlib>
+#include <thread>
+
+using namespace offloadio;
+using namespace offloadio::host;
+
+HostDeviceTy::~HostDeviceTy() {
+  for (auto &[Addr, Alloc] : Allocations)
+    std::free(reinterpret_cast<void *>(Addr));
+}
+
+Error HostDeviceTy::initImpl(DeviceLimitsTy &L) {
+  unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
+  L.MaxTeams = 1u << 20;
+  L.MaxThreads = 1024;
+  L.DefaultTeams = Cores;
+  L.DefaultThreads = 1;
+  L.HostCanAccessDeviceMemory = true;
+  return Error::success();
+}
+
+Error HostDeviceTy::deinitImpl() { return Error::success(); }
+
+Expected<std::unique_ptr<DeviceImageTy>>
+HostDeviceTy::loadImageImpl(const __tgt_device_image &TgtImage,
+                            int32_t ImageId) {
+  auto Image = HostImageTy::load(TgtImage, ImageId, DeviceId);
+  if (!Image)
+    return Image.takeError();
+  return std::unique_ptr<DeviceImageTy>(std::move(*Image));
+}
+
+Expected<std::unique_ptr<GenericKernelTy>>
+HostDeviceTy::constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) {
+  auto Fn = static_cast<HostImageTy &>(Image).lookup(Name);
+  if (!Fn)
+    return Fn.takeError();
+  return std::make_unique<HostKernelTy>(Image, Name.str(), *Fn);
+}
+
+Expected<void *> HostDeviceTy::getGlobalAddressImpl(DeviceImageTy &Image,
+                                                    llvm::StringRef Name,
+                                                    size_t Size) {
+  return static_cast<HostImageTy &>(Image).lookup(Name);
+}
+
+Expected<void *> HostDeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
+  // 64-byte alignment: device allocators hand out at least cache-line
+  // aligned memory and vectorised kernels rely on it.
+  size_t Rounded = (Size + 63) & ~size_t(63);
+  void *Ptr = std::aligned_alloc(64, Rounded);
+  if (!Ptr)
+    return makeError(ErrorCode::OutOfResources,
+                     "aligned_alloc of {0} bytes of {1} memory on device {2} "
+                     "failed",
+                     Size, allocKindName(Kind), DeviceId);
+  std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
+  Allocations[reinterpret_cast<uintptr_t>(Ptr)] = {Size, Kind};
+  return Ptr;
+}
+
+Error HostDeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
+  {
+    std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
+    auto It = Allocations.find(reinterpret_cast<uintptr_t>(Ptr));
+    if (It == Allocations.end())
+      return makeError(ErrorCode::NotFound,
+                       "free of {0} ({1} memory) on device {2}: not allocated "
+                       "by this device",
+                       Ptr, allocKindName(Kind), DeviceId);
+    Allocations.erase(It);
+  }
+  std::free(Ptr);
+  return Error::success();
+}
+
+bool HostDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
+  auto Addr = reinterpret_cast<uintptr_t>(Ptr);
+  std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
+  auto It = Allocations.upper_bound(Addr);
+  if (It == Allocations.begin())
+    return false;
+  --It;
+  if (Addr >= It->first + std::max<size_t>(It->second.Size, 1))
+    return false;
+  if (Kind)
+    *Kind = It->second.Kind;
+  return true;
+}
+
+Expected<std::unique_ptr<StreamTy>> HostDeviceTy::createStreamImpl() {
+  return std::make_unique<HostStreamTy>();
+}
+
+Expected<std::unique_ptr<EventTy>> HostDeviceTy::createEventImpl() {
+  return std::make_unique<HostEventTy>();
+}
+
+Error HostDeviceTy::initDeviceInfoImpl(__tgt_device_info &DeviceInfo) {
+  // No vendor context exists; interop users get the device object itself.
+  DeviceInfo.Context = nullptr;
+  DeviceInfo.Device = this;
+  return Error::success();
+}
+
+void HostDeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
+  size_t Live, Bytes = 0;
+  {
+    std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
+    Live = Allocations.size();
+    for (auto &[Addr, Alloc] : Allocations)
+      Bytes += Alloc.Size;
+  }
+  printInfoLine(OS, "Device type:", "host CPU (offload-io reference backend)");
+  printInfoLine(OS, "Hardware threads:",
+                llvm::Twine(std::thread::hardware_concurrency()));
+  printInfoLine(OS, "Live allocations:",
+                llvm::Twine(Live) + " (" + llvm::Twine(Bytes) + " bytes)");
+}

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// A host "device": its memory is host memory it tracks itself, its streams
+// are worker threads, its images are dlopened from memfds.
+#ifndef OFFLOADIO_HOST_HOSTDEVICE_H
+#define OFFLOADIO_HOST_HOSTDEVICE_H
+
+#include "offloadio/Device.h"
+
+#include <map>
+#include <shared_mutex>
+
+namespace offloadio {
+namespace host {
+
+/// One host device.
+class HostDeviceTy final : public GenericDeviceTy {
+public:
+  HostDeviceTy(GenericPluginTy &Plugin, int32_t DeviceId)
+      : GenericDeviceTy(Plugin, DeviceId) {}
+  ~HostDeviceTy() override;
+
+  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
+
+protected:
+  Error initImpl(DeviceLimitsTy &Limits) override;
+  Error deinitImpl() override;
+  Expected<std::unique_ptr<DeviceImageTy>>
+  loadImageImpl(const __tgt_device_image &TgtImage, int32_t ImageId) override;
+  Expected<std::unique_ptr<GenericKernelTy>>
+  constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) override;
+  Expected<void *> getGlobalAddressImpl(DeviceImageTy &Image,
+                                        llvm::StringRef Name,
+                                        size_t Size) override;
+  Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override;
+  Error freeImpl(void *Ptr, AllocKindTy Kind) override;
+  Expected<std::unique_ptr<StreamTy>> createStreamImpl() override;
+  Expected<std::unique_ptr<EventTy>> createEventImpl() override;
+  Error initDeviceInfoImpl(__tgt_device_info &DeviceInfo) override;
+  void printInfoImpl(llvm::raw_ostream &OS) override;
+
+private:
+  struct AllocationTy {
+    size_t Size;
+    AllocKindTy Kind;
+  };
+  /// Live allocations by start address, to validate frees and answer
+  /// ownsPointer for interior pointers.
+  mutable std::shared_mutex AllocationsLock;
+  std::map<uintptr_t, AllocationTy> Allocations;
+};
+
+} // namespace host
+} // namespace offloadio
+
+#endif // OFFLOADIO_HOST_HOSTDEVICE_H

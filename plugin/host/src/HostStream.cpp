@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "HostStream.h"
+
+#include <cstring>
+
+using namespace offloadio;
+using namespace offloadio::host;
+
+HostLaunchTy::~HostLaunchTy() = default;
+
+void HostEventTy::record(HostStreamTy &S) {
+  std::lock_guard<std::mutex> Guard(Lock);
+  Stream = &S;
+  Seq = S.submitted();
+}
+
+std::pair<HostStreamTy *, uint64_t> HostEventTy::get() const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return {Stream, Seq};
+}
+
+Error HostEventTy::synchronize() {
+  auto [S, Target] = get();
+  if (!S)
+    return Error::success();
+  return S->waitFor(Target);
+}
+
+Expected<bool> HostEventTy::query() {
+  auto [S, Target] = get();
+  return !S || S->reached(Target);
+}
+
+HostStreamTy::HostStreamTy() : Ring(64) {
+  Worker = std::thread([this] { workerLoop(); });
+}
+
+HostStreamTy::~HostStreamTy() {
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Stop = true;
+  }
+  WorkCV.notify_all();
+  Worker.join();
+}
+
+uint64_t HostStreamTy::submitted() const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return Tail;
+}
+
+Error HostStreamTy::enqueue(OpTy &&Op) {
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    if (Tail - Head == Ring.size()) {
+      // Full: double the ring. This allocates only when the queue grows
+      // past anything seen before.
+      std::vector<OpTy> Bigger(Ring.size() * 2);
+      for (uint64_t I = Head; I < Tail; ++I)
+        Bigger[I & (Bigger.size() - 1)] =
+            std::move(Ring[I & (Ring.size() - 1)]);
+      Ring.swap(Bigger);
+    }
+    Ring[Tail & (Ring.size() - 1)] = std::move(Op);
+    ++Tail;
+  }
+  WorkCV.notify_one();
+  return Error::success();
+}
+
+Error HostStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
+                              CopyKindTy Kind) {
+  OpTy Op;
+  Op.Kind = OpTy::CopyOp;
+  Op.Dst = Dst;
+  Op.Src = Src;
+  Op.Size = Size;
+  return enqueue(std::move(Op));
+}
+
+Error HostStreamTy::launchAsync(const HostLaunchTy &Launch, void *const *Args,
+                                uint32_t NumArgs) {
+  OpTy Op;
+  Op.Kind = OpTy::LaunchOp;
+  Op.Launch = &Launch;
+  Op.NumArgs = NumArgs;
+  void **Slots = Op.Args;
+  if (NumArgs > InlineArgs) {
+    Op.ExtraArgs.reset(new void *[NumArgs]);
+    Slots = Op.ExtraArgs.get();
+  }
+  std::copy(Args, Args + NumArgs, Slots);
+  return enqueue(std::move(Op));
+}
+
+Error HostStreamTy::recordEvent(EventTy &Event) {
+  static_cast<HostEventTy &>(Event).record(*this);
+  return Error::success();
+}
+
+Error HostStreamTy::waitEvent(EventTy &Event) {
+  auto [S, Seq] = static_cast<HostEventTy &>(Event).get();
+  // Nothing to wait for: never recorded, already reached, or our own
+  // stream (which runs in order anyway).
+  if (!S || S == this || S->reached(Seq))
+    return Error::success();
+  OpTy Op;
+  Op.Kind = OpTy::WaitOp;
+  Op.WaitStream = S;
+  Op.WaitSeq = Seq;
+  return enqueue(std::move(Op));
+}
+
+Error HostStreamTy::hostCallback(HostCallbackTy Fn, void *Data) {
+  OpTy Op;
+  Op.Kind = OpTy::CallbackOp;
+  Op.Fn = Fn;
+  Op.Data = Data;
+  return enqueue(std::move(Op));
+}
+
+Error HostStreamTy::execute(OpTy &Op) {
+  switch (Op.Kind) {
+  case OpTy::CopyOp:
+    std::memmove(Op.Dst, Op.Src, Op.Size);
+    return Error::success();
+  case OpTy::LaunchOp:
+    return Op.Launch->run(Op.ExtraArgs ? Op.ExtraArgs.get() : Op.Args,
+                          Op.NumArgs);
+  case OpTy::WaitOp:
+    return Op.WaitStream->waitFor(Op.WaitSeq);
+  case OpTy::CallbackOp:
+    return Op.Fn(Op.Data);
+  }
+  return makeError(ErrorCode::Internal, "unknown host stream operation");
+}
+
+void HostStreamTy::workerLoop() {
+  std::unique_lock<std::mutex> Guard(Lock);
+  while (true) {
+    WorkCV.wait(Guard, [&] { return Stop || Head != Tail; });
+    if (Head == Tail)
+      return; // Stop requested and nothing left.
+    OpTy Op = std::move(Ring[Head & (Ring.size() - 1)]);
+    uint64_t Seq = Head;
+    // After a failure, data-producing work is skipped until the error is
+    // collected; waits and callbacks still run because callbacks release
+    // resources (staging buffers) that must not leak.
+    bool Skip = FailMessage &&
+                (Op.Kind == OpTy::CopyOp || Op.Kind == OpTy::LaunchOp);
+    Guard.unlock();
+    Error Err = Skip ? Error::success() : execute(Op);
+    Op = OpTy();
+    Guard.lock();
+    if (Err) {
+      if (!FailMessage) {
+        std::string Msg;
+        FailCode = ErrorCode::BackendError;
+        llvm::handleAllErrors(
+            std::move(Err),
+            [&](const OffloadErrorTy &E) {
+              FailCode = E.getCode();
+              Msg = E.getMessage();
+            },
+            [&](const llvm::ErrorInfoBase &E) { Msg = E.message(); });
+        FailMessage = std::make_unique<std::string>(
+            "queued operation " + std::to_string(Seq) + " failed: " + Msg);
+        FailSeq = Seq;
+      } else {
+        llvm::consumeError(std::move(Err));
+      }
+    }
+    ++Head;
+    Completed.store(Head, std::memory_order_release);
+    DoneCV.notify_all();
+  }
+}
+
+Error HostStreamTy::takeError() {
+  if (!FailMessage)
+    return Error::success();
+  Error Err = makeError(FailCode, "{0}", *FailMessage);
+  FailMessage.reset();
+  return Err;
+}
+
+Error HostStreamTy::synchronize() {
+  std::unique_lock<std::mutex> Guard(Lock);
+  uint64_t Target = Tail;
+  DoneCV.wait(Guard, [&] { return Head >= Target; });
+  return takeError();
+}
+
+Expected<bool> HostStreamTy::query() {
+  std::lock_guard<std::mutex> Guard(Lock);
+  if (Head < Tail)
+    return false;
+  if (auto Err = takeError())
+    return std::move(Err);
+  return true;
+}
+
+Error HostStreamTy::waitFor(uint64_t Seq) {
+  std::unique_lock<std::mutex> Guard(Lock);
+  DoneCV.wait(Guard, [&] { return Head >= Seq; });
+  if (FailMessage && FailSeq < Seq)
+    return makeError(FailCode, "{0}", *FailMessage);
+  return Error::success();
+}
