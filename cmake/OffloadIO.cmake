@@ -37,8 +37,10 @@ function(add_offload_plugin)
     PREFIX "lib")
   offloadio_target_settings(${Target})
   target_link_libraries(${Target} PRIVATE offloadio_common ${P_LIBS})
+  # -z nodelete: libLLVM's DynamicLibrary dlcloses every plugin from its
+  # static destructor at exit, while our stream workers may still run.
   target_link_options(${Target} PRIVATE
-    -Wl,-Bsymbolic -Wl,--no-undefined
+    -Wl,-Bsymbolic -Wl,--no-undefined -Wl,-z,nodelete
     -Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/exports.map)
   set_property(TARGET ${Target} APPEND PROPERTY LINK_DEPENDS
                ${PROJECT_SOURCE_DIR}/cmake/exports.map)

@@ -35,8 +35,15 @@ GenericPluginTy &thePlugin() {
 int32_t report(Error Err, int32_t DeviceId, const char *EntryPoint) {
   if (!Err)
     return OFFLOAD_SUCCESS;
-  thePlugin().getInfo().error(
-      DeviceId, std::string(EntryPoint) + ": " + takeErrorMessage(std::move(Err)));
+  ErrorDetailsTy Details = takeErrorDetails(std::move(Err));
+  // A lock refused for overlapping a locked region is an answer (NULL to
+  // the program), not a malfunction: it is explained under LIBOMPTARGET_INFO.
+  if (Details.Code == ErrorCode::Overlap)
+    thePlugin().getInfo().print(~0u, DeviceId, "{0} refused: {1}", EntryPoint,
+                                Details.Message);
+  else
+    thePlugin().getInfo().error(DeviceId, std::string(EntryPoint) + ": " +
+                                              Details.Message);
   return OFFLOAD_FAIL;
 }
 

@@ -35,6 +35,18 @@ Error GenericDeviceTy::init() {
                                        getInitialStreams(), 0, 1024);
   unsigned InitialEvents = readIntEnv("LIBOMPTARGET_NUM_INITIAL_EVENTS",
                                       getInitialEvents(), 0, 1024);
+  LockThreshold = readSizeEnv("OFFLOADIO_LOCK_THRESHOLD",
+                              getDefaultLockThreshold(), 0, SIZE_MAX);
+  PageablePolicy = PageablePolicyTy(readChoiceEnv(
+      "OFFLOADIO_PAGEABLE_PATH", {"auto", "staged", "lock"}, 0));
+  size_t BufferSize = readSizeEnv("OFFLOADIO_STAGING_BUFFER_SIZE", 1 << 20,
+                                  4096, 1ULL << 30);
+  unsigned MaxBuffers = readIntEnv("OFFLOADIO_STAGING_BUFFERS", 16, 1, 4096);
+  Staging = std::make_unique<StagingPoolTy>(
+      BufferSize, MaxBuffers,
+      [this](size_t Size) { return allocateImpl(Size, AllocKindTy::Host); },
+      [this](void *Ptr) { return freeImpl(Ptr, AllocKindTy::Host); });
+
   if (auto Err = Streams.grow(InitialStreams))
     return Err;
   return Events.grow(InitialEvents);
@@ -56,6 +68,8 @@ Error GenericDeviceTy::deinit() {
       Result = llvm::joinErrors(std::move(Result), std::move(Err));
   Events.clear();
   Streams.clear();
+  if (auto Err = Staging->clear())
+    Result = llvm::joinErrors(std::move(Result), std::move(Err));
   {
     std::lock_guard<std::mutex> Guard(ImagesLock);
     Images.clear();
@@ -187,54 +201,6 @@ Error GenericDeviceTy::checkTransferArgs(const char *What, const void *Dst,
   return Error::success();
 }
 
-Error GenericDeviceTy::dataSubmit(void *TgtPtr, const void *HstPtr,
-                                  int64_t Size, __tgt_async_info *AsyncInfo) {
-  if (auto Err = checkTransferArgs("submit", TgtPtr, HstPtr, Size))
-    return Err;
-  if (Size == 0)
-    return Error::success();
-  Plugin.getInfo().print(InfoDataTransfer, DeviceId,
-                         "submit {0} bytes host {1} -> device {2}", Size,
-                         HstPtr, TgtPtr);
-  AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
-  return Wrapper.finalize(
-      submitHostToDevice(TgtPtr, HstPtr, size_t(Size), Wrapper));
-}
-
-Error GenericDeviceTy::dataRetrieve(void *HstPtr, const void *TgtPtr,
-                                    int64_t Size, __tgt_async_info *AsyncInfo) {
-  if (auto Err = checkTransferArgs("retrieve", HstPtr, TgtPtr, Size))
-    return Err;
-  if (Size == 0)
-    return Error::success();
-  Plugin.getInfo().print(InfoDataTransfer, DeviceId,
-                         "retrieve {0} bytes device {1} -> host {2}", Size,
-                         TgtPtr, HstPtr);
-  AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
-  return Wrapper.finalize(
-      retrieveDeviceToHost(HstPtr, TgtPtr, size_t(Size), Wrapper));
-}
-
-Error GenericDeviceTy::submitHostToDevice(void *TgtPtr, const void *HstPtr,
-                                          size_t Size,
-                                          AsyncInfoWrapperTy &Wrapper) {
-  auto Stream = Wrapper.getStream();
-  if (!Stream)
-    return Stream.takeError();
-  countTransfer(CopyKindTy::HostToDevice, Size);
-  return Stream->copyAsync(TgtPtr, HstPtr, Size, CopyKindTy::HostToDevice);
-}
-
-Error GenericDeviceTy::retrieveDeviceToHost(void *HstPtr, const void *TgtPtr,
-                                            size_t Size,
-                                            AsyncInfoWrapperTy &Wrapper) {
-  auto Stream = Wrapper.getStream();
-  if (!Stream)
-    return Stream.takeError();
-  countTransfer(CopyKindTy::DeviceToHost, Size);
-  return Stream->copyAsync(HstPtr, TgtPtr, Size, CopyKindTy::DeviceToHost);
-}
-
 Error GenericDeviceTy::dataExchange(const void *SrcPtr,
                                     GenericDeviceTy &DstDevice, void *DstPtr,
                                     int64_t Size, __tgt_async_info *AsyncInfo) {
@@ -250,7 +216,7 @@ Error GenericDeviceTy::dataExchange(const void *SrcPtr,
   auto Stream = Wrapper.getStream();
   if (!Stream)
     return Wrapper.finalize(Stream.takeError());
-  countTransfer(CopyKindTy::DeviceToDevice, Size);
+  countTransfer(TransferPathTy::DeviceToDevice, Size);
   return Wrapper.finalize(
       dataExchangeImpl(SrcPtr, DstDevice, DstPtr, Size, *Stream));
 }

@@ -23,6 +23,22 @@ std::error_code OffloadErrorTy::convertToErrorCode() const {
   return llvm::inconvertibleErrorCode();
 }
 
+ErrorDetailsTy offloadio::takeErrorDetails(Error Err) {
+  ErrorDetailsTy Details;
+  llvm::handleAllErrors(
+      std::move(Err),
+      [&](const OffloadErrorTy &E) {
+        Details.Code = E.getCode();
+        Details.Message = E.getMessage();
+        Details.Errno = E.getErrno();
+      },
+      [&](const llvm::ErrorInfoBase &E) {
+        Details.Code = ErrorCode::Internal;
+        Details.Message = E.message();
+      });
+  return Details;
+}
+
 ErrorCode offloadio::takeErrorCode(Error Err) {
   ErrorCode Code = ErrorCode::Success;
   llvm::handleAllErrors(

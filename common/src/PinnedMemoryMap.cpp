@@ -93,16 +93,8 @@ auto findIntersecting(MapTy &Regions, uintptr_t Start, uintptr_t End)
 PinnedMemoryMapTy::PinnedMemoryMapTy(PinningOpsTy &Ops) : Ops(Ops) {}
 
 PinnedMemoryMapTy::~PinnedMemoryMapTy() {
-  std::unique_lock<std::shared_mutex> Guard(Mutex);
-  for (auto &[Start, Region] : Regions) {
-    if (Region.External)
-      continue;
-    // Nobody is left to report to; the process is usually exiting.
-    llvm::consumeError(Ops.unpinHostMemory(reinterpret_cast<void *>(Start),
-                                           Region.DevAccessiblePtr,
-                                           Region.End - Start));
-  }
-  Regions.clear();
+  // Nobody is left to report to; the process is usually exiting.
+  llvm::consumeError(releaseAll());
 }
 
 PinnedRegionInfoTy
@@ -118,7 +110,7 @@ PinnedMemoryMapTy::toInfo(const RegionMapTy::value_type &Entry) {
 
 Expected<void *> PinnedMemoryMapTy::lock(void *HstPtr, size_t Size) {
   if (Error Err = checkRange("lock", HstPtr, Size))
-    return std::move(Err);
+    return Err;
   uintptr_t Start = reinterpret_cast<uintptr_t>(HstPtr);
   uintptr_t End = Start + Size;
 
@@ -164,7 +156,8 @@ Expected<void *> PinnedMemoryMapTy::lock(void *HstPtr, size_t Size) {
 
 Error PinnedMemoryMapTy::unlock(void *HstPtr) {
   if (!HstPtr)
-    return makeError(ErrorCode::InvalidArgument, "cannot unlock a null pointer");
+    return makeError(ErrorCode::InvalidArgument,
+                     "cannot unlock a null pointer");
   uintptr_t Addr = reinterpret_cast<uintptr_t>(HstPtr);
 
   std::unique_lock<std::shared_mutex> Guard(Mutex);
@@ -187,9 +180,9 @@ Error PinnedMemoryMapTy::unlock(void *HstPtr) {
   // concurrent lock of the same range cannot pin it while the backend still
   // has it pinned. On failure the region and its reference stay, so that the
   // map keeps describing what the backend holds.
-  if (Error Err = Ops.unpinHostMemory(reinterpret_cast<void *>(It->first),
-                                      Region.DevAccessiblePtr,
-                                      Region.End - It->first))
+  if (Error Err =
+          Ops.unpinHostMemory(reinterpret_cast<void *>(It->first),
+                              Region.DevAccessiblePtr, Region.End - It->first))
     return addContext(std::move(Err),
                       llvm::formatv("cannot unlock {0}: unpinning failed",
                                     formatRange(It->first, Region.End))
@@ -213,13 +206,12 @@ Error PinnedMemoryMapTy::registerExternal(void *HstPtr, void *DevAccessiblePtr,
   std::unique_lock<std::shared_mutex> Guard(Mutex);
   auto It = findIntersecting(Regions, Start, End);
   if (It != Regions.end())
-    return makeError(ErrorCode::Overlap,
-                     "cannot register the external region {0}: it overlaps "
-                     "the {1} region {2} ({3} references)",
-                     formatRange(Start, End),
-                     It->second.External ? "external" : "locked",
-                     formatRange(It->first, It->second.End),
-                     It->second.References);
+    return makeError(
+        ErrorCode::Overlap,
+        "cannot register the external region {0}: it overlaps "
+        "the {1} region {2} ({3} references)",
+        formatRange(Start, End), It->second.External ? "external" : "locked",
+        formatRange(It->first, It->second.End), It->second.References);
   Regions.emplace_hint(It, Start, RegionTy{End, DevAccessiblePtr, 1, true});
   return Error::success();
 }
@@ -250,6 +242,30 @@ Error PinnedMemoryMapTy::unregisterExternal(void *HstPtr) {
                      formatRange(Start, Region.End), Region.References - 1);
   Regions.erase(It);
   return Error::success();
+}
+
+Error PinnedMemoryMapTy::releaseAll() {
+  std::unique_lock<std::shared_mutex> Guard(Mutex);
+  Error Result = Error::success();
+  for (const auto &[Start, Region] : Regions) {
+    if (Region.External)
+      continue;
+    if (Error Err =
+            Ops.unpinHostMemory(reinterpret_cast<void *>(Start),
+                                Region.DevAccessiblePtr, Region.End - Start))
+      Result = llvm::joinErrors(
+          std::move(Result),
+          addContext(std::move(Err),
+                     llvm::formatv("cannot release {0} ({1} references): "
+                                   "unpinning failed",
+                                   formatRange(Start, Region.End),
+                                   Region.References)
+                         .str()));
+  }
+  // Keeping a region whose unpinning failed would only make the destructor
+  // try again on a backend that already refused.
+  Regions.clear();
+  return Result;
 }
 
 std::optional<PinnedRegionInfoTy>

@@ -28,7 +28,7 @@ constexpr uintptr_t DevAlias = 0x100000000000;
 constexpr uintptr_t ExtAlias = 0x200000000000;
 
 constexpr unsigned NumThreads = 16;
-constexpr unsigned OpsPerThread = 10000;
+constexpr unsigned OpsPerThread = 50000;
 
 // Each thread owns a window of slots; a slot holds at most one region, which
 // starts at the slot's start and is at most half a slot long.
@@ -193,8 +193,8 @@ private:
     if (below(8) == 0) {
       // Extending the region by one byte must be refused.
       Expected<void *> DevOrErr = Map.lock(ptr(Start), S.Len + 1);
-      ErrorCode Code = DevOrErr ? ErrorCode::Success
-                                : takeErrorCode(DevOrErr.takeError());
+      ErrorCode Code =
+          DevOrErr ? ErrorCode::Success : takeErrorCode(DevOrErr.takeError());
       STRESS_CHECK(Code == ErrorCode::Overlap, hex(Start));
       return;
     }
@@ -269,8 +269,8 @@ private:
         Cur = RegStart;
       }
       uintptr_t End = std::min(Hi, RegEnd);
-      Want.push_back(
-          {reinterpret_cast<const char *>(Cur), End - Cur, ptr(Cur + DevAlias)});
+      Want.push_back({reinterpret_cast<const char *>(Cur), End - Cur,
+                      ptr(Cur + DevAlias)});
       Cur = End;
     }
     if (Cur < Hi)
@@ -278,9 +278,8 @@ private:
 
     PinnedSegmentTy Got[16];
     size_t N = Map.segments(ptr(Lo), Hi - Lo, Got, 16);
-    STRESS_CHECK(N == Want.size(), hex(Lo) + " " + std::to_string(N) +
-                                         " vs " +
-                                         std::to_string(Want.size()));
+    STRESS_CHECK(N == Want.size(), hex(Lo) + " " + std::to_string(N) + " vs " +
+                                       std::to_string(Want.size()));
     for (size_t I = 0; I < std::min(N, Want.size()); ++I) {
       STRESS_CHECK(Got[I].HstPtr == Want[I].HstPtr, std::to_string(I));
       STRESS_CHECK(Got[I].Size == Want[I].Size, std::to_string(I));
@@ -303,8 +302,8 @@ private:
     if (below(8) == 0) {
       // Straddling the end is refused whoever else holds the region.
       Expected<void *> DevOrErr = Map.lock(ptr(Start + SharedSize - 8), 16);
-      ErrorCode Code = DevOrErr ? ErrorCode::Success
-                                : takeErrorCode(DevOrErr.takeError());
+      ErrorCode Code =
+          DevOrErr ? ErrorCode::Success : takeErrorCode(DevOrErr.takeError());
       STRESS_CHECK(Code == ErrorCode::Overlap, hex(Start));
       return;
     }

@@ -8,8 +8,8 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <string>
@@ -344,9 +344,9 @@ TEST_F(PinnedMemoryMapTest, InvalidArguments) {
             ErrorCode::InvalidArgument);
   EXPECT_EQ(codeOf(Map.registerExternal(ptr(Base), ptr(ExtAlias), 0)),
             ErrorCode::InvalidArgument);
-  EXPECT_EQ(codeOf(Map.registerExternal(ptr(UINTPTR_MAX - 0xf), ptr(ExtAlias),
-                                        0x20)),
-            ErrorCode::InvalidArgument);
+  EXPECT_EQ(
+      codeOf(Map.registerExternal(ptr(UINTPTR_MAX - 0xf), ptr(ExtAlias), 0x20)),
+      ErrorCode::InvalidArgument);
   EXPECT_EQ(codeOf(Map.registerExternal(ptr(Base), nullptr, 16)),
             ErrorCode::InvalidArgument);
   EXPECT_EQ(codeOf(Map.unregisterExternal(nullptr)),
@@ -439,10 +439,10 @@ TEST_F(PinnedMemoryMapTest, ExternalRegionCollisions) {
   lockOk(Map, Base + 0x1000, 0x1000);
   std::string Msg;
   // Inside, around, and partially over a locked region.
-  EXPECT_EQ(codeOf(Map.registerExternal(ptr(Base + 0x1100), ptr(ExtAlias),
-                                        0x10),
-                   &Msg),
-            ErrorCode::Overlap);
+  EXPECT_EQ(
+      codeOf(Map.registerExternal(ptr(Base + 0x1100), ptr(ExtAlias), 0x10),
+             &Msg),
+      ErrorCode::Overlap);
   EXPECT_NE(Msg.find(range(Base + 0x1000, 0x1000)), std::string::npos) << Msg;
   EXPECT_EQ(codeOf(Map.registerExternal(ptr(Base), ptr(ExtAlias), 0x3000)),
             ErrorCode::Overlap);
@@ -582,6 +582,31 @@ TEST_F(PinnedMemoryMapTest, SnapshotAndDump) {
   EXPECT_NE(Text.find("external"), std::string::npos) << Text;
 }
 
+TEST_F(PinnedMemoryMapTest, ReleaseAllUnpinsAndForgetsEverything) {
+  lockOk(Map, Base, 0x100);
+  lockOk(Map, Base + 0x10, 0x10);
+  lockOk(Map, Base + 0x1000, 0x100);
+  lockOk(Map, Base + 0x2000, 0x100);
+  EXPECT_FALSE(Map.registerExternal(ptr(Base + 0x3000),
+                                    ptr(Base + 0x3000 + ExtAlias), 0x100));
+  Ops.FailNextUnpin = true;
+  std::string Msg;
+  EXPECT_EQ(codeOf(Map.releaseAll(), &Msg), ErrorCode::BackendError);
+  EXPECT_NE(Msg.find(range(Base, 0x100)), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("2 references"), std::string::npos) << Msg;
+  // The failure did not stop the others from being unpinned.
+  EXPECT_EQ(Ops.numUnpins(), 3u);
+  EXPECT_EQ(Ops.Pinned.size(), 1u);
+  Ops.Pinned.clear();
+  EXPECT_EQ(Map.size(), 0u);
+
+  // Empty again, and usable.
+  EXPECT_FALSE(Map.releaseAll());
+  EXPECT_EQ(lockOk(Map, Base, 0x100), Base + DevAlias);
+  EXPECT_FALSE(Map.releaseAll());
+  EXPECT_TRUE(Ops.Pinned.empty());
+}
+
 TEST(PinnedMemoryMapLifetimeTest, DestructorUnpinsWhatIsLeft) {
   FakeOpsTy Ops;
   {
@@ -634,8 +659,7 @@ public:
   }
 
   /// Returns the code, and the device address on success.
-  ErrorCode lock(uintptr_t Start, size_t Size, bool PinFails,
-                 uintptr_t &Dev) {
+  ErrorCode lock(uintptr_t Start, size_t Size, bool PinFails, uintptr_t &Dev) {
     if (!validRange(Start, Size))
       return ErrorCode::InvalidArgument;
     uintptr_t End = Start + Size;
@@ -743,6 +767,12 @@ struct DiffConfigTy {
   size_t MaxLen;
 };
 
+/// Keeps ctest's test names readable instead of a byte dump.
+void PrintTo(const DiffConfigTy &Config, std::ostream *OS) {
+  *OS << "seed " << Config.Seed << ", " << Config.Ops << " operations, arena "
+      << Config.ArenaSize << " bytes, lengths up to " << Config.MaxLen;
+}
+
 class PinnedMemoryMapDiffTest : public ::testing::TestWithParam<DiffConfigTy> {
 };
 
@@ -802,8 +832,8 @@ TEST_P(PinnedMemoryMapDiffTest, MatchesReferenceModel) {
   };
 
   for (size_t Step = 0; Step < Config.Ops; ++Step) {
-    SCOPED_TRACE(testing::Message() << "seed " << Config.Seed << " step "
-                                    << Step);
+    SCOPED_TRACE(testing::Message()
+                 << "seed " << Config.Seed << " step " << Step);
     unsigned Kind = below(100);
     if (Kind < 30) {
       ++Counts[0];

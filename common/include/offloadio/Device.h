@@ -13,6 +13,7 @@
 #include "offloadio/Kernel.h"
 #include "offloadio/MemoryManager.h"
 #include "offloadio/ResourcePool.h"
+#include "offloadio/StagingPool.h"
 #include "offloadio/Stream.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -36,10 +37,34 @@ struct DeviceLimitsTy {
   bool HostCanAccessDeviceMemory = false; ///< Device pointers are host addresses.
 };
 
+/// How one piece of a copy was served.
+enum class TransferPathTy : unsigned {
+  PinnedToDevice,   ///< Host -> device from a locked region, by DMA.
+  PinnedFromDevice, ///< Device -> host into a locked region, by DMA.
+  StagedToDevice,   ///< Host -> device through pooled bounce buffers.
+  StagedFromDevice, ///< Device -> host through pooled bounce buffers.
+  LockedToDevice,   ///< Host -> device, memory locked for the copy only.
+  LockedFromDevice, ///< Device -> host, memory locked for the copy only.
+  DeviceToDevice,   ///< Between device allocations.
+  NumPaths
+};
+
+/// Printable name of a transfer path.
+const char *transferPathName(TransferPathTy Path);
+
+/// How copies from and to memory that is not locked are served.
+enum class PageablePolicyTy {
+  Auto,   ///< Staged below the lock threshold, locked for the copy above.
+  Staged, ///< Always through bounce buffers.
+  Lock,   ///< Always lock for the duration of the copy.
+};
+
 /// Per-path byte and operation counters of one device.
 struct TransferCountersTy {
-  std::atomic<uint64_t> Bytes[4] = {};      ///< Indexed by CopyKindTy.
-  std::atomic<uint64_t> Operations[4] = {}; ///< Indexed by CopyKindTy.
+  /// Bytes per TransferPathTy.
+  std::atomic<uint64_t> Bytes[unsigned(TransferPathTy::NumPaths)] = {};
+  /// Copies per TransferPathTy.
+  std::atomic<uint64_t> Operations[unsigned(TransferPathTy::NumPaths)] = {};
 };
 
 /// One device; created by the plugin at init_device.
@@ -125,10 +150,14 @@ public:
   /// Counters of bytes moved per copy kind.
   const TransferCountersTy &getCounters() const { return Counters; }
   /// Count one copy (engines outside this class report here too).
-  void countTransfer(CopyKindTy Kind, uint64_t Bytes) {
-    Counters.Bytes[unsigned(Kind)].fetch_add(Bytes, std::memory_order_relaxed);
-    Counters.Operations[unsigned(Kind)].fetch_add(1, std::memory_order_relaxed);
+  void countTransfer(TransferPathTy Path, uint64_t Bytes) {
+    Counters.Bytes[unsigned(Path)].fetch_add(Bytes, std::memory_order_relaxed);
+    Counters.Operations[unsigned(Path)].fetch_add(1, std::memory_order_relaxed);
   }
+  /// The device's bounce-buffer pool.
+  StagingPoolTy &getStagingPool() { return *Staging; }
+  /// Size from which unlocked memory is locked for a copy instead of staged.
+  size_t getLockThreshold() const { return LockThreshold; }
 
   /// Whether \p Ptr lies in memory this device allocated, and of which kind.
   virtual bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const = 0;
@@ -164,6 +193,10 @@ protected:
   virtual Error dataExchangeImpl(const void *SrcPtr, GenericDeviceTy &DstDevice,
                                  void *DstPtr, size_t Size, StreamTy &Stream);
 
+  /// Default of OFFLOADIO_LOCK_THRESHOLD for this backend: the size from
+  /// which locking unlocked memory for one copy beats staging it.
+  virtual size_t getDefaultLockThreshold() const { return 1 << 20; }
+
   /// Number of streams and events created at init.
   virtual unsigned getInitialStreams() const { return 1; }
   virtual unsigned getInitialEvents() const { return 1; }
@@ -193,12 +226,24 @@ private:
   /// Unregister it; fails while user locks inside it remain.
   Error onFreeing(void *Ptr, AllocKindTy Kind);
 
+  /// Copy an unlocked host range to the device (staged or locked).
+  Error submitUnlocked(char *TgtPtr, const char *HstPtr, size_t Size,
+                       StreamTy &Stream);
+  /// Copy device memory to an unlocked host range.
+  Error retrieveUnlocked(char *HstPtr, const char *TgtPtr, size_t Size,
+                         StreamTy &Stream);
+  /// Whether an unlocked range of \p Size bytes is locked for the copy.
+  bool lockForCopy(size_t Size) const;
+
   Error checkTransferArgs(const char *What, const void *Dst, const void *Src,
                           int64_t Size) const;
 
   ResourcePoolTy<StreamTy> Streams;
   ResourcePoolTy<EventTy> Events;
   std::unique_ptr<MemoryManagerTy> MemoryManager;
+  std::unique_ptr<StagingPoolTy> Staging;
+  size_t LockThreshold = 0;
+  PageablePolicyTy PageablePolicy = PageablePolicyTy::Auto;
   std::mutex ImagesLock;
   std::vector<std::unique_ptr<DeviceImageTy>> Images;
   TransferCountersTy Counters;

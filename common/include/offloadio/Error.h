@@ -68,6 +68,16 @@ Error makeErrnoError(int Errno, const char *Fmt, ArgsTy &&...Args) {
                                           Errno);
 }
 
+/// Everything an error carries, for the C boundary.
+struct ErrorDetailsTy {
+  ErrorCode Code = ErrorCode::Success; ///< The kind.
+  std::string Message;                 ///< The message.
+  int Errno = 0;                       ///< errno for POSIX failures.
+};
+
+/// Consume \p Err and return its details (Internal for foreign errors).
+ErrorDetailsTy takeErrorDetails(Error Err);
+
 /// Consume \p Err and return its code (Success for no error, Internal for a
 /// foreign llvm::Error).
 ErrorCode takeErrorCode(Error Err);

@@ -76,8 +76,9 @@ public:
   /// outlive the map.
   explicit PinnedMemoryMapTy(PinningOpsTy &Ops);
 
-  /// Unpin every region that is still locked (except external ones, which
-  /// the map never pinned), consuming any error.
+  /// Release what is left as releaseAll() does, consuming any error. \p Ops
+  /// must still work here; an owner whose backend (or whose overriding
+  /// PinningOpsTy methods) goes away first calls releaseAll() before that.
   ~PinnedMemoryMapTy();
 
   PinnedMemoryMapTy(const PinnedMemoryMapTy &) = delete;
@@ -106,6 +107,11 @@ public:
   /// Remove the external region that starts exactly at \p HstPtr. Fails
   /// with ErrorCode::Busy while user locks inside it remain.
   Error unregisterExternal(void *HstPtr);
+
+  /// Teardown: unpin every locked region (external ones were never pinned
+  /// here), then forget every region, external ones included. Returns every
+  /// unpinning failure, joined; the map is empty afterwards regardless.
+  Error releaseAll();
 
   /// The region containing \p Ptr, if any.
   std::optional<PinnedRegionInfoTy> lookup(const void *Ptr) const;

@@ -71,6 +71,14 @@ public:
                                   int64_t Size);
   /// data_unlock: drop one reference of the region containing \p HstPtr.
   Error unlockHostMemory(GenericDeviceTy &Device, void *HstPtr);
+  /// Lock memory that is not in the map for the duration of one copy.
+  Expected<void *> pinForCopy(void *HstPtr, size_t Size) {
+    return pinHostMemoryImpl(HstPtr, Size);
+  }
+  /// Undo pinForCopy.
+  Error unpinAfterCopy(void *HstPtr, void *DevAccessiblePtr, size_t Size) {
+    return unpinHostMemoryImpl(HstPtr, DevAccessiblePtr, Size);
+  }
   /// The plugin-wide map of locked host regions.
   PinnedMemoryMapTy &getPinnedMap() { return PinnedMap; }
 

@@ -21,7 +21,9 @@ HostDeviceTy::~HostDeviceTy() {
 
 Error HostDeviceTy::initImpl(DeviceLimitsTy &L) {
   unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
-  L.MaxTeams = 1u << 20;
+  // Teams of a host kernel are libomp's business inside the image; the
+  // limits only keep the reported geometry honest.
+  L.MaxTeams = Cores;
   L.MaxThreads = 1024;
   L.DefaultTeams = Cores;
   L.DefaultThreads = 1;

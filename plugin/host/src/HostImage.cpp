@@ -59,18 +59,19 @@ HostImageTy::load(const __tgt_device_image &TgtImage, int32_t ImageId,
   // image's globals, as a real device would.
   std::string Path = "/proc/self/fd/" + std::to_string(Fd);
   void *Handle = dlopen(Path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  close(Fd);
-  if (!Handle)
+  if (!Handle) {
+    close(Fd);
     return makeError(ErrorCode::InvalidImage,
                      "dlopen of image {0} ({1} bytes) on device {2}: {3}",
                      ImageId, Bytes.size(), DeviceId, dlerror());
+  }
   return std::unique_ptr<HostImageTy>(
-      new HostImageTy(ImageId, TgtImage, Handle));
+      new HostImageTy(ImageId, TgtImage, Handle, Fd));
 }
 
 HostImageTy::~HostImageTy() {
-  if (Handle)
-    dlclose(Handle);
+  dlclose(Handle);
+  close(Fd);
 }
 
 Expected<void *> HostImageTy::lookup(llvm::StringRef Name) const {

@@ -26,9 +26,13 @@ public:
 
 private:
   HostImageTy(int32_t ImageId, const __tgt_device_image &TgtImage,
-              void *Handle)
-      : DeviceImageTy(ImageId, TgtImage), Handle(Handle) {}
+              void *Handle, int Fd)
+      : DeviceImageTy(ImageId, TgtImage), Handle(Handle), Fd(Fd) {}
   void *Handle;
+  /// The memfd stays open while the image is loaded: the dynamic loader
+  /// recognises objects by path, and a reused /proc/self/fd/N path would
+  /// hand a second device the first device's copy of the image.
+  int Fd;
 };
 
 } // namespace host

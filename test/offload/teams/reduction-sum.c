@@ -1,7 +1,6 @@
 // target teams distribute parallel for with + reductions of several types.
 //
 // RUN: %libomptarget-compile-run-and-check-generic
-// RUN: %libomptarget-compileopt-run-and-check-generic
 
 #include <stdio.h>
 #include <stdlib.h>

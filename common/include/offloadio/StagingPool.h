@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Pinned bounce buffers for copies from and to memory that is not locked.
+// Buffers are allocated once per device and recycled; a lease returns its
+// buffer when the copy that used it has completed.
+#ifndef OFFLOADIO_STAGINGPOOL_H
+#define OFFLOADIO_STAGINGPOOL_H
+
+#include "offloadio/Error.h"
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace offloadio {
+
+class StagingPoolTy;
+
+/// One pinned bounce buffer and the copy it currently serves.
+struct StagingBufferTy {
+  StagingPoolTy *Pool = nullptr; ///< Owner, for the completion callback.
+  void *Ptr = nullptr;           ///< Pinned memory, getBufferSize() bytes.
+  void *CopyOutDst = nullptr;    ///< Device -> host: final destination.
+  size_t CopyOutSize = 0;        ///< Device -> host: bytes to copy out.
+};
+
+/// A bounded pool of equally sized pinned host buffers.
+class StagingPoolTy {
+public:
+  /// Allocates one pinned buffer of the given size.
+  using AllocFnTy = std::function<Expected<void *>(size_t)>;
+  /// Frees a buffer from AllocFnTy.
+  using FreeFnTy = std::function<Error(void *)>;
+
+  /// \p MaxBuffers bounds the pinned memory held: \p BufferSize each.
+  StagingPoolTy(size_t BufferSize, unsigned MaxBuffers, AllocFnTy Alloc,
+                FreeFnTy Free);
+  ~StagingPoolTy();
+  StagingPoolTy(const StagingPoolTy &) = delete;
+  StagingPoolTy &operator=(const StagingPoolTy &) = delete;
+
+  /// Size of every buffer.
+  size_t getBufferSize() const { return BufferSize; }
+
+  /// Take a buffer, allocating one while under the cap. At the cap it waits
+  /// for a buffer to come back: completion of earlier copies always returns
+  /// them, so the wait is bounded by the device's progress.
+  Expected<StagingBufferTy *> acquire();
+  /// Give a buffer back (called from completion callbacks).
+  void release(StagingBufferTy *Buffer);
+
+  /// Stream callback: release the StagingBufferTy in \p Data.
+  static Error releaseCallback(void *Data);
+  /// Stream callback: copy the buffer to its CopyOutDst, then release it.
+  static Error copyOutCallback(void *Data);
+
+  /// Buffers allocated so far.
+  unsigned allocated() const;
+  /// Free every buffer; all must have been released.
+  Error clear();
+
+private:
+  size_t BufferSize;
+  unsigned MaxBuffers;
+  AllocFnTy Alloc;
+  FreeFnTy Free;
+  mutable std::mutex Lock;
+  std::condition_variable Returned;
+  std::vector<std::unique_ptr<StagingBufferTy>> All;
+  std::vector<StagingBufferTy *> Available;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_STAGINGPOOL_H

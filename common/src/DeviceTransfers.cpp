@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Host <-> device copy policy. Every copy consults the plugin's map of locked
+// regions: locked pieces go straight to the DMA engine; the rest is either
+// staged through pooled pinned buffers (the data is captured before the call
+// returns, so the caller may reuse its buffer at once, as libomptarget does
+// with firstprivate data) or, above the lock threshold, locked for the copy
+// and waited for.
+#include "offloadio/Device.h"
+#include "offloadio/Plugin.h"
+
+#include <cstring>
+
+using namespace offloadio;
+
+const char *offloadio::transferPathName(TransferPathTy Path) {
+  switch (Path) {
+  case TransferPathTy::PinnedToDevice:
+    return "pinned-to-device";
+  case TransferPathTy::PinnedFromDevice:
+    return "pinned-from-device";
+  case TransferPathTy::StagedToDevice:
+    return "staged-to-device";
+  case TransferPathTy::StagedFromDevice:
+    return "staged-from-device";
+  case TransferPathTy::LockedToDevice:
+    return "locked-to-device";
+  case TransferPathTy::LockedFromDevice:
+    return "locked-from-device";
+  case TransferPathTy::DeviceToDevice:
+    return "device-to-device";
+  case TransferPathTy::NumPaths:
+    break;
+  }
+  return "unknown";
+}
+
+bool GenericDeviceTy::lockForCopy(size_t Size) const {
+  switch (PageablePolicy) {
+  case PageablePolicyTy::Staged:
+    return false;
+  case PageablePolicyTy::Lock:
+    return true;
+  case PageablePolicyTy::Auto:
+    break;
+  }
+  return Size >= LockThreshold;
+}
+
+/// Walk [HstPtr, HstPtr+Size) as locked and unlocked pieces.
+template <typename FnTy>
+static Error forEachSegment(const PinnedMemoryMapTy &Map, const char *HstPtr,
+                            size_t Size, FnTy Fn) {
+  PinnedSegmentTy Segs[8];
+  size_t Done = 0;
+  while (Done < Size) {
+    size_t N = Map.segments(HstPtr + Done, Size - Done, Segs, 8);
+    if (N == 0)
+      return makeError(ErrorCode::Internal,
+                       "pinned map returned no segment for {0} bytes at {1}",
+                       Size - Done, HstPtr + Done);
+    for (size_t I = 0; I < N; ++I) {
+      if (auto Err = Fn(Segs[I], size_t(Segs[I].HstPtr - HstPtr)))
+        return Err;
+      Done += Segs[I].Size;
+    }
+  }
+  return Error::success();
+}
+
+Error GenericDeviceTy::submitHostToDevice(void *TgtPtr, const void *HstPtr,
+                                          size_t Size,
+                                          AsyncInfoWrapperTy &Wrapper) {
+  auto Stream = Wrapper.getStream();
+  if (!Stream)
+    return Stream.takeError();
+  auto *Tgt = static_cast<char *>(TgtPtr);
+  return forEachSegment(
+      Plugin.getPinnedMap(), static_cast<const char *>(HstPtr), Size,
+      [&](const PinnedSegmentTy &Seg, size_t Offset) -> Error {
+        if (!Seg.DevAccessiblePtr)
+          return submitUnlocked(Tgt + Offset, Seg.HstPtr, Seg.Size, *Stream);
+        countTransfer(TransferPathTy::PinnedToDevice, Seg.Size);
+        return Stream->copyAsync(Tgt + Offset, Seg.DevAccessiblePtr, Seg.Size,
+                                 CopyKindTy::HostToDevice);
+      });
+}
+
+Error GenericDeviceTy::retrieveDeviceToHost(void *HstPtr, const void *TgtPtr,
+                                            size_t Size,
+                                            AsyncInfoWrapperTy &Wrapper) {
+  auto Stream = Wrapper.getStream();
+  if (!Stream)
+    return Stream.takeError();
+  auto *Tgt = static_cast<const char *>(TgtPtr);
+  auto *Hst = static_cast<char *>(HstPtr);
+  return forEachSegment(
+      Plugin.getPinnedMap(), Hst, Size,
+      [&](const PinnedSegmentTy &Seg, size_t Offset) -> Error {
+        if (!Seg.DevAccessiblePtr)
+          return retrieveUnlocked(Hst + Offset, Tgt + Offset, Seg.Size,
+                                  *Stream);
+        countTransfer(TransferPathTy::PinnedFromDevice, Seg.Size);
+        return Stream->copyAsync(Seg.DevAccessiblePtr, Tgt + Offset, Seg.Size,
+                                 CopyKindTy::DeviceToHost);
+      });
+}
+
+Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
+                                      size_t Size, StreamTy &Stream) {
+  if (lockForCopy(Size)) {
+    // Locking does not capture the data, so the copy must be complete
+    // before we return and the caller may touch its buffer again.
+    auto Dev = Plugin.pinForCopy(const_cast<char *>(HstPtr), Size);
+    if (!Dev)
+      return Dev.takeError();
+    countTransfer(TransferPathTy::LockedToDevice, Size);
+    Error Err = Stream.copyAsync(TgtPtr, *Dev, Size, CopyKindTy::HostToDevice);
+    Err = llvm::joinErrors(std::move(Err), Stream.synchronize());
+    return llvm::joinErrors(
+        std::move(Err),
+        Plugin.unpinAfterCopy(const_cast<char *>(HstPtr), *Dev, Size));
+  }
+  StagingPoolTy &Pool = *Staging;
+  for (size_t Done = 0; Done < Size;) {
+    size_t Chunk = std::min(Size - Done, Pool.getBufferSize());
+    auto Buffer = Pool.acquire();
+    if (!Buffer)
+      return Buffer.takeError();
+    std::memcpy((*Buffer)->Ptr, HstPtr + Done, Chunk);
+    if (auto Err = Stream.copyAsync(TgtPtr + Done, (*Buffer)->Ptr, Chunk,
+                                    CopyKindTy::HostToDevice)) {
+      Pool.release(*Buffer);
+      return Err;
+    }
+    if (auto Err =
+            Stream.hostCallback(StagingPoolTy::releaseCallback, *Buffer))
+      return Err;
+    countTransfer(TransferPathTy::StagedToDevice, Chunk);
+    Done += Chunk;
+  }
+  return Error::success();
+}
+
+Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
+                                        size_t Size, StreamTy &Stream) {
+  if (lockForCopy(Size)) {
+    auto Dev = Plugin.pinForCopy(HstPtr, Size);
+    if (!Dev)
+      return Dev.takeError();
+    countTransfer(TransferPathTy::LockedFromDevice, Size);
+    Error Err = Stream.copyAsync(*Dev, TgtPtr, Size, CopyKindTy::DeviceToHost);
+    Err = llvm::joinErrors(std::move(Err), Stream.synchronize());
+    return llvm::joinErrors(std::move(Err),
+                            Plugin.unpinAfterCopy(HstPtr, *Dev, Size));
+  }
+  // The copy into the bounce buffer and the copy out of it both run on the
+  // stream, so the call stays asynchronous.
+  StagingPoolTy &Pool = *Staging;
+  for (size_t Done = 0; Done < Size;) {
+    size_t Chunk = std::min(Size - Done, Pool.getBufferSize());
+    auto Buffer = Pool.acquire();
+    if (!Buffer)
+      return Buffer.takeError();
+    (*Buffer)->CopyOutDst = HstPtr + Done;
+    (*Buffer)->CopyOutSize = Chunk;
+    if (auto Err = Stream.copyAsync((*Buffer)->Ptr, TgtPtr + Done, Chunk,
+                                    CopyKindTy::DeviceToHost)) {
+      Pool.release(*Buffer);
+      return Err;
+    }
+    if (auto Err =
+            Stream.hostCallback(StagingPoolTy::copyOutCallback, *Buffer))
+      return Err;
+    countTransfer(TransferPathTy::StagedFromDevice, Chunk);
+    Done += Chunk;
+  }
+  return Error::success();
+}
+
+Error GenericDeviceTy::dataSubmit(void *TgtPtr, const void *HstPtr,
+                                  int64_t Size, __tgt_async_info *AsyncInfo) {
+  if (auto Err = checkTransferArgs("submit", TgtPtr, HstPtr, Size))
+    return Err;
+  if (Size == 0)
+    return Error::success();
+  Plugin.getInfo().print(InfoDataTransfer, DeviceId,
+                         "submit {0} bytes host {1} -> device {2}", Size,
+                         HstPtr, TgtPtr);
+  AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
+  return Wrapper.finalize(
+      submitHostToDevice(TgtPtr, HstPtr, size_t(Size), Wrapper));
+}
+
+Error GenericDeviceTy::dataRetrieve(void *HstPtr, const void *TgtPtr,
+                                    int64_t Size, __tgt_async_info *AsyncInfo) {
+  if (auto Err = checkTransferArgs("retrieve", HstPtr, TgtPtr, Size))
+    return Err;
+  if (Size == 0)
+    return Error::success();
+  Plugin.getInfo().print(InfoDataTransfer, DeviceId,
+                         "retrieve {0} bytes device {1} -> host {2}", Size,
+                         TgtPtr, HstPtr);
+  AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
+  return Wrapper.finalize(
+      retrieveDeviceToHost(HstPtr, TgtPtr, size_t(Size), Wrapper));
+}
+

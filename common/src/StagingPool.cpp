@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/StagingPool.h"
+
+#include <cstring>
+
+using namespace offloadio;
+
+StagingPoolTy::StagingPoolTy(size_t BufferSize, unsigned MaxBuffers,
+                             AllocFnTy Alloc, FreeFnTy Free)
+    : BufferSize(BufferSize), MaxBuffers(std::max(1u, MaxBuffers)),
+      Alloc(std::move(Alloc)), Free(std::move(Free)) {
+  All.reserve(this->MaxBuffers);
+  Available.reserve(this->MaxBuffers);
+}
+
+StagingPoolTy::~StagingPoolTy() { llvm::consumeError(clear()); }
+
+Expected<StagingBufferTy *> StagingPoolTy::acquire() {
+  std::unique_lock<std::mutex> Guard(Lock);
+  if (Available.empty() && All.size() < MaxBuffers) {
+    auto Ptr = Alloc(BufferSize);
+    if (!Ptr)
+      return Ptr.takeError();
+    auto Buffer = std::make_unique<StagingBufferTy>();
+    Buffer->Pool = this;
+    Buffer->Ptr = *Ptr;
+    All.push_back(std::move(Buffer));
+    return All.back().get();
+  }
+  Returned.wait(Guard, [&] { return !Available.empty(); });
+  StagingBufferTy *Buffer = Available.back();
+  Available.pop_back();
+  return Buffer;
+}
+
+Error StagingPoolTy::releaseCallback(void *Data) {
+  auto *Buffer = static_cast<StagingBufferTy *>(Data);
+  Buffer->Pool->release(Buffer);
+  return Error::success();
+}
+
+Error StagingPoolTy::copyOutCallback(void *Data) {
+  auto *Buffer = static_cast<StagingBufferTy *>(Data);
+  std::memcpy(Buffer->CopyOutDst, Buffer->Ptr, Buffer->CopyOutSize);
+  Buffer->Pool->release(Buffer);
+  return Error::success();
+}
+
+void StagingPoolTy::release(StagingBufferTy *Buffer) {
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Available.push_back(Buffer);
+  }
+  Returned.notify_one();
+}
+
+unsigned StagingPoolTy::allocated() const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return All.size();
+}
+
+Error StagingPoolTy::clear() {
+  std::lock_guard<std::mutex> Guard(Lock);
+  if (Available.size() != All.size())
+    return makeError(ErrorCode::Busy,
+                     "staging pool cleared with {0} of {1} buffers in use",
+                     All.size() - Available.size(), All.size());
+  Error Result = Error::success();
+  for (auto &Buffer : All)
+    if (auto Err = Free(Buffer->Ptr))
+      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  All.clear();
+  Available.clear();
+  return Result;
+}

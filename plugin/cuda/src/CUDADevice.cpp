@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "CUDADevice.h"
+#include "CUDAImage.h"
+#include "CUDAKernel.h"
+#include "CUDAStream.h"
+
+#include "offloadio/Envar.h"
+#include "offloadio/Plugin.h"
+
+#include <array>
+
+using namespace offloadio;
+using namespace offloadio::cuda;
+
+CUDADeviceTy::CUDADeviceTy(GenericPluginTy &Plugin, int32_t DeviceId,
+                           const CUDAApiTy &Api, CUdevice Device)
+    : GenericDeviceTy(Plugin, DeviceId), Api(Api), Device(Device) {}
+
+CUDADeviceTy::~CUDADeviceTy() {
+  // Without deinit() (a failed init, or process teardown), the primary
+  // context stays retained on purpose: the base class destroys its pooled
+  // streams, events and images after this body, and they still need a live
+  // context. The driver releases everything at process exit.
+}
+
+Error CUDADeviceTy::setContext() const {
+  return checkCU(Api, Api.cuCtxSetCurrent(Context), "cuCtxSetCurrent",
+                 "primary context {0} of device {1}", Context, DeviceId);
+}
+
+Expected<int> CUDADeviceTy::getAttribute(CUdevice_attribute Attr,
+                                         const char *AttrName) const {
+  int Value = 0;
+  if (auto Err = checkCU(Api, Api.cuDeviceGetAttribute(&Value, Attr, Device),
+                         "cuDeviceGetAttribute", "{0} of device {1}", AttrName,
+                         DeviceId))
+    return std::move(Err);
+  return Value;
+}
+
+Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
+  if (auto Err = checkCU(Api, Api.cuDevicePrimaryCtxRetain(&Context, Device),
+                         "cuDevicePrimaryCtxRetain", "device {0} (CUdevice {1})",
+                         DeviceId, Device))
+    return Err;
+  if (auto Err = setContext())
+    return Err;
+
+  std::array<char, 256> NameBuffer = {};
+  if (auto Err = checkCU(Api,
+                         Api.cuDeviceGetName(NameBuffer.data(),
+                                             int(NameBuffer.size() - 1),
+                                             Device),
+                         "cuDeviceGetName", "device {0}", DeviceId))
+    return Err;
+  Name = NameBuffer.data();
+  if (auto Err = checkCU(Api, Api.cuDeviceTotalMem(&TotalMemory, Device),
+                         "cuDeviceTotalMem", "device {0}", DeviceId))
+    return Err;
+
+  struct {
+    CUdevice_attribute Attr;
+    const char *Name;
+    int *Out;
+  } Attrs[] = {
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "COMPUTE_CAPABILITY_MAJOR",
+       &ComputeMajor},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "COMPUTE_CAPABILITY_MINOR",
+       &ComputeMinor},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "MULTIPROCESSOR_COUNT",
+       &NumSMs},
+  };
+  for (auto &A : Attrs) {
+    auto Value = getAttribute(A.Attr, A.Name);
+    if (!Value)
+      return Value.takeError();
+    *A.Out = *Value;
+  }
+  auto Warp = getAttribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, "WARP_SIZE");
+  if (!Warp)
+    return Warp.takeError();
+  WarpSize = uint32_t(std::max(*Warp, 1));
+  auto BlockDim =
+      getAttribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, "MAX_BLOCK_DIM_X");
+  if (!BlockDim)
+    return BlockDim.takeError();
+  auto GridDim =
+      getAttribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, "MAX_GRID_DIM_X");
+  if (!GridDim)
+    return GridDim.takeError();
+  auto SharedPerBlock = getAttribute(
+      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, "MAX_SHARED_MEMORY_PER_BLOCK");
+  if (!SharedPerBlock)
+    return SharedPerBlock.takeError();
+
+  L.MaxThreads = uint32_t(std::max(*BlockDim, 1));
+  L.MaxTeams = uint32_t(std::max(*GridDim, 1));
+  // 128 threads (four warps) per team and one team per multiprocessor when
+  // the program and the environment say nothing; loops with a known trip
+  // count get their team count from it instead (framework policy).
+  L.DefaultThreads = std::min<uint32_t>(128, L.MaxThreads);
+  L.DefaultTeams = uint32_t(std::max(NumSMs, 1));
+  L.HostCanAccessDeviceMemory = false;
+
+  // Launch-wide dynamic shared memory; it cannot exceed what a block may
+  // use without opting in per kernel.
+  DynamicSharedMemory = uint32_t(readSizeEnv("LIBOMPTARGET_SHARED_MEMORY_SIZE",
+                                             0, 0, uint64_t(*SharedPerBlock)));
+  DeviceRTLDebug =
+      uint32_t(readIntEnv("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, 0, INT32_MAX));
+  return applyContextLimits();
+}
+
+Error CUDADeviceTy::applyContextLimits() {
+  // Only when asked: the driver's defaults suit most programs, and raising
+  // the stack size reserves memory for every resident thread.
+  struct {
+    const char *Env;
+    CUlimit Limit;
+    const char *Name;
+  } Limits[] = {
+      {"LIBOMPTARGET_STACK_SIZE", CU_LIMIT_STACK_SIZE, "CU_LIMIT_STACK_SIZE"},
+      {"LIBOMPTARGET_HEAP_SIZE", CU_LIMIT_MALLOC_HEAP_SIZE,
+       "CU_LIMIT_MALLOC_HEAP_SIZE"},
+  };
+  for (auto &L : Limits) {
+    uint64_t Value = readSizeEnv(L.Env, 0, 0, UINT64_MAX);
+    if (!Value)
+      continue;
+    if (auto Err = checkCU(Api, Api.cuCtxSetLimit(L.Limit, size_t(Value)),
+                           "cuCtxSetLimit", "{0} = {1} bytes ({2}) on device {3}",
+                           L.Name, Value, L.Env, DeviceId))
+      return Err;
+  }
+  return Error::success();
+}
+
+Error CUDADeviceTy::freeAllAllocations() {
+  std::map<uintptr_t, AllocationTy> Remaining;
+  {
+    std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
+    Remaining.swap(Allocations);
+  }
+  Error Result = Error::success();
+  for (auto &[Addr, Alloc] : Remaining) {
+    void *Ptr = reinterpret_cast<void *>(Addr);
+    CUresult Res = Alloc.Kind == AllocKindTy::Host
+                       ? Api.cuMemFreeHost(Ptr)
+                       : Api.cuMemFree(CUdeviceptr(Addr));
+    if (auto Err = checkCU(Api, Res,
+                           Alloc.Kind == AllocKindTy::Host ? "cuMemFreeHost"
+                                                           : "cuMemFree",
+                           "{0} ({1} bytes of {2} memory) on device {3}", Ptr,
+                           Alloc.Size, allocKindName(Alloc.Kind), DeviceId))
+      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  }
+  return Result;
+}
+
+Error CUDADeviceTy::deinitImpl() {
+  if (!Context)
+    return Error::success();
+  Error Result = setContext();
+  if (!Result)
+    Result = freeAllAllocations();
+  if (auto Err = checkCU(Api, Api.cuDevicePrimaryCtxRelease(Device),
+                         "cuDevicePrimaryCtxRelease", "device {0}", DeviceId))
+    Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  Context = nullptr;
+  return Result;
+}
+
+Expected<std::unique_ptr<DeviceImageTy>>
+CUDADeviceTy::loadImageImpl(const __tgt_device_image &TgtImage,
+                            int32_t ImageId) {
+  if (auto Err = setContext())
+    return std::move(Err);
+  auto Image = CUDAImageTy::load(Api, Context, TgtImage, ImageId, DeviceId);
+  if (!Image)
+    return Image.takeError();
+  if (auto Err = writeDeviceEnvironment(**Image))
+    return std::move(Err);
+  return std::unique_ptr<DeviceImageTy>(std::move(*Image));
+}
+
+Error CUDADeviceTy::writeDeviceEnvironment(DeviceImageTy &GenericImage) {
+  auto &Image = static_cast<CUDAImageTy &>(GenericImage);
+  // LLVM 16's device runtime names it __omp_rtl_device_environment; older
+  // runtimes used omptarget_device_environment with the same layout. An
+  // image without either (no OpenMP device runtime linked) needs none.
+  for (const char *Symbol :
+       {"__omp_rtl_device_environment", "omptarget_device_environment"}) {
+    auto Global = Image.findGlobal(Symbol);
+    if (!Global)
+      return Global.takeError();
+    if (!*Global)
+      continue;
+    auto [Ptr, Size] = **Global;
+    if (Size != sizeof(DeviceEnvironmentTy))
+      return makeError(ErrorCode::InvalidImage,
+                       "'{0}' in image {1} on device {2} has {3} bytes, but "
+                       "the LLVM 16 device runtime's environment has {4}",
+                       Symbol, Image.getId(), DeviceId, Size,
+                       sizeof(DeviceEnvironmentTy));
+    DeviceEnvironmentTy Env;
+    Env.DebugKind = DeviceRTLDebug;
+    Env.NumDevices = uint32_t(Plugin.getNumDevices());
+    Env.DeviceNum = uint32_t(DeviceId);
+    Env.DynamicMemSize = DynamicSharedMemory;
+    return checkCU(Api, Api.cuMemcpyHtoD(Ptr, &Env, sizeof(Env)),
+                   "cuMemcpyHtoD", "{0} bytes of '{1}' at {2:x} in image {3} "
+                   "on device {4}",
+                   sizeof(Env), Symbol, Ptr, Image.getId(), DeviceId);
+  }
+  return Error::success();
+}
+
+Expected<std::unique_ptr<GenericKernelTy>>
+CUDADeviceTy::constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) {
+  if (auto Err = setContext())
+    return std::move(Err);
+  auto Kernel = CUDAKernelTy::create(Api, static_cast<CUDAImageTy &>(Image),
+                                     Name, DeviceId);
+  if (!Kernel)
+    return Kernel.takeError();
+  Plugin.getInfo().print(InfoPluginKernel, DeviceId,
+                         "kernel {0}: {1} mode", Name,
+                         execModeName((*Kernel)->getExecMode()));
+  return std::unique_ptr<GenericKernelTy>(std::move(*Kernel));
+}
+
+Expected<void *> CUDADeviceTy::getGlobalAddressImpl(DeviceImageTy &Image,
+                                                    llvm::StringRef Name,
+                                                    size_t Size) {
+  if (auto Err = setContext())
+    return std::move(Err);
+  auto Global = static_cast<CUDAImageTy &>(Image).findGlobal(Name);
+  if (!Global)
+    return Global.takeError();
+  if (!*Global)
+    return makeError(ErrorCode::NotFound,
+                     "global '{0}' ({1} bytes) not found in image {2} on "
+                     "device {3}",
+                     Name, Size, Image.getId(), DeviceId);
+  auto [Ptr, DeviceSize] = **Global;
+  if (DeviceSize != Size)
+    return makeError(ErrorCode::InvalidImage,
+                     "global '{0}' has {1} bytes on the host but {2} bytes in "
+                     "image {3} on device {4}",
+                     Name, Size, DeviceSize, Image.getId(), DeviceId);
+  return reinterpret_cast<void *>(Ptr);
+}
+
+Expected<void *> CUDADeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
+  if (auto Err = setContext())
+    return std::move(Err);
+  void *Ptr = nullptr;
+  CUresult Result;
+  const char *Call;
+  switch (Kind) {
+  case AllocKindTy::Host:
+    Call = "cuMemAllocHost";
+    Result = Api.cuMemAllocHost(&Ptr, Size);
+    break;
+  case AllocKindTy::Shared: {
+    // Migrates on demand between host and every device of the system.
+    Call = "cuMemAllocManaged";
+    CUdeviceptr DevPtr = 0;
+    Result = Api.cuMemAllocManaged(&DevPtr, Size, CU_MEM_ATTACH_GLOBAL);
+    Ptr = reinterpret_cast<void *>(DevPtr);
+    break;
+  }
+  case AllocKindTy::Device:
+  case AllocKindTy::Default: {
+    Call = "cuMemAlloc";
+    CUdeviceptr DevPtr = 0;
+    Result = Api.cuMemAlloc(&DevPtr, Size);
+    Ptr = reinterpret_cast<void *>(DevPtr);
+    break;
+  }
+  default:
+    return makeError(ErrorCode::InvalidArgument,
+                     "unknown allocation kind {0} on device {1}", int(Kind),
+                     DeviceId);
+  }
+  if (auto Err = checkCU(Api, Result, Call, "{0} bytes of {1} memory on "
+                                            "device {2}",
+                         Size, allocKindName(Kind), DeviceId))
+    return std::move(Err);
+  std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
+  Allocations[reinterpret_cast<uintptr_t>(Ptr)] = {Size, Kind};
+  return Ptr;
+}
+
+Error CUDADeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
+  auto Addr = reinterpret_cast<uintptr_t>(Ptr);
+  AllocationTy Alloc;
+  {
+    // Take the entry out first so that a concurrent double free cannot
+    // reach the driver twice; it goes back if the driver refuses.
+    std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
+    auto It = Allocations.find(Addr);
+    if (It == Allocations.end())
+      return makeError(ErrorCode::NotFound,
+                       "free of {0} ({1} memory) on device {2}: not allocated "
+                       "by this device",
+                       Ptr, allocKindName(Kind), DeviceId);
+    Alloc = It->second;
+    Allocations.erase(It);
+  }
+  // The kind the memory was allocated with decides the call, whatever kind
+  // the caller names.
+  bool IsHost = Alloc.Kind == AllocKindTy::Host;
+  Error Err = setContext();
+  if (!Err)
+    Err = checkCU(Api,
+                  IsHost ? Api.cuMemFreeHost(Ptr) : Api.cuMemFree(CUdeviceptr(Addr)),
+                  IsHost ? "cuMemFreeHost" : "cuMemFree",
+                  "{0} ({1} bytes of {2} memory) on device {3}", Ptr,
+                  Alloc.Size, allocKindName(Alloc.Kind), DeviceId);
+  if (Err) {
+    std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
+    Allocations.emplace(Addr, Alloc);
+  }
+  return Err;
+}
+
+bool CUDADeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
+  auto Addr = reinterpret_cast<uintptr_t>(Ptr);
+  std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
+  auto It = Allocations.upper_bound(Addr);
+  if (It == Allocations.begin())
+    return false;
+  --It;
+  if (Addr >= It->first + std::max<size_t>(It->second.Size, 1))
+    return false;
+  if (Kind)
+    *Kind = It->second.Kind;
+  return true;
+}
+
+Expected<std::unique_ptr<StreamTy>> CUDADeviceTy::createStreamImpl() {
+  auto Stream = CUDAStreamTy::create(Api, Context, DeviceId);
+  if (!Stream)
+    return Stream.takeError();
+  return std::unique_ptr<StreamTy>(std::move(*Stream));
+}
+
+Expected<std::unique_ptr<EventTy>> CUDADeviceTy::createEventImpl() {
+  auto Event = CUDAEventTy::create(Api, Context, DeviceId);
+  if (!Event)
+    return Event.takeError();
+  return std::unique_ptr<EventTy>(std::move(*Event));
+}
+
+Error CUDADeviceTy::dataExchangeImpl(const void *SrcPtr,
+                                     GenericDeviceTy &DstDevice, void *DstPtr,
+                                     size_t Size, StreamTy &GenericStream) {
+  // Both devices belong to this plugin, so the destination is ours too.
+  auto &Dst = static_cast<CUDADeviceTy &>(DstDevice);
+  auto &Stream = static_cast<CUDAStreamTy &>(GenericStream);
+  if (Dst.getContext() == Context)
+    return Stream.copyAsync(DstPtr, SrcPtr, Size, CopyKindTy::DeviceToDevice);
+  return Stream.copyPeerAsync(DstPtr, Dst.getContext(), SrcPtr, Size);
+}
+
+Error CUDADeviceTy::initDeviceInfoImpl(__tgt_device_info &DeviceInfo) {
+  // What interop users pass to the driver API: the CUcontext and the
+  // CUdevice (an int ordinal, carried in the pointer).
+  DeviceInfo.Context = Context;
+  DeviceInfo.Device = reinterpret_cast<void *>(intptr_t(Device));
+  return Error::success();
+}
+
+void CUDADeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
+  auto Attr = [&](CUdevice_attribute A) -> std::string {
+    auto Value = getAttribute(A, "attribute");
+    if (!Value) {
+      llvm::consumeError(Value.takeError());
+      return "unknown";
+    }
+    return std::to_string(*Value);
+  };
+  auto MiB = [](size_t Bytes) { return std::to_string(Bytes >> 20) + " MiB"; };
+
+  printInfoLine(OS, "Device name:", Name);
+  printInfoLine(OS, "Compute capability:",
+                llvm::Twine(ComputeMajor) + "." + llvm::Twine(ComputeMinor));
+  std::array<char, 32> Bus = {};
+  if (Api.cuDeviceGetPCIBusId(Bus.data(), int(Bus.size() - 1), Device) ==
+      CUDA_SUCCESS)
+    printInfoLine(OS, "PCI bus id:", Bus.data());
+  std::string Free = "unknown";
+  size_t FreeBytes = 0, TotalBytes = 0;
+  if (auto Err = setContext())
+    llvm::consumeError(std::move(Err));
+  else if (Api.cuMemGetInfo(&FreeBytes, &TotalBytes) == CUDA_SUCCESS)
+    Free = MiB(FreeBytes);
+  printInfoLine(OS, "Global memory (total / free):",
+                MiB(TotalMemory) + " / " + Free);
+  printInfoLine(OS, "Multiprocessors:", llvm::Twine(NumSMs));
+  printInfoLine(OS, "Warp size:", llvm::Twine(WarpSize));
+  printInfoLine(OS, "Max threads per block:",
+                Attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
+  printInfoLine(OS, "Max registers per block:",
+                Attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK));
+  printInfoLine(OS, "Shared memory per block:",
+                Attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) +
+                    " bytes");
+  printInfoLine(OS, "L2 cache:",
+                Attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE) + " bytes");
+  printInfoLine(OS, "Unified addressing:",
+                Attr(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING));
+  printInfoLine(OS, "Managed memory (concurrent):",
+                Attr(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) + " (" +
+                    Attr(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) + ")");
+  int Version = 0;
+  if (Api.cuDriverGetVersion(&Version) == CUDA_SUCCESS)
+    printInfoLine(OS, "CUDA driver version:",
+                  llvm::Twine(Version / 1000) + "." +
+                      llvm::Twine((Version % 1000) / 10));
+  printInfoLine(OS, "Dynamic shared memory:",
+                llvm::Twine(DynamicSharedMemory) + " bytes");
+}

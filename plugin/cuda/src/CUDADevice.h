@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// One CUDA device: its primary context, its memory and the translation of
+// the framework's device hooks to driver calls.
+#ifndef OFFLOADIO_CUDA_CUDADEVICE_H
+#define OFFLOADIO_CUDA_CUDADEVICE_H
+
+#include "CUDAApi.h"
+
+#include "offloadio/Device.h"
+
+#include <map>
+#include <shared_mutex>
+#include <string>
+
+namespace offloadio {
+namespace cuda {
+
+/// One CUDA device of the plugin.
+class CUDADeviceTy final : public GenericDeviceTy {
+public:
+  CUDADeviceTy(GenericPluginTy &Plugin, int32_t DeviceId,
+               const CUDAApiTy &Api, CUdevice Device);
+  ~CUDADeviceTy() override;
+
+  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
+
+  /// Make the device's primary context current on the calling thread.
+  /// Threads that enter from libomptarget may have no current context, or
+  /// another device's, so every entry that calls the driver does this.
+  Error setContext() const;
+
+  /// The driver's device handle.
+  CUdevice getCUDevice() const { return Device; }
+  /// The retained primary context (null before init / after deinit).
+  CUcontext getContext() const { return Context; }
+  /// Threads per warp.
+  uint32_t getWarpSize() const { return WarpSize; }
+  /// Dynamic shared memory given to every launch
+  /// (LIBOMPTARGET_SHARED_MEMORY_SIZE).
+  uint32_t getDynamicSharedMemory() const { return DynamicSharedMemory; }
+
+protected:
+  Error initImpl(DeviceLimitsTy &Limits) override;
+  Error deinitImpl() override;
+  Expected<std::unique_ptr<DeviceImageTy>>
+  loadImageImpl(const __tgt_device_image &TgtImage, int32_t ImageId) override;
+  Expected<std::unique_ptr<GenericKernelTy>>
+  constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) override;
+  Expected<void *> getGlobalAddressImpl(DeviceImageTy &Image,
+                                        llvm::StringRef Name,
+                                        size_t Size) override;
+  Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override;
+  Error freeImpl(void *Ptr, AllocKindTy Kind) override;
+  Expected<std::unique_ptr<StreamTy>> createStreamImpl() override;
+  Expected<std::unique_ptr<EventTy>> createEventImpl() override;
+  Error initDeviceInfoImpl(__tgt_device_info &DeviceInfo) override;
+  void printInfoImpl(llvm::raw_ostream &OS) override;
+  Error dataExchangeImpl(const void *SrcPtr, GenericDeviceTy &DstDevice,
+                         void *DstPtr, size_t Size, StreamTy &Stream) override;
+
+private:
+  /// Read integer attribute \p Attr of the device.
+  Expected<int> getAttribute(CUdevice_attribute Attr, const char *Name) const;
+  /// Write the LLVM 16 device runtime's environment into a loaded image.
+  Error writeDeviceEnvironment(DeviceImageTy &Image);
+  /// Apply LIBOMPTARGET_STACK_SIZE / LIBOMPTARGET_HEAP_SIZE when set.
+  Error applyContextLimits();
+  /// Free every allocation still registered (device teardown).
+  Error freeAllAllocations();
+
+  const CUDAApiTy &Api;
+  const CUdevice Device;
+  CUcontext Context = nullptr;
+
+  // Properties read at init.
+  std::string Name;
+  int ComputeMajor = 0;
+  int ComputeMinor = 0;
+  uint32_t WarpSize = 32;
+  int NumSMs = 0;
+  size_t TotalMemory = 0;
+  uint32_t DynamicSharedMemory = 0;
+  uint32_t DeviceRTLDebug = 0;
+
+  /// What the registry keeps about one allocation.
+  struct AllocationTy {
+    size_t Size;
+    AllocKindTy Kind;
+  };
+  /// Live allocations by start address: frees use the kind the memory was
+  /// allocated with, and ownsPointer answers for interior pointers.
+  mutable std::shared_mutex AllocationsLock;
+  std::map<uintptr_t, AllocationTy> Allocations;
+};
+
+} // namespace cuda
+} // namespace offloadio
+
+#endif // OFFLOADIO_CUDA_CUDADEVICE_H

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// An NVPTX offload image (a cubin: ELF, e_machine EM_CUDA) loaded as a
+// CUmodule on one device, and the image checks done before loading.
+#ifndef OFFLOADIO_CUDA_CUDAIMAGE_H
+#define OFFLOADIO_CUDA_CUDAIMAGE_H
+
+#include "CUDAApi.h"
+
+#include "offloadio/DeviceImage.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace offloadio {
+namespace cuda {
+
+/// A CUDA architecture such as sm_90 or sm_90a.
+struct CUDAArchTy {
+  int Major = 0;
+  int Minor = 0;
+  /// Architecture-specific code (the "a" suffix): runs on that exact
+  /// compute capability only.
+  bool ArchSpecific = false;
+};
+
+/// Parse "sm_<major><minor>[a|f]" (sm_90, sm_90a, sm_100f); std::nullopt for
+/// anything else.
+std::optional<CUDAArchTy> parseCUDAArch(llvm::StringRef Arch);
+
+/// The architecture recorded in a cubin's ELF header, when it can be read.
+std::optional<CUDAArchTy> readCubinArch(llvm::StringRef Bytes);
+
+/// Whether \p Bytes is an ELF image for NVIDIA GPUs.
+bool isCubin(llvm::StringRef Bytes);
+
+/// Whether code for \p Image runs on a device of compute capability
+/// \p Major.\p Minor. SASS is binary compatible with later minor versions
+/// of the same major version; architecture-specific SASS is not.
+bool isArchCompatible(const CUDAArchTy &Image, int Major, int Minor);
+
+/// The environment the LLVM 16 device runtime reads from the global
+/// __omp_rtl_device_environment (layout of DeviceEnvironmentTy in
+/// openmp/libomptarget/DeviceRTL; checked against Debian's
+/// libomptarget-nvptx-sm_*.bc: four 32-bit fields).
+struct DeviceEnvironmentTy {
+  uint32_t DebugKind;      ///< LIBOMPTARGET_DEVICE_RTL_DEBUG bits.
+  uint32_t NumDevices;     ///< Devices of the plugin.
+  uint32_t DeviceNum;      ///< This device's plugin-local number.
+  uint32_t DynamicMemSize; ///< Dynamic shared memory given to each launch.
+};
+static_assert(sizeof(DeviceEnvironmentTy) == 16, "LLVM 16 device runtime");
+
+/// One module loaded in one device's context.
+class CUDAImageTy final : public DeviceImageTy {
+public:
+  /// Load \p TgtImage into \p Context (which must be current) for device
+  /// \p DeviceId.
+  static Expected<std::unique_ptr<CUDAImageTy>>
+  load(const CUDAApiTy &Api, CUcontext Context,
+       const __tgt_device_image &TgtImage, int32_t ImageId, int32_t DeviceId);
+  ~CUDAImageTy() override;
+
+  /// The kernel \p Name.
+  Expected<CUfunction> getFunction(llvm::StringRef Name) const;
+
+  /// The device address and size of global \p Name, or std::nullopt when
+  /// the image has no such symbol.
+  Expected<std::optional<std::pair<CUdeviceptr, size_t>>>
+  findGlobal(llvm::StringRef Name) const;
+
+  /// The module handle.
+  CUmodule getModule() const { return Module; }
+
+private:
+  CUDAImageTy(const CUDAApiTy &Api, CUcontext Context, int32_t ImageId,
+              int32_t DeviceId, const __tgt_device_image &TgtImage,
+              CUmodule Module)
+      : DeviceImageTy(ImageId, TgtImage), Api(Api), Context(Context),
+        DeviceId(DeviceId), Module(Module) {}
+
+  const CUDAApiTy &Api;
+  CUcontext Context;
+  int32_t DeviceId;
+  CUmodule Module;
+};
+
+} // namespace cuda
+} // namespace offloadio
+
+#endif // OFFLOADIO_CUDA_CUDAIMAGE_H

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Kernels of a CUDA image: a CUfunction, the execution mode the compiler
+// recorded for it, and its launch through cuLaunchKernel.
+#ifndef OFFLOADIO_CUDA_CUDAKERNEL_H
+#define OFFLOADIO_CUDA_CUDAKERNEL_H
+
+#include "CUDAApi.h"
+
+#include "offloadio/Kernel.h"
+
+namespace offloadio {
+namespace cuda {
+
+class CUDADeviceTy;
+class CUDAImageTy;
+
+/// The values clang 16 stores in the int8 global <kernel>_exec_mode
+/// (OMPTgtExecModeFlags).
+enum class ExecModeTy : int8_t {
+  /// A main thread runs the region and wakes workers for parallel regions.
+  Generic = 1,
+  /// Every thread runs the region.
+  SPMD = 2,
+  /// Generic code that the compiler turned into SPMD code.
+  GenericSPMD = 3,
+};
+
+/// Printable name of \p Mode.
+const char *execModeName(ExecModeTy Mode);
+
+/// One kernel of a loaded module.
+class CUDAKernelTy final : public GenericKernelTy {
+public:
+  /// Look up kernel \p Name in \p Image and read its execution mode and
+  /// thread limit.
+  static Expected<std::unique_ptr<CUDAKernelTy>>
+  create(const CUDAApiTy &Api, CUDAImageTy &Image, llvm::StringRef Name,
+         int32_t DeviceId);
+
+  /// The execution mode.
+  ExecModeTy getExecMode() const { return ExecMode; }
+
+protected:
+  Error launchImpl(GenericDeviceTy &Device, void **Args, uint32_t NumArgs,
+                   const LaunchDimsTy &Dims, const KernelArgsTy &KernelArgs,
+                   StreamTy &Stream) override;
+  uint32_t getMaxThreads(const GenericDeviceTy &Device) const override;
+
+private:
+  CUDAKernelTy(const CUDAApiTy &Api, CUDAImageTy &Image, std::string Name,
+               CUfunction Function, ExecModeTy ExecMode, uint32_t MaxThreads);
+
+  const CUDAApiTy &Api;
+  CUfunction Function;
+  ExecModeTy ExecMode;
+  /// Largest block the compiled code allows (registers per thread).
+  uint32_t MaxThreads;
+};
+
+} // namespace cuda
+} // namespace offloadio
+
+#endif // OFFLOADIO_CUDA_CUDAKERNEL_H

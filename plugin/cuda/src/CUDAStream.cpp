@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "CUDAStream.h"
+
+using namespace offloadio;
+using namespace offloadio::cuda;
+
+Expected<std::unique_ptr<CUDAEventTy>>
+CUDAEventTy::create(const CUDAApiTy &Api, CUcontext Context, int32_t DeviceId) {
+  if (auto Err = checkCU(Api, Api.cuCtxSetCurrent(Context), "cuCtxSetCurrent",
+                         "context {0} of device {1}", Context, DeviceId))
+    return std::move(Err);
+  CUevent Event = nullptr;
+  if (auto Err = checkCU(Api, Api.cuEventCreate(&Event, CU_EVENT_DISABLE_TIMING),
+                         "cuEventCreate", "event for device {0}", DeviceId))
+    return std::move(Err);
+  return std::unique_ptr<CUDAEventTy>(
+      new CUDAEventTy(Api, Context, DeviceId, Event));
+}
+
+CUDAEventTy::~CUDAEventTy() {
+  // Destruction happens at device teardown only; nothing can report there.
+  Api.cuCtxSetCurrent(Context);
+  Api.cuEventDestroy(Event);
+}
+
+Error CUDAEventTy::synchronize() {
+  if (auto Err = checkCU(Api, Api.cuCtxSetCurrent(Context), "cuCtxSetCurrent",
+                         "context {0} of device {1}", Context, DeviceId))
+    return Err;
+  return checkCU(Api, Api.cuEventSynchronize(Event), "cuEventSynchronize",
+                 "event {0} of device {1}", Event, DeviceId);
+}
+
+Expected<bool> CUDAEventTy::query() {
+  if (auto Err = checkCU(Api, Api.cuCtxSetCurrent(Context), "cuCtxSetCurrent",
+                         "context {0} of device {1}", Context, DeviceId))
+    return std::move(Err);
+  CUresult Result = Api.cuEventQuery(Event);
+  if (Result == CUDA_ERROR_NOT_READY)
+    return false;
+  if (auto Err = checkCU(Api, Result, "cuEventQuery", "event {0} of device {1}",
+                         Event, DeviceId))
+    return std::move(Err);
+  return true;
+}
+
+Expected<std::unique_ptr<CUDAStreamTy>>
+CUDAStreamTy::create(const CUDAApiTy &Api, CUcontext Context,
+                     int32_t DeviceId) {
+  if (auto Err = checkCU(Api, Api.cuCtxSetCurrent(Context), "cuCtxSetCurrent",
+                         "context {0} of device {1}", Context, DeviceId))
+    return std::move(Err);
+  CUstream Stream = nullptr;
+  if (auto Err =
+          checkCU(Api, Api.cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING),
+                  "cuStreamCreate", "stream for device {0}", DeviceId))
+    return std::move(Err);
+  return std::unique_ptr<CUDAStreamTy>(
+      new CUDAStreamTy(Api, Context, DeviceId, Stream));
+}
+
+CUDAStreamTy::~CUDAStreamTy() {
+  // The pool destroys streams at device teardown, after draining them; a
+  // failure here could not be reported to anyone.
+  Api.cuCtxSetCurrent(Context);
+  Api.cuStreamDestroy(Stream);
+}
+
+Error CUDAStreamTy::activate() const {
+  return checkCU(Api, Api.cuCtxSetCurrent(Context), "cuCtxSetCurrent",
+                 "context {0} of device {1}", Context, DeviceId);
+}
+
+Error CUDAStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
+                              CopyKindTy Kind) {
+  if (auto Err = activate())
+    return Err;
+  return checkCU(Api,
+                 Api.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(Dst),
+                                   reinterpret_cast<CUdeviceptr>(Src), Size,
+                                   Stream),
+                 "cuMemcpyAsync", "{0} copy of {1} bytes from {2} to {3} on "
+                 "device {4}",
+                 copyKindName(Kind), Size, Src, Dst, DeviceId);
+}
+
+Error CUDAStreamTy::copyPeerAsync(void *Dst, CUcontext DstContext,
+                                  const void *Src, size_t Size) {
+  if (auto Err = activate())
+    return Err;
+  return checkCU(Api,
+                 Api.cuMemcpyPeerAsync(reinterpret_cast<CUdeviceptr>(Dst),
+                                       DstContext,
+                                       reinterpret_cast<CUdeviceptr>(Src),
+                                       Context, Size, Stream),
+                 "cuMemcpyPeerAsync",
+                 "{0} bytes from {1} on device {2} to {3} in context {4}",
+                 Size, Src, DeviceId, Dst, DstContext);
+}
+
+Error CUDAStreamTy::recordEvent(EventTy &Event) {
+  CUevent Handle = static_cast<CUDAEventTy &>(Event).getHandle();
+  if (auto Err = activate())
+    return Err;
+  return checkCU(Api, Api.cuEventRecord(Handle, Stream), "cuEventRecord",
+                 "event {0} on stream {1} of device {2}", Handle, Stream,
+                 DeviceId);
+}
+
+Error CUDAStreamTy::waitEvent(EventTy &Event) {
+  CUevent Handle = static_cast<CUDAEventTy &>(Event).getHandle();
+  if (auto Err = activate())
+    return Err;
+  // Works across streams and devices; a never-recorded event is complete.
+  return checkCU(Api, Api.cuStreamWaitEvent(Stream, Handle, 0),
+                 "cuStreamWaitEvent", "stream {0} waiting for event {1} on "
+                 "device {2}",
+                 Stream, Handle, DeviceId);
+}
+
+void CUDAStreamTy::runCallback(void *Opaque) {
+  // Driver thread. Copy the request out and recycle the record first, so
+  // the callback may enqueue further callbacks on other streams.
+  auto *Record = static_cast<CallbackRecordTy *>(Opaque);
+  CUDAStreamTy &Owner = *Record->Owner;
+  HostCallbackTy Fn = Record->Fn;
+  void *Data = Record->Data;
+  {
+    std::lock_guard<std::mutex> Guard(Owner.CallbackLock);
+    Record->NextFree = Owner.FreeRecords;
+    Owner.FreeRecords = Record;
+  }
+  if (Error Err = Fn(Data))
+    Owner.recordCallbackError(std::move(Err));
+}
+
+void CUDAStreamTy::recordCallbackError(Error Err) {
+  ErrorCode Code = ErrorCode::Internal;
+  std::string Msg;
+  llvm::handleAllErrors(
+      std::move(Err),
+      [&](const OffloadErrorTy &E) {
+        Code = E.getCode();
+        Msg = E.getMessage();
+      },
+      [&](const llvm::ErrorInfoBase &E) { Msg = E.message(); });
+  std::lock_guard<std::mutex> Guard(CallbackLock);
+  // The first failure is the informative one; later ones usually follow
+  // from it.
+  if (!CallbackError)
+    CallbackError.emplace(Code, std::move(Msg));
+}
+
+Error CUDAStreamTy::takeCallbackError() {
+  std::lock_guard<std::mutex> Guard(CallbackLock);
+  if (!CallbackError)
+    return Error::success();
+  Error Err = makeError(CallbackError->first,
+                        "host callback on stream {0} of device {1} failed: {2}",
+                        Stream, DeviceId, CallbackError->second);
+  CallbackError.reset();
+  return Err;
+}
+
+Error CUDAStreamTy::hostCallback(HostCallbackTy Fn, void *Data) {
+  CallbackRecordTy *Record;
+  {
+    std::lock_guard<std::mutex> Guard(CallbackLock);
+    if (!FreeRecords) {
+      Records.emplace_back();
+      FreeRecords = &Records.back();
+    }
+    Record = FreeRecords;
+    FreeRecords = Record->NextFree;
+  }
+  Record->Owner = this;
+  Record->Fn = Fn;
+  Record->Data = Data;
+  Record->NextFree = nullptr;
+  Error Err = activate();
+  if (!Err)
+    Err = checkCU(Api, Api.cuLaunchHostFunc(Stream, runCallback, Record),
+                  "cuLaunchHostFunc", "callback on stream {0} of device {1}",
+                  Stream, DeviceId);
+  if (Err) {
+    std::lock_guard<std::mutex> Guard(CallbackLock);
+    Record->NextFree = FreeRecords;
+    FreeRecords = Record;
+  }
+  return Err;
+}
+
+Error CUDAStreamTy::synchronize() {
+  if (auto Err = activate())
+    return llvm::joinErrors(std::move(Err), takeCallbackError());
+  Error Err = checkCU(Api, Api.cuStreamSynchronize(Stream),
+                      "cuStreamSynchronize", "stream {0} of device {1}",
+                      Stream, DeviceId);
+  return llvm::joinErrors(std::move(Err), takeCallbackError());
+}
+
+Expected<bool> CUDAStreamTy::query() {
+  if (auto Err = activate())
+    return llvm::joinErrors(std::move(Err), takeCallbackError());
+  CUresult Result = Api.cuStreamQuery(Stream);
+  if (Result == CUDA_ERROR_NOT_READY)
+    return false;
+  Error Err = checkCU(Api, Result, "cuStreamQuery", "stream {0} of device {1}",
+                      Stream, DeviceId);
+  Err = llvm::joinErrors(std::move(Err), takeCallbackError());
+  if (Err)
+    return std::move(Err);
+  return true;
+}

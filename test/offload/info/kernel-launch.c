@@ -1,0 +1,59 @@
+// LIBOMPTARGET_INFO=0x10 (plugin kernel info): the offload-io plugin prints
+// one "offload-io(<plugin>) ... launch kernel ..." line per kernel launch,
+// and none for constructs that launch nothing.
+//
+// RUN: %libomptarget-compile-generic
+// RUN: env LIBOMPTARGET_INFO=0x10 %libomptarget-run-generic 2>&1 \
+// RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
+
+#include <stdio.h>
+
+int main(void) {
+  int a[100], s = 0;
+  for (int i = 0; i < 100; ++i)
+    a[i] = i;
+
+  fprintf(stderr, "phase 1: plain target\n");
+#pragma omp target map(tofrom : a)
+  for (int i = 0; i < 100; ++i)
+    a[i] += 1;
+
+  fprintf(stderr, "phase 2: teams reduction\n");
+#pragma omp target teams distribute parallel for reduction(+ : s) map(to : a)
+  for (int i = 0; i < 100; ++i)
+    s += a[i];
+
+  fprintf(stderr, "phase 3: data only\n");
+#pragma omp target data map(tofrom : a)
+  {
+#pragma omp target update from(a)
+  }
+#pragma omp target enter data map(to : s)
+#pragma omp target exit data map(delete : s)
+
+  fprintf(stderr, "phase 4: two regions\n");
+  for (int k = 0; k < 2; ++k) {
+#pragma omp target map(tofrom : a)
+    a[k] = -k;
+  }
+  fprintf(stderr, "done: s = %d a[0] = %d a[1] = %d\n", s, a[0], a[1]);
+  return 0;
+}
+
+// CHECK: phase 1: plain target
+// CHECK-NOT: phase 2
+// CHECK: {{^}}offload-io([[PLUGIN]]){{.*}}launch kernel
+// CHECK-NOT: launch kernel
+// CHECK: phase 2: teams reduction
+// CHECK-NOT: phase 3
+// CHECK: {{^}}offload-io([[PLUGIN]]){{.*}}launch kernel
+// CHECK-NOT: launch kernel
+// CHECK: phase 3: data only
+// CHECK-NOT: launch kernel
+// CHECK: phase 4: two regions
+// CHECK: {{^}}offload-io([[PLUGIN]]){{.*}}launch kernel
+// CHECK-NOT: done:
+// CHECK: {{^}}offload-io([[PLUGIN]]){{.*}}launch kernel
+// CHECK-NOT: launch kernel
+// CHECK: done: s = 5050 a[0] = 0 a[1] = -1
+// CHECK-NOT: launch kernel

@@ -1,0 +1,33 @@
+// With any nonzero LIBOMPTARGET_INFO the offload-io plugin announces itself
+// at start-up with "offload-io(<plugin>): <N> devices"; N matches what the
+// program sees.  Without LIBOMPTARGET_INFO (or with 0) the plugin is quiet.
+//
+// RUN: %libomptarget-compile-generic
+// RUN: env LIBOMPTARGET_INFO=1 %libomptarget-run-generic 2>&1 \
+// RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
+// RUN: env LIBOMPTARGET_INFO=0x20 %libomptarget-run-generic 2>&1 \
+// RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
+// RUN: env LIBOMPTARGET_INFO=-1 %libomptarget-run-generic 2>&1 \
+// RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
+// RUN: env LIBOMPTARGET_INFO=0 %libomptarget-run-generic 2>&1 \
+// RUN:   | %fcheck-generic --check-prefix=QUIET
+// RUN: env -u LIBOMPTARGET_INFO %libomptarget-run-generic 2>&1 \
+// RUN:   | %fcheck-generic --check-prefix=QUIET
+
+#include <omp.h>
+#include <stdio.h>
+
+int main(void) {
+  int x = 0;
+#pragma omp target map(tofrom : x)
+  x = 5;
+  fprintf(stderr, "program sees %d devices, x = %d\n", omp_get_num_devices(), x);
+  return 0;
+}
+
+// CHECK: {{^}}offload-io([[PLUGIN]]): [[N:[0-9]+]] devices
+// CHECK: program sees [[N]] devices, x = 5
+
+// QUIET-NOT: offload-io(
+// QUIET: program sees {{[0-9]+}} devices, x = 5
+// QUIET-NOT: offload-io(

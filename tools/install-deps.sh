@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs the Debian bookworm packages offload-io needs to build and test.
+# Run as root on a fresh machine; quick when everything is already there.
+set -euo pipefail
+PKGS=(clang-16 clang-tools-16 libomp-16-dev llvm-16-dev llvm-16-tools lld-16
+      libhsa-runtime-dev rocm-device-libs libffi-dev googletest libgtest-dev
+      cmake ninja-build python3 gnuplot-nox)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) != 0 ]]; then
+    echo "install-deps: need root to install: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
