@@ -6,9 +6,14 @@
 // the C ABI.
 #include "offloadio/ABI.h"
 #include "offloadio/Plugin.h"
+#include "offloadio/io/IOEngine.h"
+
+#include "ompx_io.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <cstdio>
 #include <string>
 
 using namespace offloadio;
@@ -349,5 +354,141 @@ OFFLOADIO_API int32_t __tgt_rtl_data_lock(int32_t GlobalId, void *HstPtr,
 OFFLOADIO_API int32_t __tgt_rtl_data_unlock(int32_t GlobalId, void *HstPtr) {
   return onGlobalDevice(GlobalId, "data_unlock", [&](GenericDeviceTy &D) {
     return thePlugin().unlockHostMemory(D, HstPtr);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// offload-io extensions, called by libompx_io (include/ompx_io.h). They
+// return 0 or an errno value, never print: libompx_io reports through errno.
+//===----------------------------------------------------------------------===//
+
+/// The local number of OpenMP device \p GlobalId, or -1 if not ours.
+OFFLOADIO_API int32_t __tgt_rtl_ompx_resolve_device(int32_t GlobalId) {
+  auto Local = thePlugin().resolveGlobalDeviceId(GlobalId);
+  if (!Local) {
+    llvm::consumeError(Local.takeError());
+    return -1;
+  }
+  if (auto Err = thePlugin().initDevice(*Local)) {
+    llvm::consumeError(std::move(Err));
+    return -1;
+  }
+  return *Local;
+}
+
+namespace {
+/// Run \p Fn on device \p DeviceId and turn its error into an errno value.
+template <typename FnTy> int32_t errnoOnDevice(int32_t DeviceId, FnTy Fn) {
+  auto Device = thePlugin().getDevice(DeviceId);
+  if (!Device)
+    return takeErrno(Device.takeError());
+  if (Error Err = Fn(*Device)) {
+    ErrorDetailsTy D = takeErrorDetails(std::move(Err));
+    thePlugin().getInfo().print(~0u, DeviceId, "{0}", D.Message);
+    if (D.Errno)
+      return D.Errno;
+    return takeErrno(makeError(D.Code, "{0}", D.Message));
+  }
+  return 0;
+}
+} // namespace
+
+OFFLOADIO_API int32_t __tgt_rtl_ompx_io_submit(int32_t DeviceId,
+                                               int32_t IsWrite, int32_t Fd,
+                                               void *DevPtr, uint64_t Count,
+                                               int64_t Offset,
+                                               void **Request) {
+  return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
+    auto Engine = D.getIOEngine();
+    if (!Engine)
+      return Engine.takeError();
+    auto R = Engine->submit(IsWrite ? IORequestTy::Write : IORequestTy::Read,
+                            Fd, DevPtr, Count, Offset);
+    if (!R)
+      return R.takeError();
+    *Request = R->release();
+    return Error::success();
+  });
+}
+
+/// 1 done, 0 pending.
+OFFLOADIO_API int32_t __tgt_rtl_ompx_io_test(void *Request) {
+  return static_cast<IORequestTy *>(Request)->isDone();
+}
+
+/// Wait, store the byte count, release the request; 0 or an errno value.
+OFFLOADIO_API int32_t __tgt_rtl_ompx_io_wait(void *Request, int64_t *Bytes) {
+  std::unique_ptr<IORequestTy> R(static_cast<IORequestTy *>(Request));
+  auto N = R->wait();
+  if (!N) {
+    ErrorDetailsTy D = takeErrorDetails(N.takeError());
+    thePlugin().getInfo().print(~0u, -1, "{0}", D.Message);
+    return D.Errno ? D.Errno : EIO;
+  }
+  *Bytes = int64_t(*N);
+  return 0;
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_ompx_io_stats(int32_t DeviceId,
+                                              ompx_io_stats_t *Out) {
+  return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
+    auto Engine = D.getIOEngine();
+    if (!Engine)
+      return Engine.takeError();
+    IOStatsTy &S = Engine->getStats();
+    *Out = ompx_io_stats_t();
+    for (unsigned P = 0; P < OMPX_IO_NUM_PATHS; ++P) {
+      Out->bytes_read[P] = S.BytesRead[P].load();
+      Out->bytes_written[P] = S.BytesWritten[P].load();
+      Out->reads[P] = S.Reads[P].load();
+      Out->writes[P] = S.Writes[P].load();
+    }
+    Out->fallbacks = S.Fallbacks.load();
+    std::lock_guard<std::mutex> Guard(S.ReasonLock);
+    std::snprintf(Out->last_fallback, sizeof(Out->last_fallback), "%s",
+                  S.LastFallback.c_str());
+    return Error::success();
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_ompx_io_paths(int32_t DeviceId,
+                                              uint32_t *Mask, char *Why,
+                                              uint64_t WhyLen) {
+  return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
+    auto Engine = D.getIOEngine();
+    if (!Engine)
+      return Engine.takeError();
+    std::string Reasons;
+    *Mask = Engine->availablePaths(Reasons);
+    if (Why && WhyLen)
+      std::snprintf(Why, WhyLen, "%s", Reasons.c_str());
+    return Error::success();
+  });
+}
+
+/// 1 and *Out filled when \p Ptr is in a locked region, 0 otherwise.
+OFFLOADIO_API int32_t __tgt_rtl_ompx_lock_info(const void *Ptr,
+                                               ompx_lock_region_t *Out) {
+  auto Region = thePlugin().getPinnedMap().lookup(Ptr);
+  if (!Region)
+    return 0;
+  Out->host_ptr = Region->HstPtr;
+  Out->device_ptr = Region->DevAccessiblePtr;
+  Out->size = Region->Size;
+  Out->references = Region->References;
+  Out->external = Region->External;
+  return 1;
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_ompx_copy_counters(int32_t DeviceId,
+                                                   uint64_t *Bytes,
+                                                   uint64_t *Copies) {
+  return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
+    const TransferCountersTy &C = D.getCounters();
+    for (unsigned P = 0; P < unsigned(TransferPathTy::NumPaths); ++P) {
+      Bytes[P] = C.Bytes[P].load();
+      Copies[P] = C.Operations[P].load();
+    }
+    return Error::success();
   });
 }

@@ -61,7 +61,21 @@ Error GenericDeviceTy::drain() {
   return Result;
 }
 
+Expected<IOEngineTy &> GenericDeviceTy::getIOEngine() {
+  std::lock_guard<std::mutex> Guard(IOEngineLock);
+  if (!IOEngine)
+    IOEngine = std::make_unique<IOEngineTy>(*this, Plugin.getSys(),
+                                            getIOFastpathImpl(),
+                                            IOConfigTy::fromEnv());
+  return *IOEngine;
+}
+
 Error GenericDeviceTy::deinit() {
+  {
+    // Workers hold streams and buffers of this device: stop them first.
+    std::lock_guard<std::mutex> Guard(IOEngineLock);
+    IOEngine.reset();
+  }
   Error Result = drain();
   if (MemoryManager)
     if (auto Err = MemoryManager->releaseAll())
@@ -153,6 +167,11 @@ Expected<void *> GenericDeviceTy::dataAlloc(int64_t Size, void *HstPtr,
     llvm::consumeError(freeImpl(Ptr, Kind));
     return std::move(Err);
   }
+  if (HstPtr && Size > 0)
+    if (auto Err = lockMappedBuffer(Ptr, HstPtr, size_t(Size))) {
+      llvm::consumeError(dataDelete(Ptr, Kind));
+      return std::move(Err);
+    }
   return Ptr;
 }
 
@@ -161,6 +180,8 @@ Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
     return makeError(ErrorCode::InvalidArgument,
                      "cannot free a null pointer on device {0}", DeviceId);
   if (auto Err = onFreeing(TgtPtr, Kind))
+    return Err;
+  if (auto Err = unlockMappedBuffer(TgtPtr))
     return Err;
   if (MemoryManager &&
       (Kind == AllocKindTy::Default || Kind == AllocKindTy::Device)) {
@@ -171,6 +192,40 @@ Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
       return Error::success();
   }
   return freeImpl(TgtPtr, Kind);
+}
+
+Error GenericDeviceTy::lockMappedBuffer(void *TgtPtr, void *HstPtr,
+                                        size_t Size) {
+  MappedLockPolicyTy Policy = Plugin.getMappedLockPolicy();
+  if (Policy == MappedLockPolicyTy::Off)
+    return Error::success();
+  auto Locked = Plugin.getPinnedMap().lock(HstPtr, Size);
+  if (!Locked) {
+    if (Policy == MappedLockPolicyTy::Mandatory)
+      return Locked.takeError();
+    // Best effort: the mapping works unlocked, through staging.
+    Plugin.getInfo().print(InfoDataTransfer, DeviceId,
+                           "mapped buffer {0} ({1} bytes) left unlocked: {2}",
+                           HstPtr, Size,
+                           takeErrorMessage(Locked.takeError()));
+    return Error::success();
+  }
+  std::lock_guard<std::mutex> Guard(MappedLocksLock);
+  MappedLocks[TgtPtr] = HstPtr;
+  return Error::success();
+}
+
+Error GenericDeviceTy::unlockMappedBuffer(void *TgtPtr) {
+  void *HstPtr;
+  {
+    std::lock_guard<std::mutex> Guard(MappedLocksLock);
+    auto It = MappedLocks.find(TgtPtr);
+    if (It == MappedLocks.end())
+      return Error::success();
+    HstPtr = It->second;
+    MappedLocks.erase(It);
+  }
+  return Plugin.getPinnedMap().unlock(HstPtr);
 }
 
 Error GenericDeviceTy::onAllocated(void *Ptr, size_t Size, AllocKindTy Kind) {

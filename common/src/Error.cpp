@@ -27,33 +27,29 @@ ErrorDetailsTy offloadio::takeErrorDetails(Error Err) {
   ErrorDetailsTy Details;
   llvm::handleAllErrors(
       std::move(Err),
+      // Joined errors arrive one by one: the first sets code and errno,
+      // every message is kept.
       [&](const OffloadErrorTy &E) {
-        Details.Code = E.getCode();
-        Details.Message = E.getMessage();
-        Details.Errno = E.getErrno();
+        if (Details.Code == ErrorCode::Success) {
+          Details.Code = E.getCode();
+          Details.Errno = E.getErrno();
+        }
+        Details.Message += (Details.Message.empty() ? "" : "; ") + E.getMessage();
       },
       [&](const llvm::ErrorInfoBase &E) {
-        Details.Code = ErrorCode::Internal;
-        Details.Message = E.message();
+        if (Details.Code == ErrorCode::Success)
+          Details.Code = ErrorCode::Internal;
+        Details.Message += (Details.Message.empty() ? "" : "; ") + E.message();
       });
   return Details;
 }
 
 ErrorCode offloadio::takeErrorCode(Error Err) {
-  ErrorCode Code = ErrorCode::Success;
-  llvm::handleAllErrors(
-      std::move(Err), [&](const OffloadErrorTy &E) { Code = E.getCode(); },
-      [&](const llvm::ErrorInfoBase &) { Code = ErrorCode::Internal; });
-  return Code;
+  return takeErrorDetails(std::move(Err)).Code;
 }
 
 std::string offloadio::takeErrorMessage(Error Err) {
-  std::string Msg;
-  llvm::handleAllErrors(
-      std::move(Err),
-      [&](const OffloadErrorTy &E) { Msg = E.getMessage(); },
-      [&](const llvm::ErrorInfoBase &E) { Msg = E.message(); });
-  return Msg;
+  return takeErrorDetails(std::move(Err)).Message;
 }
 
 int offloadio::takeErrno(Error Err) {

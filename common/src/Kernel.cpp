@@ -28,8 +28,9 @@ GenericKernelTy::computeLaunchDims(const GenericDeviceTy &Device,
     Dims.NumTeams = std::min(KernelArgs.NumTeams[0], Limits.MaxTeams);
   } else if (KernelArgs.Tripcount) {
     // Enough teams to give each thread one iteration, within the limits.
-    uint64_t Teams =
-        (KernelArgs.Tripcount + Dims.NumThreads - 1) / Dims.NumThreads;
+    // Rounded-up division that cannot wrap for trip counts near 2^64.
+    uint64_t Teams = KernelArgs.Tripcount / Dims.NumThreads +
+                     (KernelArgs.Tripcount % Dims.NumThreads != 0);
     Dims.NumTeams = uint32_t(std::min<uint64_t>(Teams, Limits.MaxTeams));
   } else {
     Dims.NumTeams = Limits.DefaultTeams;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Plugin.h"
 
+#include "offloadio/Envar.h"
+
 #include <dlfcn.h>
 
 using namespace offloadio;
@@ -17,6 +19,18 @@ Error GenericPluginTy::init() {
   if (!N)
     return N.takeError();
   NumDevices = *N;
+  // libomptarget 17 spells the values off/on/mandatory; booleans are
+  // accepted too. Anything else is reported, never silently taken as off.
+  static const char *const Choices[] = {"off", "on", "mandatory", "false",
+                                        "true", "0", "1", "no", "yes"};
+  static const MappedLockPolicyTy Policies[] = {
+      MappedLockPolicyTy::Off, MappedLockPolicyTy::On,
+      MappedLockPolicyTy::Mandatory, MappedLockPolicyTy::Off,
+      MappedLockPolicyTy::On, MappedLockPolicyTy::Off,
+      MappedLockPolicyTy::On, MappedLockPolicyTy::Off,
+      MappedLockPolicyTy::On};
+  MappedLockPolicy =
+      Policies[readChoiceEnv("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", Choices, 0)];
   Devices.resize(NumDevices);
   ReadyDevices.reset(new std::atomic<GenericDeviceTy *>[NumDevices]);
   for (int32_t I = 0; I < NumDevices; ++I)

@@ -32,15 +32,14 @@ TEST(EnvarTest, ParseBoolAcceptsEverySpelling) {
   for (const char *S : {"true", "TRUE", "True", "yes", "YES", "on", "On", "1",
                         " true", "yes\t", "  on  "})
     EXPECT_EQ(parseBool(S), std::optional<bool>(true)) << "'" << S << "'";
-  for (const char *S : {"false", "FALSE", "no", "No", "off", "OFF", "0",
-                        "\tfalse\n", " 0 "})
+  for (const char *S :
+       {"false", "FALSE", "no", "No", "off", "OFF", "0", "\tfalse\n", " 0 "})
     EXPECT_EQ(parseBool(S), std::optional<bool>(false)) << "'" << S << "'";
 }
 
 TEST(EnvarTest, ParseBoolRejectsEverythingElse) {
   for (const char *S : {"", " ", "2", "-1", "00", "01", "t", "f", "y", "n",
-                        "tru", "truee", "yes please", "o n", "enable",
-                        "0x1"})
+                        "tru", "truee", "yes please", "o n", "enable", "0x1"})
     EXPECT_EQ(parseBool(S), std::nullopt) << "'" << S << "'";
 }
 
@@ -94,9 +93,9 @@ TEST(EnvarTest, ParseSizeOverflowIsRejected) {
 }
 
 TEST(EnvarTest, ParseSizeRejectsGarbage) {
-  for (const char *S :
-       {"", "   ", "K", "k", "G", "-1", "-1K", "+5", "1.5", "1.5K", "12abc",
-        "abc", "1KB", "1KK", "1T", "1 K", "K1", "0x", "0xK", "1_000", "1e3"})
+  for (const char *S : {"",   "   ", "K",    "k",     "G",   "-1",    "-1K",
+                        "+5", "1.5", "1.5K", "12abc", "abc", "1KB",   "1KK",
+                        "1T", "1 K", "K1",   "0x",    "0xK", "1_000", "1e3"})
     EXPECT_EQ(parseSize(S), std::nullopt) << "'" << S << "'";
 }
 
@@ -117,8 +116,7 @@ TEST(EnvarTest, ParseIntDecimalHexOctal) {
 }
 
 TEST(EnvarTest, ParseIntLimits) {
-  EXPECT_EQ(parseInt("9223372036854775807"),
-            std::optional<int64_t>(INT64_MAX));
+  EXPECT_EQ(parseInt("9223372036854775807"), std::optional<int64_t>(INT64_MAX));
   EXPECT_EQ(parseInt("-9223372036854775808"),
             std::optional<int64_t>(INT64_MIN));
   EXPECT_EQ(parseInt("0x7fffffffffffffff"), std::optional<int64_t>(INT64_MAX));
@@ -227,19 +225,16 @@ TEST_F(EnvarReadTest, SizeValidValues) {
 }
 
 TEST_F(EnvarReadTest, SizeUnsetGivesDefault) {
-  EXPECT_EQ(captured([&] { return readSizeEnv(Var, 8192, 0, 65536); }),
-            8192u);
+  EXPECT_EQ(captured([&] { return readSizeEnv(Var, 8192, 0, 65536); }), 8192u);
   EXPECT_EQ(Stderr, "");
 }
 
 TEST_F(EnvarReadTest, SizeInvalidFallsBackAndWarns) {
   set("lots");
-  EXPECT_EQ(captured([&] { return readSizeEnv(Var, 8192, 0, 65536); }),
-            8192u);
+  EXPECT_EQ(captured([&] { return readSizeEnv(Var, 8192, 0, 65536); }), 8192u);
   expectWarning("lots", "8192");
   set("-4K");
-  EXPECT_EQ(captured([&] { return readSizeEnv(Var, 8192, 0, 65536); }),
-            8192u);
+  EXPECT_EQ(captured([&] { return readSizeEnv(Var, 8192, 0, 65536); }), 8192u);
   expectWarning("-4K", "8192");
   set("99999999999999999999G");
   EXPECT_EQ(captured([&] { return readSizeEnv(Var, 7, 0, UINT64_MAX); }), 7u);
@@ -248,8 +243,7 @@ TEST_F(EnvarReadTest, SizeInvalidFallsBackAndWarns) {
 
 TEST_F(EnvarReadTest, SizeOutOfRangeFallsBackAndWarns) {
   set("128K");
-  EXPECT_EQ(captured([&] { return readSizeEnv(Var, 8192, 0, 65536); }),
-            8192u);
+  EXPECT_EQ(captured([&] { return readSizeEnv(Var, 8192, 0, 65536); }), 8192u);
   expectWarning("128K", "8192");
   // The expected range is part of the message.
   EXPECT_TRUE(contains(Stderr, "65536"));

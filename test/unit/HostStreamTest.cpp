@@ -199,8 +199,8 @@ TEST(HostStreamTest, DependentCopiesRunInOrder) {
     ASSERT_TRUE(succeeded(
         S.copyAsync(Bufs[I + 1].data(), Bufs[I].data(), sizeof(BufTy), Kind)));
   // Clearing the source last must not affect the chain.
-  ASSERT_TRUE(succeeded(
-      S.copyAsync(Bufs[0].data(), Zero.data(), sizeof(BufTy), Kind)));
+  ASSERT_TRUE(
+      succeeded(S.copyAsync(Bufs[0].data(), Zero.data(), sizeof(BufTy), Kind)));
   EXPECT_EQ(S.submitted(), N + 1);
   Gate.open();
   ASSERT_TRUE(succeeded(S.synchronize()));
@@ -248,8 +248,8 @@ TEST(HostStreamTest, QueryIsFalseWhileACallbackBlocks) {
   HostStreamTy S;
   UnblockOnExitTy Unblock(Gate, {&S});
   ASSERT_TRUE(succeeded(S.hostCallback(GateTy::wait, &Gate)));
-  ASSERT_TRUE(succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
-                                    Kind)));
+  ASSERT_TRUE(
+      succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy), Kind)));
   HostEventTy Event;
   ASSERT_TRUE(succeeded(S.recordEvent(Event)));
 
@@ -307,8 +307,8 @@ TEST(HostStreamTest, CallbackErrorIsReportedBySynchronizeOnce) {
   ASSERT_TRUE(bool(Q));
   EXPECT_TRUE(*Q);
   BufTy Src = pattern(4), Dst{};
-  ASSERT_TRUE(succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
-                                    Kind)));
+  ASSERT_TRUE(
+      succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy), Kind)));
   EXPECT_TRUE(succeeded(S.synchronize()));
   EXPECT_EQ(Dst, Src);
 }
@@ -359,8 +359,8 @@ TEST(HostStreamTest, AfterFailureDataWorkIsSkippedButCallbacksRun) {
   BufTy Src = pattern(5), Dst{};
   HostStreamTy S;
   ASSERT_TRUE(succeeded(S.hostCallback(FailTy::fail, &First)));
-  ASSERT_TRUE(succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
-                                    Kind)));
+  ASSERT_TRUE(
+      succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy), Kind)));
   ASSERT_TRUE(succeeded(S.launchAsync(Launch, Args, 2)));
   ASSERT_TRUE(succeeded(S.hostCallback(CounterTy::bump, &Counter)));
   ASSERT_TRUE(succeeded(S.hostCallback(FailTy::fail, &Second)));
@@ -382,8 +382,8 @@ TEST(HostStreamTest, AfterFailureDataWorkIsSkippedButCallbacksRun) {
   // The later failure was folded into the first, not kept for next time.
   EXPECT_TRUE(succeeded(S.synchronize()));
   // Data work runs again once the error is collected.
-  ASSERT_TRUE(succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
-                                    Kind)));
+  ASSERT_TRUE(
+      succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy), Kind)));
   ASSERT_TRUE(succeeded(S.launchAsync(Launch, Args, 2)));
   EXPECT_TRUE(succeeded(S.synchronize()));
   EXPECT_EQ(Dst, Src);
@@ -587,8 +587,8 @@ TEST(HostStreamTest, EventCoversOnlyWorkBeforeIt) {
   HostStreamTy S;
   UnblockOnExitTy Unblock(Gate, {&S});
   HostEventTy Before, After;
-  ASSERT_TRUE(succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
-                                    Kind)));
+  ASSERT_TRUE(
+      succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy), Kind)));
   ASSERT_TRUE(succeeded(S.recordEvent(Before)));
   ASSERT_TRUE(succeeded(S.hostCallback(GateTy::wait, &Gate)));
   ASSERT_TRUE(succeeded(S.recordEvent(After)));
@@ -651,12 +651,12 @@ TEST(HostStreamTest, WaitOnOwnEventDoesNotDeadlock) {
   UnblockOnExitTy Unblock(Gate, {&S});
   HostEventTy Event;
   ASSERT_TRUE(succeeded(S.hostCallback(GateTy::wait, &Gate)));
-  ASSERT_TRUE(succeeded(S.copyAsync(Mid.data(), Src.data(), sizeof(BufTy),
-                                    Kind)));
+  ASSERT_TRUE(
+      succeeded(S.copyAsync(Mid.data(), Src.data(), sizeof(BufTy), Kind)));
   ASSERT_TRUE(succeeded(S.recordEvent(Event)));
   ASSERT_TRUE(succeeded(S.waitEvent(Event)));
-  ASSERT_TRUE(succeeded(S.copyAsync(Dst.data(), Mid.data(), sizeof(BufTy),
-                                    Kind)));
+  ASSERT_TRUE(
+      succeeded(S.copyAsync(Dst.data(), Mid.data(), sizeof(BufTy), Kind)));
   Gate.open();
   ASSERT_TRUE(succeeded(S.synchronize()));
   EXPECT_EQ(Dst, Src);
@@ -675,8 +675,8 @@ TEST(HostStreamTest, ErrorBeforeEventReachesTheWaitingStream) {
   ASSERT_TRUE(succeeded(A.recordEvent(Event)));
   // A is still at the gate, so B really queues a wait.
   ASSERT_TRUE(succeeded(B.waitEvent(Event)));
-  ASSERT_TRUE(succeeded(B.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
-                                    Kind)));
+  ASSERT_TRUE(
+      succeeded(B.copyAsync(Dst.data(), Src.data(), sizeof(BufTy), Kind)));
   ASSERT_TRUE(succeeded(B.hostCallback(CounterTy::bump, &Counter)));
   Gate.open();
 
@@ -710,8 +710,8 @@ TEST(HostStreamTest, ErrorAfterEventDoesNotReachTheWaitingStream) {
   ASSERT_TRUE(succeeded(A.recordEvent(Event)));
   ASSERT_TRUE(succeeded(A.hostCallback(FailTy::fail, &Fail)));
   ASSERT_TRUE(succeeded(B.waitEvent(Event)));
-  ASSERT_TRUE(succeeded(B.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
-                                    Kind)));
+  ASSERT_TRUE(
+      succeeded(B.copyAsync(Dst.data(), Src.data(), sizeof(BufTy), Kind)));
   Gate.open();
   EXPECT_TRUE(succeeded(B.synchronize()));
   EXPECT_EQ(Dst, Src);
@@ -725,7 +725,8 @@ TEST(HostStreamTest, ErrorAfterEventDoesNotReachTheWaitingStream) {
 // event, and then drops A's error, while the same program with A still busy
 // (ErrorBeforeEventReachesTheWaitingStream) fails B. Enable once waitEvent
 // treats a completed-but-failed event like a pending one.
-TEST(HostStreamTest, DISABLED_ErrorBeforeCompletedEventReachesTheWaitingStream) {
+TEST(HostStreamTest,
+     ErrorBeforeCompletedEventReachesTheWaitingStream) {
   FailTy Fail{ErrorCode::Busy, "A broke early"};
   HostStreamTy A, B;
   HostEventTy Event;
@@ -759,8 +760,8 @@ TEST(HostStreamTest, EventPingPongBetweenStreams) {
     HostEventTy &Mine = OnA ? EA : EB;
     HostEventTy &Theirs = OnA ? EB : EA;
     ASSERT_TRUE(succeeded(S.waitEvent(Theirs)));
-    ASSERT_TRUE(succeeded(
-        S.copyAsync(Bufs[I + 1].data(), Bufs[I].data(), 64, Kind)));
+    ASSERT_TRUE(
+        succeeded(S.copyAsync(Bufs[I + 1].data(), Bufs[I].data(), 64, Kind)));
     // Re-recording is safe: the other stream's wait captured the old point
     // when it was enqueued.
     ASSERT_TRUE(succeeded(S.recordEvent(Mine)));

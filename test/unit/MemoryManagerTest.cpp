@@ -54,8 +54,7 @@ public:
                        "fake free of unknown block {0}", Ptr);
     }
     if (FailFrees)
-      return makeError(ErrorCode::BackendError, "fake free of {0} failed",
-                       Ptr);
+      return makeError(ErrorCode::BackendError, "fake free of {0} failed", Ptr);
     std::free(Ptr);
     Live.erase(It);
     return Error::success();
@@ -106,9 +105,9 @@ TEST(MemoryManagerTest, SizesRoundUpToPowerOfTwoBuckets) {
   FakeAllocatorTy A;
   MemoryManagerTy MM(A, 8192);
   const std::pair<size_t, size_t> Cases[] = {
-      {1, 16},    {15, 16},   {16, 16},     {17, 32},     {31, 32},
-      {32, 32},   {33, 64},   {100, 128},   {4096, 4096}, {4097, 8192},
-      {8191, 8192}, {8192, 8192}};
+      {1, 16},      {15, 16},     {16, 16},     {17, 32},
+      {31, 32},     {32, 32},     {33, 64},     {100, 128},
+      {4096, 4096}, {4097, 8192}, {8191, 8192}, {8192, 8192}};
   std::vector<void *> Ptrs;
   for (auto [Size, Bucket] : Cases) {
     size_t Before = A.Allocations;
@@ -366,9 +365,9 @@ TEST(MemoryManagerTest, ReleaseAllReportsFreeFailures) {
 
 /// One live block of the model.
 struct ModelBlockTy {
-  size_t Size;          ///< Requested.
-  size_t Block;         ///< What the allocator gave.
-  unsigned char Stamp;  ///< Byte the block was filled with.
+  size_t Size;         ///< Requested.
+  size_t Block;        ///< What the allocator gave.
+  unsigned char Stamp; ///< Byte the block was filled with.
 };
 /// Live blocks of the model by start address.
 using ModelTy = std::map<uintptr_t, ModelBlockTy>;
@@ -451,8 +450,8 @@ TEST(MemoryManagerTest, RandomisedAgainstModel) {
       int Local;
       void *Foreign = &Local;
       if (!LiveList.empty())
-        Foreign = reinterpret_cast<void *>(LiveList[Rng() % LiveList.size()] +
-                                           1);
+        Foreign =
+            reinterpret_cast<void *>(LiveList[Rng() % LiveList.size()] + 1);
       ASSERT_FALSE(freeOk(MM, Foreign));
     } else {
       size_t FreesBefore = A.Frees;

@@ -14,8 +14,10 @@
 #include "offloadio/MemoryManager.h"
 #include "offloadio/ResourcePool.h"
 #include "offloadio/StagingPool.h"
+#include "offloadio/io/IOEngine.h"
 #include "offloadio/Stream.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -147,6 +149,16 @@ public:
   /// Give back an event from acquireEvent().
   void releaseEvent(EventTy *Event) { Events.release(Event); }
 
+  /// Pinned host memory for engines of common/ (bounce buffers).
+  Expected<void *> allocatePinnedHost(size_t Size) {
+    return allocateImpl(Size, AllocKindTy::Host);
+  }
+  /// Free memory from allocatePinnedHost.
+  Error freePinnedHost(void *Ptr) { return freeImpl(Ptr, AllocKindTy::Host); }
+
+  /// The device's file engine, created on first use.
+  Expected<IOEngineTy &> getIOEngine();
+
   /// Counters of bytes moved per copy kind.
   const TransferCountersTy &getCounters() const { return Counters; }
   /// Count one copy (engines outside this class report here too).
@@ -193,6 +205,9 @@ protected:
   virtual Error dataExchangeImpl(const void *SrcPtr, GenericDeviceTy &DstDevice,
                                  void *DstPtr, size_t Size, StreamTy &Stream);
 
+  /// The backend's vendor storage DMA, or null (with the reason) if none.
+  virtual IOFastpathTy *getIOFastpathImpl() { return nullptr; }
+
   /// Default of OFFLOADIO_LOCK_THRESHOLD for this backend: the size from
   /// which locking unlocked memory for one copy beats staging it.
   virtual size_t getDefaultLockThreshold() const { return 1 << 20; }
@@ -221,6 +236,10 @@ private:
   Error retrieveDeviceToHost(void *HstPtr, const void *TgtPtr, size_t Size,
                              AsyncInfoWrapperTy &Wrapper);
 
+  /// Lock the host buffer of a new mapping if the policy asks for it.
+  Error lockMappedBuffer(void *TgtPtr, void *HstPtr, size_t Size);
+  /// Release the lock taken by lockMappedBuffer for \p TgtPtr, if any.
+  Error unlockMappedBuffer(void *TgtPtr);
   /// Register host-kind memory as externally pinned in the plugin's map.
   Error onAllocated(void *Ptr, size_t Size, AllocKindTy Kind);
   /// Unregister it; fails while user locks inside it remain.
@@ -242,6 +261,12 @@ private:
   ResourcePoolTy<EventTy> Events;
   std::unique_ptr<MemoryManagerTy> MemoryManager;
   std::unique_ptr<StagingPoolTy> Staging;
+  std::mutex IOEngineLock;
+  std::unique_ptr<IOEngineTy> IOEngine;
+  /// Host buffers locked for their mapping's lifetime, by device pointer
+  /// (LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS).
+  std::mutex MappedLocksLock;
+  llvm::DenseMap<void *, void *> MappedLocks;
   size_t LockThreshold = 0;
   PageablePolicyTy PageablePolicy = PageablePolicyTy::Auto;
   std::mutex ImagesLock;

@@ -82,7 +82,7 @@ ErrorDetailsTy takeErrorDetails(Error Err);
 /// foreign llvm::Error).
 ErrorCode takeErrorCode(Error Err);
 
-/// Consume \p Err and return its message with the code's description.
+/// Consume \p Err and return its message (joined errors: all messages).
 std::string takeErrorMessage(Error Err);
 
 /// Map an error to the closest errno value, consuming it. Used by the C

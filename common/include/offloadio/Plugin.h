@@ -10,6 +10,7 @@
 #include "offloadio/Error.h"
 #include "offloadio/Info.h"
 #include "offloadio/PinnedMemoryMap.h"
+#include "offloadio/io/Sys.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -21,6 +22,10 @@
 #include <vector>
 
 namespace offloadio {
+
+/// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS: whether host buffers of map
+/// clauses are locked for the lifetime of their mapping.
+enum class MappedLockPolicyTy { Off, On, Mandatory };
 
 /// The plugin. Backends derive and implement the ...Impl hooks.
 class GenericPluginTy : private PinningOpsTy {
@@ -81,6 +86,10 @@ public:
   }
   /// The plugin-wide map of locked host regions.
   PinnedMemoryMapTy &getPinnedMap() { return PinnedMap; }
+  /// The syscall seam of the file engines.
+  SysTy &getSys() { return Sys; }
+  /// The LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS setting.
+  MappedLockPolicyTy getMappedLockPolicy() const { return MappedLockPolicy; }
 
   /// Wait for every device's pending work (deinit_plugin). The plugin
   /// stays usable afterwards: libomptarget calls deinit_plugin once per
@@ -117,10 +126,12 @@ private:
   }
 
   InfoTy Info;
+  SysTy Sys;
   PinnedMemoryMapTy PinnedMap{*this};
   bool Initialized = false;
   int32_t NumDevices = 0;
   int64_t RequiresFlags = OMP_REQ_UNDEFINED;
+  MappedLockPolicyTy MappedLockPolicy = MappedLockPolicyTy::Off;
   std::mutex InitLock;
   std::vector<std::unique_ptr<GenericDeviceTy>> Devices;
   /// Published pointers, readable without InitLock.

@@ -36,8 +36,8 @@ Expected<std::unique_ptr<CUDAApiTy>> CUDAApiTy::load(const char *Library) {
   void *Handle = dlopen(Library, RTLD_NOW | RTLD_LOCAL);
   if (!Handle) {
     const char *Why = dlerror();
-    return makeError(ErrorCode::NotFound, "cannot load {0}: {1}", Library,
-                     Why ? Why : "unknown dlopen error");
+    return makeError(ErrorCode::NotFound, "dlopen: {0}",
+                     Why ? Why : "unknown error loading the CUDA driver");
   }
   auto Api = std::make_unique<CUDAApiTy>();
   Api->Handle = Handle;

@@ -84,7 +84,7 @@ private:
 };
 
 int32_t CUDAPluginTy::noDevices(Error Why) {
-  getInfo().print(~0u, -1, "no usable CUDA driver, so no cuda devices: {0}",
+  getInfo().print(~0u, -1, "no CUDA devices available: {0}",
                   takeErrorMessage(std::move(Why)));
   Api.reset();
   return 0;
@@ -154,10 +154,12 @@ bool CUDAPluginTy::isImageCompatibleImpl(const __tgt_device_image &Image,
                             static_cast<const char *>(Image.ImageStart));
   if (!isCubin(Bytes))
     return false;
-  // clang 16 records the target in the OffloadBinary ("sm_90"); older
-  // images carry only the ELF header's flags.
-  std::optional<CUDAArchTy> Target =
-      Arch.empty() ? readCubinArch(Bytes) : parseCUDAArch(Arch);
+  // clang 16 records the target in the OffloadBinary ("sm_90"); without it
+  // (or with something that is no CUDA architecture) the cubin's ELF flags
+  // tell.
+  std::optional<CUDAArchTy> Target = parseCUDAArch(Arch);
+  if (!Target)
+    Target = readCubinArch(Bytes);
   if (!Target) {
     getInfo().print(InfoPluginKernel, -1,
                     "image at {0}: cannot tell its architecture ('{1}'), "

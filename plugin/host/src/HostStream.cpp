@@ -100,9 +100,10 @@ Error HostStreamTy::recordEvent(EventTy &Event) {
 
 Error HostStreamTy::waitEvent(EventTy &Event) {
   auto [S, Seq] = static_cast<HostEventTy &>(Event).get();
-  // Nothing to wait for: never recorded, already reached, or our own
-  // stream (which runs in order anyway).
-  if (!S || S == this || S->reached(Seq))
+  // Nothing to wait for: never recorded, our own stream (which runs in
+  // order anyway), or reached without error. A reached event whose work
+  // failed still gets a wait operation, so the error reaches this stream.
+  if (!S || S == this || (S->reached(Seq) && !S->failedBefore(Seq)))
     return Error::success();
   OpTy Op;
   Op.Kind = OpTy::WaitOp;
@@ -198,6 +199,11 @@ Expected<bool> HostStreamTy::query() {
   if (auto Err = takeError())
     return std::move(Err);
   return true;
+}
+
+bool HostStreamTy::failedBefore(uint64_t Seq) const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return FailMessage && FailSeq < Seq;
 }
 
 Error HostStreamTy::waitFor(uint64_t Seq) {

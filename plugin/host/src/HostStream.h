@@ -72,6 +72,8 @@ public:
   /// Block until \p Seq operations have completed; returns the error of an
   /// operation before \p Seq, if any, without clearing it.
   Error waitFor(uint64_t Seq);
+  /// Whether an operation before \p Seq failed (error not yet collected).
+  bool failedBefore(uint64_t Seq) const;
   /// Whether \p Seq operations have completed.
   bool reached(uint64_t Seq) const {
     return Completed.load(std::memory_order_acquire) >= Seq;

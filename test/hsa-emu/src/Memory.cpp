@@ -284,7 +284,7 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t PoolHandle,
   CHECK_INIT();
   PoolTy *Pool = lookupPool(PoolHandle);
   if (!Pool)
-    return HSA_STATUS_ERROR_INVALID_MEMORY_POOL;
+    return hsa_status_t(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
   if (!Ptr)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   if (Size == 0 || !Pool->AllocAllowed)
@@ -367,10 +367,10 @@ hsa_status_t hsa_amd_memory_lock_to_pool(void *HostPtr, size_t Size,
   if (PoolHandle.handle) {
     Pool = lookupPool(PoolHandle);
     if (!Pool)
-      return HSA_STATUS_ERROR_INVALID_MEMORY_POOL;
+      return hsa_status_t(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
     // Locking takes the access properties of a system (CPU) pool.
     if (Pool->Owner->isGpu() || Pool->Segment != HSA_AMD_SEGMENT_GLOBAL)
-      return HSA_STATUS_ERROR_INVALID_MEMORY_POOL;
+      return hsa_status_t(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
   }
   std::vector<AgentTy *> List;
   for (int I = 0; I < NumAgents; ++I) {

@@ -515,7 +515,7 @@ hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t PoolHandle,
   CHECK_INIT();
   PoolTy *P = lookupPool(PoolHandle);
   if (!P)
-    return HSA_STATUS_ERROR_INVALID_MEMORY_POOL;
+    return hsa_status_t(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
   if (!Value)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   switch (int(Attribute)) {
@@ -552,7 +552,7 @@ hsa_amd_agent_memory_pool_get_info(hsa_agent_t AgentHandle,
     return HSA_STATUS_ERROR_INVALID_AGENT;
   PoolTy *P = lookupPool(PoolHandle);
   if (!P)
-    return HSA_STATUS_ERROR_INVALID_MEMORY_POOL;
+    return hsa_status_t(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
   if (!Value)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   switch (int(Attribute)) {

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The file <-> device engine of one device. A request is split into chunks
+// that a pool of workers claims; each chunk runs on the path chosen for the
+// request by score (hipFile's scheme):
+//   - direct:   pread/pwrite straight into host-addressable device memory;
+//   - fastpath: the vendor's storage <-> GPU DMA (cuFile, AIS) when the
+//               backend has one and the request fits its alignment rules;
+//   - staged:   pread into a worker's ring of pinned buffers, then an async
+//               copy on the worker's own stream; the ring waits only when it
+//               wraps onto a buffer whose copy is still in flight.
+// A fastpath failure with ENODEV, EREMOTEIO or ENOTSUP moves the rest of the
+// request to the staged path, counted and explained.
+#ifndef OFFLOADIO_IO_IOENGINE_H
+#define OFFLOADIO_IO_IOENGINE_H
+
+#include "offloadio/Error.h"
+#include "offloadio/io/Sys.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace offloadio {
+
+class GenericDeviceTy;
+class IOWorkerTy;
+
+/// The paths, numbered as enum ompx_io_path.
+enum class IOPathTy : unsigned { Direct = 0, Fastpath = 1, Staged = 2, Count };
+
+/// Printable name of a path.
+const char *ioPathName(IOPathTy Path);
+
+/// Vendor storage DMA offered by a backend (cuFile, AIS).
+class IOFastpathTy {
+public:
+  virtual ~IOFastpathTy();
+  /// Whether the fastpath can serve \p Fd with this buffer and range; on
+  /// false, \p Why says why not.
+  virtual bool accepts(int Fd, const void *DevPtr, size_t Count, off_t Offset,
+                       std::string &Why) = 0;
+  /// Read into device memory; returns bytes read (short at end of file).
+  virtual Expected<size_t> read(int Fd, void *DevPtr, size_t Count,
+                                off_t Offset) = 0;
+  /// Write from device memory.
+  virtual Error write(int Fd, const void *DevPtr, size_t Count,
+                      off_t Offset) = 0;
+};
+
+/// Engine settings; read from OMPX_IO_* at engine creation.
+struct IOConfigTy {
+  unsigned Threads = 4;          ///< OMPX_IO_THREADS.
+  size_t ChunkSize = 8 << 20;    ///< OMPX_IO_CHUNK_SIZE.
+  unsigned RingDepth = 2;        ///< OMPX_IO_RING_DEPTH.
+  int ForcedPath = -1;           ///< OMPX_IO_PATH; -1 = auto.
+  bool Info = false;             ///< OMPX_IO_INFO.
+
+  /// Read and validate the environment.
+  static IOConfigTy fromEnv();
+};
+
+/// One read or write in flight.
+class IORequestTy {
+public:
+  /// Direction.
+  enum OpTy { Read, Write };
+
+  IORequestTy(OpTy Op, int Fd, char *DevPtr, size_t Count, off_t Offset,
+              IOPathTy Path, size_t ChunkSize);
+  ~IORequestTy();
+
+  /// 1 done, 0 pending; errors surface in wait().
+  bool isDone() const;
+  /// Block until done; the bytes transferred or the error.
+  Expected<size_t> wait();
+
+private:
+  friend class IOEngineTy;
+  friend class IOWorkerTy;
+
+  /// A worker finished \p N chunks of this request.
+  void finishChunks(size_t N);
+  /// Record the result of chunk \p Index.
+  void recordChunk(size_t Index, size_t Bytes);
+  /// Record an error of chunk \p Index (the earliest chunk's error wins).
+  void recordError(size_t Index, Error Err);
+  /// Chunk geometry.
+  size_t chunkOffset(size_t Index) const { return Index * ChunkSize; }
+  size_t chunkLength(size_t Index) const {
+    return std::min(ChunkSize, Count - chunkOffset(Index));
+  }
+
+  OpTy Op;
+  int Fd; ///< Our duplicate of the caller's descriptor.
+  char *DevPtr;
+  size_t Count;
+  off_t Offset;
+  std::atomic<unsigned> Path; ///< IOPathTy; may fall back to Staged.
+  size_t ChunkSize;
+  size_t NumChunks;
+  std::atomic<size_t> NextChunk{0};
+
+  mutable std::mutex Lock;
+  std::condition_variable DoneCV;
+  size_t FinishedChunks = 0;
+  bool Done = false;
+  std::vector<size_t> ChunkBytes;
+  size_t ErrorChunk = SIZE_MAX;
+  std::unique_ptr<std::string> ErrorMessage;
+  int ErrorErrno = 0;
+};
+
+/// Counters of one device's engine.
+struct IOStatsTy {
+  std::atomic<uint64_t> BytesRead[4] = {};     ///< By path (3 = host).
+  std::atomic<uint64_t> BytesWritten[4] = {};  ///< By path.
+  std::atomic<uint64_t> Reads[4] = {};         ///< Requests by path.
+  std::atomic<uint64_t> Writes[4] = {};        ///< Requests by path.
+  std::atomic<uint64_t> Fallbacks{0};          ///< Fastpath -> staged.
+  std::mutex ReasonLock;                       ///< Guards LastFallback.
+  std::string LastFallback;                    ///< Why the last one.
+};
+
+/// The engine of one device.
+class IOEngineTy {
+public:
+  /// \p Sys is the syscall seam; \p Fastpath may be null.
+  IOEngineTy(GenericDeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
+             IOConfigTy Config);
+  ~IOEngineTy();
+  IOEngineTy(const IOEngineTy &) = delete;
+  IOEngineTy &operator=(const IOEngineTy &) = delete;
+
+  /// Validate and start a transfer. Arguments are captured; the descriptor
+  /// is duplicated.
+  Expected<std::unique_ptr<IORequestTy>>
+  submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
+         off_t Offset);
+
+  /// Which paths can serve this device; \p Why gets a line per other path.
+  unsigned availablePaths(std::string &Why) const;
+
+  /// The counters.
+  IOStatsTy &getStats() { return Stats; }
+  /// The settings in force.
+  const IOConfigTy &getConfig() const { return Config; }
+
+private:
+  friend class IOWorkerTy;
+
+  /// Pick the path for a request, with the reason, by score.
+  Expected<IOPathTy> choosePath(int Fd, const void *DevPtr, size_t Count,
+                                off_t Offset, std::string &Why) const;
+  /// Start the workers on first use.
+  Error startWorkers();
+  /// Next request with unclaimed chunks; blocks; null when stopping.
+  IORequestTy *nextRequest();
+  /// Note a fastpath -> staged fallback.
+  void noteFallback(const std::string &Why);
+
+  GenericDeviceTy &Device;
+  SysTy &Sys;
+  IOFastpathTy *Fastpath;
+  IOConfigTy Config;
+  IOStatsTy Stats;
+
+  std::mutex QueueLock;
+  std::condition_variable QueueCV;
+  std::deque<IORequestTy *> Queue;
+  bool Stopping = false;
+  bool WorkersStarted = false;
+  std::vector<std::unique_ptr<IOWorkerTy>> Workers;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_IO_IOENGINE_H

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/io/IOEngine.h"
+#include "offloadio/Device.h"
+#include "offloadio/Envar.h"
+#include "offloadio/Plugin.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace offloadio;
+
+IOFastpathTy::~IOFastpathTy() = default;
+
+const char *offloadio::ioPathName(IOPathTy Path) {
+  switch (Path) {
+  case IOPathTy::Direct:
+    return "direct";
+  case IOPathTy::Fastpath:
+    return "fastpath";
+  case IOPathTy::Staged:
+    return "staged";
+  case IOPathTy::Count:
+    break;
+  }
+  return "host";
+}
+
+IOConfigTy IOConfigTy::fromEnv() {
+  IOConfigTy C;
+  unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
+  C.Threads = readIntEnv("OMPX_IO_THREADS", std::min(8u, Cores), 1, 256);
+  C.ChunkSize = readSizeEnv("OMPX_IO_CHUNK_SIZE", 8 << 20, 64 << 10, 1 << 30);
+  C.RingDepth = readIntEnv("OMPX_IO_RING_DEPTH", 2, 1, 64);
+  static const char *const Paths[] = {"auto", "direct", "fastpath", "staged"};
+  C.ForcedPath = int(readChoiceEnv("OMPX_IO_PATH", Paths, 0)) - 1;
+  C.Info = readBoolEnv("OMPX_IO_INFO", false);
+  return C;
+}
+
+//===----------------------------------------------------------------------===//
+// Requests
+//===----------------------------------------------------------------------===//
+
+IORequestTy::IORequestTy(OpTy Op, int Fd, char *DevPtr, size_t Count,
+                         off_t Offset, IOPathTy Path, size_t ChunkSize)
+    : Op(Op), Fd(Fd), DevPtr(DevPtr), Count(Count), Offset(Offset),
+      Path(unsigned(Path)), ChunkSize(ChunkSize),
+      NumChunks((Count + ChunkSize - 1) / ChunkSize), ChunkBytes(NumChunks) {
+  Done = NumChunks == 0;
+}
+
+IORequestTy::~IORequestTy() {
+  if (Fd >= 0)
+    ::close(Fd);
+}
+
+bool IORequestTy::isDone() const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return Done;
+}
+
+void IORequestTy::recordChunk(size_t Index, size_t Bytes) {
+  std::lock_guard<std::mutex> Guard(Lock);
+  ChunkBytes[Index] = Bytes;
+}
+
+void IORequestTy::recordError(size_t Index, Error Err) {
+  ErrorDetailsTy D = takeErrorDetails(std::move(Err));
+  std::lock_guard<std::mutex> Guard(Lock);
+  if (Index >= ErrorChunk)
+    return;
+  ErrorChunk = Index;
+  ErrorMessage = std::make_unique<std::string>(std::move(D.Message));
+  ErrorErrno = D.Errno ? D.Errno : EIO;
+}
+
+void IORequestTy::finishChunks(size_t N) {
+  std::lock_guard<std::mutex> Guard(Lock);
+  FinishedChunks += N;
+  if (FinishedChunks >= NumChunks) {
+    Done = true;
+    DoneCV.notify_all();
+  }
+}
+
+Expected<size_t> IORequestTy::wait() {
+  std::unique_lock<std::mutex> Guard(Lock);
+  DoneCV.wait(Guard, [&] { return Done; });
+  // POSIX semantics: bytes up to the first short chunk (end of file); an
+  // error before that point fails the whole request, so nothing is lost
+  // silently.
+  size_t Total = 0;
+  for (size_t I = 0; I < NumChunks; ++I) {
+    if (I >= ErrorChunk)
+      return makeErrnoError(ErrorErrno, "{0}", *ErrorMessage);
+    Total += ChunkBytes[I];
+    if (ChunkBytes[I] < chunkLength(I))
+      break;
+  }
+  return Total;
+}
+
+//===----------------------------------------------------------------------===//
+// Workers
+//===----------------------------------------------------------------------===//
+
+namespace offloadio {
+
+/// One worker: a thread, its own stream, and a ring of pinned buffers.
+class IOWorkerTy {
+public:
+  IOWorkerTy(IOEngineTy &Engine) : Engine(Engine) {}
+  ~IOWorkerTy() {
+    if (Thread.joinable())
+      Thread.join();
+    for (SlotTy &S : Ring) {
+      llvm::consumeError(Engine.Device.freePinnedHost(S.Buffer));
+      Engine.Device.releaseEvent(S.Event);
+    }
+    if (Stream)
+      Engine.Device.releaseStream(Stream);
+  }
+
+  void start() {
+    Thread = std::thread([this] { run(); });
+  }
+
+private:
+  struct SlotTy {
+    void *Buffer = nullptr;
+    EventTy *Event = nullptr;
+    bool InFlight = false;
+  };
+
+  void run() {
+    while (IORequestTy *R = Engine.nextRequest()) {
+      size_t Processed = 0, FirstStaged = SIZE_MAX;
+      size_t I;
+      while ((I = R->NextChunk.fetch_add(1)) < R->NumChunks) {
+        processChunk(*R, I, FirstStaged);
+        ++Processed;
+      }
+      if (FirstStaged != SIZE_MAX) {
+        // All this worker's copies for the request must land before the
+        // request can complete.
+        if (auto Err = Stream->synchronize())
+          R->recordError(FirstStaged, std::move(Err));
+        for (SlotTy &S : Ring)
+          S.InFlight = false;
+      }
+      R->finishChunks(Processed);
+    }
+  }
+
+  Error ensureStaging() {
+    if (!Stream) {
+      auto S = Engine.Device.acquireStream();
+      if (!S)
+        return S.takeError();
+      Stream = *S;
+    }
+    while (Ring.size() < Engine.Config.RingDepth) {
+      SlotTy Slot;
+      auto Buffer = Engine.Device.allocatePinnedHost(Engine.Config.ChunkSize);
+      if (!Buffer)
+        return Buffer.takeError();
+      auto Event = Engine.Device.acquireEvent();
+      if (!Event) {
+        llvm::consumeError(Engine.Device.freePinnedHost(*Buffer));
+        return Event.takeError();
+      }
+      Slot.Buffer = *Buffer;
+      Slot.Event = *Event;
+      Ring.push_back(Slot);
+    }
+    return Error::success();
+  }
+
+  void count(IORequestTy &R, IOPathTy Path, size_t Bytes) {
+    auto &Counter = R.Op == IORequestTy::Read ? Engine.Stats.BytesRead
+                                              : Engine.Stats.BytesWritten;
+    Counter[unsigned(Path)].fetch_add(Bytes, std::memory_order_relaxed);
+  }
+
+  void processChunk(IORequestTy &R, size_t I, size_t &FirstStaged) {
+    size_t Len = R.chunkLength(I);
+    char *Dev = R.DevPtr + R.chunkOffset(I);
+    off_t FileOffset = R.Offset + off_t(R.chunkOffset(I));
+    IOPathTy Path = IOPathTy(R.Path.load(std::memory_order_relaxed));
+
+    if (Path == IOPathTy::Fastpath) {
+      Error Err = Error::success();
+      if (R.Op == IORequestTy::Read) {
+        auto N = Engine.Fastpath->read(R.Fd, Dev, Len, FileOffset);
+        if (N) {
+          R.recordChunk(I, *N);
+          count(R, Path, *N);
+          return;
+        }
+        Err = N.takeError();
+      } else {
+        Err = Engine.Fastpath->write(R.Fd, Dev, Len, FileOffset);
+        if (!Err) {
+          R.recordChunk(I, Len);
+          count(R, Path, Len);
+          return;
+        }
+      }
+      ErrorDetailsTy D = takeErrorDetails(std::move(Err));
+      if (D.Errno != ENODEV && D.Errno != EREMOTEIO && D.Errno != ENOTSUP) {
+        R.recordError(I, makeErrnoError(D.Errno ? D.Errno : EIO, "fastpath: {0}",
+                                        D.Message));
+        return;
+      }
+      // The vendor path is unusable for this file or device: the rest of
+      // the request, this chunk included, goes through staging.
+      R.Path.store(unsigned(IOPathTy::Staged), std::memory_order_relaxed);
+      Engine.noteFallback("fastpath failed (" + D.Message +
+                          "); retried on the staged path");
+      Path = IOPathTy::Staged;
+    }
+
+    if (Path == IOPathTy::Direct) {
+      if (R.Op == IORequestTy::Read) {
+        auto N = readFully(Engine.Sys, R.Fd, Dev, Len, FileOffset);
+        if (!N)
+          return R.recordError(I, N.takeError());
+        R.recordChunk(I, *N);
+        count(R, Path, *N);
+      } else {
+        if (auto Err = writeFully(Engine.Sys, R.Fd, Dev, Len, FileOffset))
+          return R.recordError(I, std::move(Err));
+        R.recordChunk(I, Len);
+        count(R, Path, Len);
+      }
+      return;
+    }
+
+    // Staged.
+    if (auto Err = ensureStaging())
+      return R.recordError(I, std::move(Err));
+    if (FirstStaged == SIZE_MAX)
+      FirstStaged = I;
+    SlotTy &Slot = Ring[NextSlot];
+    NextSlot = (NextSlot + 1) % Ring.size();
+    if (Slot.InFlight) {
+      // The ring wrapped onto a buffer whose copy may still run: the only
+      // place a read waits for the device.
+      Slot.InFlight = false;
+      if (auto Err = Slot.Event->synchronize())
+        return R.recordError(I, std::move(Err));
+    }
+    char *Buffer = static_cast<char *>(Slot.Buffer);
+    if (R.Op == IORequestTy::Read) {
+      auto N = readFully(Engine.Sys, R.Fd, Buffer, Len, FileOffset);
+      if (!N)
+        return R.recordError(I, N.takeError());
+      if (*N) {
+        if (auto Err = Stream->copyAsync(Dev, Buffer, *N,
+                                         CopyKindTy::HostToDevice))
+          return R.recordError(I, std::move(Err));
+        if (auto Err = Stream->recordEvent(*Slot.Event))
+          return R.recordError(I, std::move(Err));
+        Slot.InFlight = true;
+      }
+      R.recordChunk(I, *N);
+      count(R, Path, *N);
+      return;
+    }
+    // Write: the device data must be in the buffer before pwrite.
+    if (auto Err = Stream->copyAsync(Buffer, Dev, Len, CopyKindTy::DeviceToHost))
+      return R.recordError(I, std::move(Err));
+    if (auto Err = Stream->recordEvent(*Slot.Event))
+      return R.recordError(I, std::move(Err));
+    if (auto Err = Slot.Event->synchronize())
+      return R.recordError(I, std::move(Err));
+    if (auto Err = writeFully(Engine.Sys, R.Fd, Buffer, Len, FileOffset))
+      return R.recordError(I, std::move(Err));
+    R.recordChunk(I, Len);
+    count(R, Path, Len);
+  }
+
+  IOEngineTy &Engine;
+  std::thread Thread;
+  StreamTy *Stream = nullptr;
+  std::vector<SlotTy> Ring;
+  size_t NextSlot = 0;
+};
+
+} // namespace offloadio
+
+//===----------------------------------------------------------------------===//
+// Engine
+//===----------------------------------------------------------------------===//
+
+IOEngineTy::IOEngineTy(GenericDeviceTy &Device, SysTy &Sys,
+                       IOFastpathTy *Fastpath, IOConfigTy Config)
+    : Device(Device), Sys(Sys), Fastpath(Fastpath), Config(Config) {}
+
+IOEngineTy::~IOEngineTy() {
+  {
+    std::lock_guard<std::mutex> Guard(QueueLock);
+    Stopping = true;
+  }
+  QueueCV.notify_all();
+  Workers.clear();
+}
+
+Error IOEngineTy::startWorkers() {
+  std::lock_guard<std::mutex> Guard(QueueLock);
+  if (WorkersStarted)
+    return Error::success();
+  WorkersStarted = true;
+  for (unsigned I = 0; I < Config.Threads; ++I) {
+    Workers.push_back(std::make_unique<IOWorkerTy>(*this));
+    Workers.back()->start();
+  }
+  return Error::success();
+}
+
+IORequestTy *IOEngineTy::nextRequest() {
+  std::unique_lock<std::mutex> Guard(QueueLock);
+  while (true) {
+    // Requests whose chunks are all claimed leave the queue; the workers
+    // holding chunks finish them.
+    while (!Queue.empty() &&
+           Queue.front()->NextChunk.load() >= Queue.front()->NumChunks)
+      Queue.pop_front();
+    if (!Queue.empty())
+      return Queue.front();
+    if (Stopping)
+      return nullptr;
+    QueueCV.wait(Guard);
+  }
+}
+
+void IOEngineTy::noteFallback(const std::string &Why) {
+  Stats.Fallbacks.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> Guard(Stats.ReasonLock);
+    Stats.LastFallback = Why;
+  }
+  if (Config.Info)
+    std::fprintf(stderr, "ompx-io device %d: %s\n", Device.getDeviceId(),
+                 Why.c_str());
+}
+
+unsigned IOEngineTy::availablePaths(std::string &Why) const {
+  unsigned Mask = 1u << unsigned(IOPathTy::Staged);
+  if (Device.getLimits().HostCanAccessDeviceMemory)
+    Mask |= 1u << unsigned(IOPathTy::Direct);
+  else
+    Why += "direct: device memory is not addressable by the host\n";
+  if (Fastpath)
+    Mask |= 1u << unsigned(IOPathTy::Fastpath);
+  else
+    Why += "fastpath: the " + Device.getPlugin().getName() +
+           " plugin has no vendor storage DMA\n";
+  return Mask;
+}
+
+Expected<IOPathTy> IOEngineTy::choosePath(int Fd, const void *DevPtr,
+                                          size_t Count, off_t Offset,
+                                          std::string &Why) const {
+  // Scores: fastpath 100 where it accepts, direct 50 where the host can
+  // address the buffer, staged 10 always; negative means refused.
+  int Scores[3] = {-1, -1, 10};
+  std::string Refusals[3];
+  AllocKindTy Kind = AllocKindTy::Device;
+  Device.ownsPointer(DevPtr, &Kind);
+  if (Device.getLimits().HostCanAccessDeviceMemory ||
+      Kind == AllocKindTy::Host || Kind == AllocKindTy::Shared)
+    Scores[0] = 50;
+  else
+    Refusals[0] = "device memory is not addressable by the host";
+  if (!Fastpath)
+    Refusals[1] = "the " + Device.getPlugin().getName() +
+                  " plugin has no vendor storage DMA";
+  else if (Fastpath->accepts(Fd, DevPtr, Count, Offset, Refusals[1]))
+    Scores[1] = 100;
+
+  if (Config.ForcedPath >= 0) {
+    unsigned P = unsigned(Config.ForcedPath);
+    if (Scores[P] < 0)
+      return makeErrnoError(ENOTSUP, "OMPX_IO_PATH={0} cannot serve this "
+                            "request: {1}",
+                            ioPathName(IOPathTy(P)), Refusals[P]);
+    Why = "forced by OMPX_IO_PATH";
+    return IOPathTy(P);
+  }
+  unsigned Best = 2;
+  for (unsigned P = 0; P < 3; ++P)
+    if (Scores[P] > Scores[Best])
+      Best = P;
+  Why = Best == 1   ? "vendor storage DMA accepts the file and buffer"
+        : Best == 0 ? "the host can address the device buffer"
+                    : "fastpath: " +
+                          (Refusals[1].empty() ? std::string("refused")
+                                               : Refusals[1]) +
+                          "; direct: " + Refusals[0];
+  return IOPathTy(Best);
+}
+
+Expected<std::unique_ptr<IORequestTy>>
+IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
+                   off_t Offset) {
+  const char *OpName = Op == IORequestTy::Read ? "read" : "write";
+  int Flags = Sys.getFlags(Fd);
+  if (Flags < 0)
+    return makeErrnoError(EBADF, "{0} on device {1}: fd {2} is not open",
+                          OpName, Device.getDeviceId(), Fd);
+  int Mode = Flags & O_ACCMODE;
+  if ((Op == IORequestTy::Read && Mode == O_WRONLY) ||
+      (Op == IORequestTy::Write && Mode == O_RDONLY))
+    return makeErrnoError(EBADF, "{0} on device {1}: fd {2} is not open for "
+                          "{3}",
+                          OpName, Device.getDeviceId(), Fd,
+                          Op == IORequestTy::Read ? "reading" : "writing");
+  if (Offset < 0)
+    return makeErrnoError(EINVAL, "{0} on device {1}: negative offset {2}",
+                          OpName, Device.getDeviceId(), int64_t(Offset));
+  if (Count > size_t(SSIZE_MAX) ||
+      uint64_t(Offset) + Count > uint64_t(INT64_MAX))
+    return makeErrnoError(EINVAL, "{0} on device {1}: {2} bytes at offset {3} "
+                          "overflow the file offset range",
+                          OpName, Device.getDeviceId(), Count, int64_t(Offset));
+  if (Count && !DevPtr)
+    return makeErrnoError(EFAULT, "{0} of {1} bytes on device {2}: null "
+                          "buffer",
+                          OpName, Count, Device.getDeviceId());
+  if (Count && !Device.ownsPointer(DevPtr, nullptr))
+    return makeErrnoError(EFAULT, "{0} of {1} bytes on device {2}: buffer {3} "
+                          "is not memory of this device",
+                          OpName, Count, Device.getDeviceId(), DevPtr);
+
+  std::string Why;
+  auto Path = choosePath(Fd, DevPtr, Count, Offset, Why);
+  if (!Path)
+    return Path.takeError();
+  int Dup = Sys.dup(Fd);
+  if (Dup < 0)
+    return makeErrnoError(errno, "dup of fd {0} for an async {1}", Fd, OpName);
+  auto R = std::make_unique<IORequestTy>(Op, Dup, static_cast<char *>(DevPtr),
+                                         Count, Offset, *Path,
+                                         Config.ChunkSize);
+  auto &Requests = Op == IORequestTy::Read ? Stats.Reads : Stats.Writes;
+  Requests[unsigned(*Path)].fetch_add(1, std::memory_order_relaxed);
+  if (Config.Info)
+    std::fprintf(stderr,
+                 "ompx-io device %d: %s %zu bytes, fd %d offset %lld, %p: "
+                 "%s path (%s)\n",
+                 Device.getDeviceId(), OpName, Count, Fd, (long long)Offset,
+                 DevPtr, ioPathName(*Path), Why.c_str());
+  if (R->NumChunks == 0)
+    return std::move(R);
+  if (auto Err = startWorkers())
+    return std::move(Err);
+  {
+    std::lock_guard<std::mutex> Guard(QueueLock);
+    Queue.push_back(R.get());
+  }
+  QueueCV.notify_all();
+  return std::move(R);
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ompx_io: file <-> device transfers for OpenMP offload programs, and the
+ * offload-io introspection calls. Link with -lompx_io (build/lib).
+ *
+ * device_num is an OpenMP device number, as for omp_target_alloc; the
+ * initial device (omp_get_initial_device()) means plain host memory.
+ * Semantics follow pread/pwrite, except that the full count is transferred
+ * unless end of file comes first. Errors return -1 and set errno.
+ */
+#ifndef OMPX_IO_H
+#define OMPX_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An asynchronous transfer in flight. */
+typedef struct ompx_io_request *ompx_io_request_t;
+
+/** Read count bytes of fd at offset into device memory. Returns the bytes
+ *  read (short only at end of file), or -1 with errno. */
+ssize_t ompx_target_pread(int fd, void *device_buf, size_t count, off_t offset,
+                          int device_num);
+/** Write count bytes of device memory to fd at offset. */
+ssize_t ompx_target_pwrite(int fd, const void *device_buf, size_t count,
+                           off_t offset, int device_num);
+/** Start a read; arguments are captured and fd is duplicated, so both may
+ *  change or close after the call. Returns 0, or -1 with errno for errors
+ *  found at submission. */
+int ompx_target_pread_async(int fd, void *device_buf, size_t count,
+                            off_t offset, int device_num,
+                            ompx_io_request_t *request);
+/** Start a write; as ompx_target_pread_async. */
+int ompx_target_pwrite_async(int fd, const void *device_buf, size_t count,
+                             off_t offset, int device_num,
+                             ompx_io_request_t *request);
+/** 1 when done, 0 when pending, -1 with errno on error. */
+int ompx_io_test(ompx_io_request_t request);
+/** Wait; returns the bytes transferred or -1 with errno. Releases the
+ *  request, which must not be used again. */
+ssize_t ompx_io_wait(ompx_io_request_t request);
+
+/** The transfer paths. */
+enum ompx_io_path {
+  OMPX_IO_PATH_DIRECT = 0,   /**< IO straight into host-addressable memory. */
+  OMPX_IO_PATH_FASTPATH = 1, /**< Vendor storage <-> GPU DMA (cuFile, AIS). */
+  OMPX_IO_PATH_STAGED = 2,   /**< Pinned bounce buffers and async copies. */
+  OMPX_IO_PATH_HOST = 3,     /**< Initial device: plain pread/pwrite. */
+  OMPX_IO_NUM_PATHS = 4
+};
+
+/** Per-device counters. */
+typedef struct ompx_io_stats {
+  uint64_t bytes_read[OMPX_IO_NUM_PATHS];    /**< By path. */
+  uint64_t bytes_written[OMPX_IO_NUM_PATHS]; /**< By path. */
+  uint64_t reads[OMPX_IO_NUM_PATHS];         /**< Requests by path. */
+  uint64_t writes[OMPX_IO_NUM_PATHS];        /**< Requests by path. */
+  uint64_t fallbacks;           /**< Requests that left their first path. */
+  char last_fallback[160];      /**< Why the last fallback happened. */
+} ompx_io_stats_t;
+
+/** Name of a path ("direct", "fastpath", "staged", "host"). */
+const char *ompx_io_path_name(int path);
+/** Copy the counters of device_num into *stats. 0, or -1 with errno. */
+int ompx_io_get_stats(int device_num, ompx_io_stats_t *stats);
+/** Which paths can serve device_num: bit (1 << path) set in *mask; for each
+ *  unavailable path a line "<path>: <reason>" goes into why (may be NULL). */
+int ompx_io_paths(int device_num, unsigned *mask, char *why, size_t why_len);
+
+/** A locked host region, as the plugin's map holds it. */
+typedef struct ompx_lock_region {
+  void *host_ptr;     /**< Start of the region. */
+  void *device_ptr;   /**< Its device-accessible address. */
+  size_t size;        /**< Exact size in bytes. */
+  uint64_t references;/**< Locks held. */
+  int external;       /**< 1 for runtime-pinned memory (alloc_host). */
+} ompx_lock_region_t;
+
+/** Is ptr inside a locked region of device_num's plugin? 1 and *region
+ *  filled, 0 if not, -1 with errno on error. */
+int ompx_target_lock_info(const void *ptr, int device_num,
+                          ompx_lock_region_t *region);
+
+/** Host <-> device copy paths counted by the plugins. */
+enum ompx_copy_path {
+  OMPX_COPY_PINNED_TO_DEVICE, OMPX_COPY_PINNED_FROM_DEVICE,
+  OMPX_COPY_STAGED_TO_DEVICE, OMPX_COPY_STAGED_FROM_DEVICE,
+  OMPX_COPY_LOCKED_TO_DEVICE, OMPX_COPY_LOCKED_FROM_DEVICE,
+  OMPX_COPY_DEVICE_TO_DEVICE, OMPX_COPY_NUM_PATHS
+};
+
+/** Bytes and copies per ompx_copy_path of device_num. 0, or -1 with errno. */
+int ompx_target_copy_counters(int device_num,
+                              uint64_t bytes[OMPX_COPY_NUM_PATHS],
+                              uint64_t copies[OMPX_COPY_NUM_PATHS]);
+/** Name of a copy path. */
+const char *ompx_copy_path_name(int path);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OMPX_IO_H */

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "AMDGPUDevice.h"
+#include "AMDGPUImage.h"
+#include "AMDGPUStream.h"
+
+#include "offloadio/Envar.h"
+#include "offloadio/Plugin.h"
+
+#include "llvm/ADT/ScopeExit.h"
+
+#include <cstring>
+
+using namespace offloadio;
+using namespace offloadio::amdgpu;
+
+namespace {
+
+bool isDeviceKind(AllocKindTy Kind) {
+  return Kind == AllocKindTy::Device || Kind == AllocKindTy::Default;
+}
+
+/// The DeviceRTL's view of its environment (LLVM 16 layout).
+struct DeviceEnvironmentTy {
+  uint32_t DebugKind;
+  uint32_t NumDevices;
+  uint32_t DeviceNum;
+  uint32_t DynamicMemSize;
+};
+static_assert(sizeof(DeviceEnvironmentTy) == 16, "DeviceRTL ABI");
+
+} // namespace
+
+AMDGPUDeviceTy::~AMDGPUDeviceTy() {
+  // Free what the program leaked; the pools outlive the device.
+  for (auto &[Addr, Alloc] : Allocations)
+    Ctx.Api.hsa_amd_memory_pool_free(reinterpret_cast<void *>(Addr));
+}
+
+Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
+  const HSAApiTy &Api = Ctx.Api;
+  char Name[64] = {};
+  if (auto Err = queryAgent(HSA_AGENT_INFO_NAME, Name, "the name"))
+    return Err;
+  char Product[64] = {};
+  // Optional: older runtimes may not know the product name.
+  if (Api.hsa_agent_get_info(Gpu.Agent,
+                             hsa_agent_info_t(HSA_AMD_AGENT_INFO_PRODUCT_NAME),
+                             Product) == HSA_STATUS_SUCCESS)
+    ProductName = Product;
+  uint32_t Value = 0;
+  if (Api.hsa_agent_get_info(Gpu.Agent,
+                             hsa_agent_info_t(HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY),
+                             &Value) == HSA_STATUS_SUCCESS)
+    MaxClockMHz = Value;
+  if (auto Err = queryAgent(hsa_agent_info_t(HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT),
+                            ComputeUnits, "the compute unit count"))
+    return Err;
+  if (auto Err = queryAgent(HSA_AGENT_INFO_WAVEFRONT_SIZE, WavefrontSize,
+                            "the wavefront size"))
+    return Err;
+  if (auto Err = queryAgent(HSA_AGENT_INFO_WORKGROUP_MAX_SIZE,
+                            MaxWorkgroupSize, "the work-group size limit"))
+    return Err;
+  uint32_t GridMax = 0;
+  if (auto Err = queryAgent(HSA_AGENT_INFO_GRID_MAX_SIZE, GridMax,
+                            "the grid size limit"))
+    return Err;
+  uint32_t QueueMax = 0;
+  if (auto Err = queryAgent(HSA_AGENT_INFO_QUEUE_MAX_SIZE, QueueMax,
+                            "the queue size limit"))
+    return Err;
+  if (auto Err = queryAgent(HSA_AGENT_INFO_PROFILE, Profile, "the profile"))
+    return Err;
+  size_t PoolSize = 0;
+  if (auto Err = checkHSA(Api,
+                          Api.hsa_amd_memory_pool_get_info(
+                              Gpu.DevicePool, HSA_AMD_MEMORY_POOL_INFO_SIZE,
+                              &PoolSize),
+                          "hsa_amd_memory_pool_get_info",
+                          "device memory size of device {0}", DeviceId))
+    return Err;
+  DevicePoolSize = PoolSize;
+
+  // The group (LDS) segment pool bounds static + dynamic group memory.
+  struct GroupQueryTy {
+    const HSAApiTy *Api;
+    uint32_t Size = 0;
+  } GroupQuery{&Api};
+  Api.hsa_amd_agent_iterate_memory_pools(
+      Gpu.Agent,
+      [](hsa_amd_memory_pool_t Pool, void *Data) {
+        auto &Q = *static_cast<GroupQueryTy *>(Data);
+        hsa_amd_segment_t Segment;
+        size_t Size = 0;
+        if (Q.Api->hsa_amd_memory_pool_get_info(
+                Pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &Segment) ==
+                HSA_STATUS_SUCCESS &&
+            Segment == HSA_AMD_SEGMENT_GROUP &&
+            Q.Api->hsa_amd_memory_pool_get_info(
+                Pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &Size) ==
+                HSA_STATUS_SUCCESS) {
+          Q.Size = uint32_t(Size);
+          return HSA_STATUS_INFO_BREAK;
+        }
+        return HSA_STATUS_SUCCESS;
+      },
+      &GroupQuery);
+  if (GroupQuery.Size)
+    MaxGroupSegmentSize = GroupQuery.Size;
+  DynamicStackSize = uint32_t(
+      readSizeEnv("LIBOMPTARGET_STACK_SIZE", DynamicStackSize, 0, 1 << 20));
+
+  if (!MaxWorkgroupSize || !WavefrontSize || !GridMax)
+    return makeError(ErrorCode::BackendError,
+                     "device {0} reports no usable geometry (work-group "
+                     "limit {1}, wavefront {2}, grid limit {3})",
+                     DeviceId, MaxWorkgroupSize, WavefrontSize, GridMax);
+  Limits.MaxThreads = std::min<uint32_t>(MaxWorkgroupSize, 1024);
+  Limits.DefaultThreads = std::min<uint32_t>(256, Limits.MaxThreads);
+  Limits.MaxTeams = uint32_t(std::min<uint64_t>(
+      GridMax / Limits.MaxThreads, uint64_t(1) << 20));
+  Limits.DefaultTeams = std::max<uint32_t>(1, ComputeUnits) * 4;
+  Limits.DefaultTeams = std::min(Limits.DefaultTeams, Limits.MaxTeams);
+  Limits.HostCanAccessDeviceMemory = false;
+
+  // Queues: a few per device, shared by the streams round-robin.
+  unsigned NumQueues =
+      unsigned(readIntEnv("LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES", 4, 1, 64));
+  uint64_t Requested = readIntEnv("LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE", 512,
+                                  64, std::max<uint32_t>(QueueMax, 64));
+  QueueSize = uint32_t(llvm::PowerOf2Ceil(Requested));
+  if (QueueMax && QueueSize > QueueMax)
+    QueueSize = uint32_t(llvm::PowerOf2Floor(QueueMax));
+  for (unsigned I = 0; I < NumQueues; ++I) {
+    auto Queue = AMDGPUQueueTy::create(Api, Gpu.Agent, QueueSize, DeviceId);
+    if (!Queue)
+      return Queue.takeError();
+    Queues.push_back(std::move(*Queue));
+  }
+  Kernargs = std::make_unique<AMDGPUKernargPoolTy>(Api, Ctx.KernargPool,
+                                                   Gpu.Agent, DeviceId);
+  return Kernargs->init();
+}
+
+Error AMDGPUDeviceTy::deinitImpl() {
+  Queues.clear();
+  Kernargs.reset();
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+Expected<void *> AMDGPUDeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
+  const HSAApiTy &Api = Ctx.Api;
+  hsa_amd_memory_pool_t Pool;
+  const std::vector<hsa_agent_t> *Access;
+  if (isDeviceKind(Kind)) {
+    Pool = Gpu.DevicePool;
+    Access = &Gpu.Peers;
+  } else {
+    Pool = Ctx.HostPool;
+    Access = &Ctx.GpuAgents;
+  }
+  void *Ptr = nullptr;
+  if (auto Err = checkHSA(Api,
+                          Api.hsa_amd_memory_pool_allocate(Pool, Size, 0, &Ptr),
+                          "hsa_amd_memory_pool_allocate",
+                          "{0} bytes of {1} memory on device {2}", Size,
+                          allocKindName(Kind), DeviceId))
+    return std::move(Err);
+  if (!Access->empty()) {
+    if (auto Err = checkHSA(Api,
+                            Api.hsa_amd_agents_allow_access(
+                                uint32_t(Access->size()), Access->data(),
+                                nullptr, Ptr),
+                            "hsa_amd_agents_allow_access",
+                            "{0} ({1} bytes of {2} memory) for {3} agents on "
+                            "device {4}",
+                            Ptr, Size, allocKindName(Kind), Access->size(),
+                            DeviceId)) {
+      Api.hsa_amd_memory_pool_free(Ptr);
+      return std::move(Err);
+    }
+  }
+  std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
+  Allocations[reinterpret_cast<uintptr_t>(Ptr)] = {Size, Kind};
+  return Ptr;
+}
+
+Error AMDGPUDeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
+  {
+    std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
+    auto It = Allocations.find(reinterpret_cast<uintptr_t>(Ptr));
+    if (It == Allocations.end()) {
+      Guard.unlock();
+      AllocKindTy Owner;
+      if (ownsPointer(Ptr, &Owner))
+        return makeError(ErrorCode::InvalidArgument,
+                         "free of {0} ({1} memory) on device {2}: the pointer "
+                         "is inside a {3} allocation, not its start",
+                         Ptr, allocKindName(Kind), DeviceId,
+                         allocKindName(Owner));
+      return makeError(ErrorCode::NotFound,
+                       "free of {0} ({1} memory) on device {2}: not allocated "
+                       "by this device",
+                       Ptr, allocKindName(Kind), DeviceId);
+    }
+    AllocKindTy Actual = It->second.Kind;
+    bool Matches = isDeviceKind(Kind) ? isDeviceKind(Actual) : Kind == Actual;
+    if (!Matches)
+      return makeError(ErrorCode::InvalidArgument,
+                       "free of {0} on device {1} as {2} memory, but it was "
+                       "allocated as {3} memory",
+                       Ptr, DeviceId, allocKindName(Kind),
+                       allocKindName(Actual));
+    Allocations.erase(It);
+  }
+  return checkHSA(Ctx.Api, Ctx.Api.hsa_amd_memory_pool_free(Ptr),
+                  "hsa_amd_memory_pool_free", "{0} ({1} memory) on device {2}",
+                  Ptr, allocKindName(Kind), DeviceId);
+}
+
+bool AMDGPUDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
+  auto Addr = reinterpret_cast<uintptr_t>(Ptr);
+  std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
+  auto It = Allocations.upper_bound(Addr);
+  if (It == Allocations.begin())
+    return false;
+  --It;
+  if (Addr - It->first >= std::max<size_t>(It->second.Size, 1))
+    return false;
+  if (Kind)
+    *Kind = It->second.Kind;
+  return true;
+}
+
+Error AMDGPUDeviceTy::writeDeviceSync(void *Dst, const void *Src,
+                                      size_t Size) {
+  const HSAApiTy &Api = Ctx.Api;
+  void *Staging = nullptr;
+  if (auto Err = checkHSA(Api,
+                          Api.hsa_amd_memory_pool_allocate(Ctx.HostPool, Size,
+                                                           0, &Staging),
+                          "hsa_amd_memory_pool_allocate",
+                          "{0}-byte staging buffer on device {1}", Size,
+                          DeviceId))
+    return Err;
+  auto FreeStaging =
+      llvm::make_scope_exit([&] { Api.hsa_amd_memory_pool_free(Staging); });
+  hsa_agent_t Agent = Gpu.Agent;
+  if (auto Err = checkHSA(
+          Api, Api.hsa_amd_agents_allow_access(1, &Agent, nullptr, Staging),
+          "hsa_amd_agents_allow_access", "staging buffer {0} on device {1}",
+          Staging, DeviceId))
+    return Err;
+  std::memcpy(Staging, Src, Size);
+  auto Signal = Ctx.Signals.acquire(1);
+  if (!Signal)
+    return Signal.takeError();
+  if (auto Err = checkHSA(Api,
+                          Api.hsa_amd_memory_async_copy(
+                              Dst, Gpu.Agent, Staging, Ctx.CpuAgent, Size, 0,
+                              nullptr, (*Signal)->get()),
+                          "hsa_amd_memory_async_copy",
+                          "{0} bytes from {1} to {2} on device {3}", Size,
+                          Staging, Dst, DeviceId))
+    return Err;
+  if (auto Err = waitSignal(Ctx, **Signal, nullptr))
+    return Err;
+  if (hsa_signal_value_t V = (*Signal)->load(); V != 0)
+    return makeError(ErrorCode::BackendError,
+                     "copy of {0} bytes to {1} on device {2} failed "
+                     "(completion signal {3})",
+                     Size, Dst, DeviceId, V);
+  return Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Images and kernels
+//===----------------------------------------------------------------------===//
+
+Error AMDGPUDeviceTy::writeDeviceEnvironment(AMDGPUImageTy &Image) {
+  auto Global = Image.findGlobal("__omp_rtl_device_environment");
+  if (!Global) {
+    // Images without the DeviceRTL's environment need none.
+    llvm::consumeError(Global.takeError());
+    return Error::success();
+  }
+  if (Global->second != sizeof(DeviceEnvironmentTy))
+    return makeError(ErrorCode::InvalidImage,
+                     "image {0} on device {1}: __omp_rtl_device_environment "
+                     "has {2} bytes; the LLVM 16 DeviceRTL uses {3}",
+                     Image.getId(), DeviceId, Global->second,
+                     sizeof(DeviceEnvironmentTy));
+  DeviceEnvironmentTy Env;
+  Env.DebugKind =
+      uint32_t(readIntEnv("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, 0, INT32_MAX));
+  Env.NumDevices = uint32_t(Plugin.getNumDevices());
+  Env.DeviceNum = uint32_t(DeviceId);
+  Env.DynamicMemSize = uint32_t(readSizeEnv(
+      "LIBOMPTARGET_SHARED_MEMORY_SIZE", 0, 0, MaxGroupSegmentSize));
+  return writeDeviceSync(Global->first, &Env, sizeof(Env));
+}
+
+Expected<std::unique_ptr<DeviceImageTy>>
+AMDGPUDeviceTy::loadImageImpl(const __tgt_device_image &TgtImage,
+                              int32_t ImageId) {
+  llvm::StringRef Bytes(static_cast<const char *>(TgtImage.ImageStart),
+                        static_cast<const char *>(TgtImage.ImageEnd) -
+                            static_cast<const char *>(TgtImage.ImageStart));
+  auto ImageTarget = readImageTarget(Bytes);
+  if (!ImageTarget)
+    return makeError(ErrorCode::InvalidImage,
+                     "image {0} ({1} bytes at {2}) is not an AMDGPU code "
+                     "object",
+                     ImageId, Bytes.size(), TgtImage.ImageStart);
+  if (!AMDGPUTargetIdTy::isCompatible(*ImageTarget,
+                                      AMDGPUTargetIdTy::parse(Gpu.Target)))
+    return makeError(ErrorCode::InvalidImage,
+                     "image {0} is built for {1} and cannot run on device {2} "
+                     "({3})",
+                     ImageId, ImageTarget->str(), DeviceId, Gpu.Target);
+  auto Image = AMDGPUImageTy::load(Ctx.Api, Gpu.Agent, Profile, TgtImage,
+                                   ImageId, DeviceId);
+  if (!Image)
+    return Image.takeError();
+  if (auto Err = writeDeviceEnvironment(**Image))
+    return std::move(Err);
+  return std::unique_ptr<DeviceImageTy>(std::move(*Image));
+}
+
+Expected<std::unique_ptr<GenericKernelTy>>
+AMDGPUDeviceTy::constructKernelImpl(DeviceImageTy &GenericImage,
+                                    llvm::StringRef Name) {
+  auto &Image = static_cast<AMDGPUImageTy &>(GenericImage);
+  const HSAApiTy &Api = Ctx.Api;
+  auto Symbol = Image.findSymbol(Name, /*IsKernel=*/true);
+  if (!Symbol)
+    return Symbol.takeError();
+  uint64_t Object = 0;
+  uint32_t KernargSize = 0, GroupSize = 0, PrivateSize = 0;
+  bool DynamicStack = false;
+  auto Query = [&](hsa_executable_symbol_info_t Attr, void *Value,
+                   const char *What) {
+    return checkHSA(Api,
+                    Api.hsa_executable_symbol_get_info(*Symbol, Attr, Value),
+                    "hsa_executable_symbol_get_info",
+                    "{0} of kernel {1} on device {2}", What, Name, DeviceId);
+  };
+  if (auto Err = Query(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &Object,
+                       "the kernel object"))
+    return std::move(Err);
+  if (auto Err = Query(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+                       &KernargSize, "the kernarg segment size"))
+    return std::move(Err);
+  if (auto Err = Query(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+                       &GroupSize, "the group segment size"))
+    return std::move(Err);
+  if (auto Err = Query(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                       &PrivateSize, "the private segment size"))
+    return std::move(Err);
+  if (auto Err = Query(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK,
+                       &DynamicStack, "the dynamic call stack flag"))
+    return std::move(Err);
+  const AMDGPUKernelMetadataTy *Metadata = Image.getMetadata(Name);
+  if (Metadata) {
+    KernargSize = std::max(KernargSize, Metadata->KernargSegmentSize);
+    DynamicStack |= Metadata->UsesDynamicStack;
+  }
+  return std::make_unique<AMDGPUKernelTy>(Image, Name.str(), Object,
+                                          KernargSize, GroupSize, PrivateSize,
+                                          DynamicStack, Metadata);
+}
+
+Expected<void *> AMDGPUDeviceTy::getGlobalAddressImpl(DeviceImageTy &Image,
+                                                      llvm::StringRef Name,
+                                                      size_t Size) {
+  auto Global = static_cast<AMDGPUImageTy &>(Image).findGlobal(Name);
+  if (!Global)
+    return Global.takeError();
+  if (Global->second != Size)
+    return makeError(ErrorCode::InvalidImage,
+                     "global '{0}' has {1} bytes on device {2} but {3} bytes "
+                     "on the host",
+                     Name, Global->second, DeviceId, Size);
+  return Global->first;
+}
+
+//===----------------------------------------------------------------------===//
+// Streams, events, information
+//===----------------------------------------------------------------------===//
+
+Expected<std::unique_ptr<StreamTy>> AMDGPUDeviceTy::createStreamImpl() {
+  AMDGPUQueueTy &Queue =
+      *Queues[NextQueue.fetch_add(1, std::memory_order_relaxed) %
+              Queues.size()];
+  return std::make_unique<AMDGPUStreamTy>(Ctx, Gpu.Agent, Queue, *Kernargs,
+                                          DeviceId);
+}
+
+Expected<std::unique_ptr<EventTy>> AMDGPUDeviceTy::createEventImpl() {
+  return std::make_unique<AMDGPUEventTy>(Ctx, DeviceId);
+}
+
+Error AMDGPUDeviceTy::dataExchangeImpl(const void *SrcPtr,
+                                       GenericDeviceTy &DstDevice,
+                                       void *DstPtr, size_t Size,
+                                       StreamTy &Stream) {
+  auto &Dst = static_cast<AMDGPUDeviceTy &>(DstDevice);
+  return static_cast<AMDGPUStreamTy &>(Stream).copyBetweenAgents(
+      DstPtr, Dst.getAgent(), SrcPtr, Gpu.Agent, Size,
+      CopyKindTy::DeviceToDevice);
+}
+
+Error AMDGPUDeviceTy::initDeviceInfoImpl(__tgt_device_info &DeviceInfo) {
+  // Interop users get the HSA agent handle.
+  DeviceInfo.Context = nullptr;
+  DeviceInfo.Device = reinterpret_cast<void *>(Gpu.Agent.handle);
+  return Error::success();
+}
+
+void AMDGPUDeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
+  size_t Live = 0, Bytes = 0;
+  {
+    std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
+    Live = Allocations.size();
+    for (auto &[Addr, Alloc] : Allocations)
+      Bytes += Alloc.Size;
+  }
+  printInfoLine(OS, "HSA runtime:", Ctx.Api.LibraryPath);
+  printInfoLine(OS, "Agent name:", Gpu.Name);
+  printInfoLine(OS, "ISA target:", Gpu.Target);
+  if (!ProductName.empty())
+    printInfoLine(OS, "Product name:", ProductName);
+  printInfoLine(OS, "Compute units:", llvm::Twine(ComputeUnits));
+  printInfoLine(OS, "Wavefront size:", llvm::Twine(WavefrontSize));
+  printInfoLine(OS, "Max work-group size:", llvm::Twine(MaxWorkgroupSize));
+  if (MaxClockMHz)
+    printInfoLine(OS, "Max clock (MHz):", llvm::Twine(MaxClockMHz));
+  printInfoLine(OS, "Device memory (bytes):", llvm::Twine(DevicePoolSize));
+  printInfoLine(OS, "Group segment (bytes):",
+                llvm::Twine(MaxGroupSegmentSize));
+  printInfoLine(OS, "HSA queues:",
+                llvm::Twine(Queues.size()) + " x " + llvm::Twine(QueueSize) +
+                    " packets");
+  printInfoLine(OS, "Kernarg arenas:",
+                llvm::Twine(Kernargs ? Kernargs->arenas() : 0));
+  printInfoLine(OS, "Signals created:", llvm::Twine(Ctx.Signals.capacity()));
+  printInfoLine(OS, "Peer devices:", llvm::Twine(Gpu.Peers.size()));
+  printInfoLine(OS, "Live allocations:",
+                llvm::Twine(Live) + " (" + llvm::Twine(Bytes) + " bytes)");
+}

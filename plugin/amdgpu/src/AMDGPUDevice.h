@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// One GPU agent as an offload device: its memory pools and allocations, AQL
+// queues, kernel-argument memory, images and properties.
+//
+// Memory kinds: DEVICE and DEFAULT come from the GPU's coarse-grained global
+// pool (device memory), granted to peer GPUs that can reach it so that
+// device-to-device copies work; HOST and SHARED come from the CPU's
+// fine-grained pool, granted to every GPU, so host and device use the same
+// address.
+#ifndef OFFLOADIO_AMDGPU_AMDGPUDEVICE_H
+#define OFFLOADIO_AMDGPU_AMDGPUDEVICE_H
+
+#include "AMDGPUContext.h"
+#include "AMDGPUKernel.h"
+#include "AMDGPUQueue.h"
+
+#include "offloadio/Device.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+namespace offloadio {
+namespace amdgpu {
+
+class AMDGPUImageTy;
+
+/// One GPU.
+class AMDGPUDeviceTy final : public GenericDeviceTy {
+public:
+  AMDGPUDeviceTy(GenericPluginTy &Plugin, int32_t DeviceId,
+                 AMDGPUContextTy &Ctx)
+      : GenericDeviceTy(Plugin, DeviceId), Ctx(Ctx),
+        Gpu(Ctx.Gpus[DeviceId]) {}
+  ~AMDGPUDeviceTy() override;
+
+  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
+
+  /// The GPU agent.
+  hsa_agent_t getAgent() const { return Gpu.Agent; }
+  /// Kernel argument memory of this GPU.
+  AMDGPUKernargPoolTy &getKernargPool() { return *Kernargs; }
+  /// Largest group segment (LDS) a work-group may use.
+  uint32_t getMaxGroupSegmentSize() const { return MaxGroupSegmentSize; }
+  /// Private memory added per work-item for kernels with dynamic stacks.
+  uint32_t getDynamicStackSize() const { return DynamicStackSize; }
+
+protected:
+  Error initImpl(DeviceLimitsTy &Limits) override;
+  Error deinitImpl() override;
+  Expected<std::unique_ptr<DeviceImageTy>>
+  loadImageImpl(const __tgt_device_image &TgtImage, int32_t ImageId) override;
+  Expected<std::unique_ptr<GenericKernelTy>>
+  constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) override;
+  Expected<void *> getGlobalAddressImpl(DeviceImageTy &Image,
+                                        llvm::StringRef Name,
+                                        size_t Size) override;
+  Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override;
+  Error freeImpl(void *Ptr, AllocKindTy Kind) override;
+  Expected<std::unique_ptr<StreamTy>> createStreamImpl() override;
+  Expected<std::unique_ptr<EventTy>> createEventImpl() override;
+  Error initDeviceInfoImpl(__tgt_device_info &DeviceInfo) override;
+  void printInfoImpl(llvm::raw_ostream &OS) override;
+  Error dataExchangeImpl(const void *SrcPtr, GenericDeviceTy &DstDevice,
+                         void *DstPtr, size_t Size, StreamTy &Stream) override;
+
+private:
+  /// Query agent attribute \p Attr into \p Value.
+  template <typename T>
+  Error queryAgent(hsa_agent_info_t Attr, T &Value, const char *What) const {
+    return checkHSA(Ctx.Api,
+                    Ctx.Api.hsa_agent_get_info(Gpu.Agent, Attr, &Value),
+                    "hsa_agent_get_info", "{0} of device {1}", What,
+                    DeviceId);
+  }
+  /// Copy \p Size host bytes to device address \p Dst and wait, through a
+  /// fine-grained staging buffer (image loading only; not a hot path).
+  Error writeDeviceSync(void *Dst, const void *Src, size_t Size);
+  /// Fill the DeviceRTL's __omp_rtl_device_environment of \p Image.
+  Error writeDeviceEnvironment(AMDGPUImageTy &Image);
+
+  AMDGPUContextTy &Ctx;
+  const AMDGPUAgentInfoTy &Gpu;
+
+  // Properties read at initialisation.
+  std::string ProductName;
+  hsa_profile_t Profile = HSA_PROFILE_BASE;
+  uint32_t ComputeUnits = 0;
+  uint32_t WavefrontSize = 0;
+  uint32_t MaxWorkgroupSize = 0;
+  uint32_t MaxClockMHz = 0;
+  uint64_t DevicePoolSize = 0;
+  uint32_t MaxGroupSegmentSize = 64 * 1024;
+  uint32_t DynamicStackSize = 1024;
+  uint32_t QueueSize = 0;
+
+  std::vector<std::unique_ptr<AMDGPUQueueTy>> Queues;
+  /// Round-robin assignment of new streams to queues.
+  std::atomic<unsigned> NextQueue{0};
+  std::unique_ptr<AMDGPUKernargPoolTy> Kernargs;
+
+  struct AllocationTy {
+    size_t Size;
+    AllocKindTy Kind;
+  };
+  /// Live allocations by start address (frees and ownsPointer).
+  mutable std::shared_mutex AllocationsLock;
+  std::map<uintptr_t, AllocationTy> Allocations;
+};
+
+} // namespace amdgpu
+} // namespace offloadio
+
+#endif // OFFLOADIO_AMDGPU_AMDGPUDEVICE_H
