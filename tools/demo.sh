@@ -9,7 +9,9 @@ bash "$root/tools/install-deps.sh"
 bash "$root/tools/build.sh"
 mkdir -p "$build/examples"
 clang-16 -O2 -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu \
-  "$root/examples/demo.c" -o "$build/examples/demo"
+  -I"$root/include" "$root/examples/demo.c" -o "$build/examples/demo" \
+  -L"$build/lib" -lompx_io
 echo "== running examples/demo.c (plugin from $build/lib)"
 LD_LIBRARY_PATH="$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-  LIBOMPTARGET_INFO=${LIBOMPTARGET_INFO:-0x10} "$build/examples/demo"
+  LIBOMPTARGET_INFO=${LIBOMPTARGET_INFO:-0x10} OMPX_IO_INFO=${OMPX_IO_INFO:-1} \
+  "$build/examples/demo"
