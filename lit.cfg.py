@@ -181,6 +181,11 @@ link_flags = "-L%s -L%s -Wl,-rpath,%s -Wl,-rpath,%s %s" % (
     config.llvm_lib_dir,
     plugin_check_obj,
 )
+# libompx_io.so (include/ompx_io.h) is built next to the plugins; link it when
+# it is there (a plugin directory holding only stock plugins has none).
+if os.path.exists(os.path.join(plugin_dir, "libompx_io.so")):
+    link_flags += " -lompx_io"
+    config.available_features.add("ompx-io")
 
 
 def find_rocm_device_libs():

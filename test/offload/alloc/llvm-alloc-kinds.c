@@ -29,6 +29,10 @@ int main(void) {
   OT_EXPECT(dptr != NULL, "device allocation");
   OT_EXPECT(hptr != NULL, "host allocation");
   OT_EXPECT(sptr != NULL, "shared allocation");
+  if (!dptr || !hptr || !sptr) {
+    OT_SUMMARY();
+    return 1;
+  }
 
   // Host and shared memory: written directly by the host.
   for (int i = 0; i < N; ++i) {

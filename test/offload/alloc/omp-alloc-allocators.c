@@ -16,6 +16,10 @@ int main(void) {
   int *s = (int *)omp_alloc(N * sizeof(int), llvm_omp_target_shared_mem_alloc);
   int *d = (int *)omp_alloc(N * sizeof(int), llvm_omp_target_device_mem_alloc);
   OT_EXPECT(h && s && d, "three allocations");
+  if (!h || !s || !d) {
+    OT_SUMMARY();
+    return 1;
+  }
   for (int i = 0; i < N; ++i) {
     h[i] = i;
     s[i] = 1;

@@ -10,49 +10,49 @@
 #define N 1024
 
 int main(void) {
-  int owner[N];
-  int nteams = -1, maxthreads = -1;
+  int owner[N], nteams[N], nthreads[N];
   for (int i = 0; i < N; ++i)
-    owner[i] = -1;
-#pragma omp target teams num_teams(4) thread_limit(64) map(tofrom : owner, nteams, maxthreads)
-  {
-    if (omp_get_team_num() == 0)
-      nteams = omp_get_num_teams();
-#pragma omp distribute parallel for
-    for (int i = 0; i < N; ++i) {
-      owner[i] = omp_get_team_num();
-      if (i == 0)
-        maxthreads = omp_get_num_threads();
-    }
+    owner[i] = nteams[i] = nthreads[i] = -1;
+#pragma omp target teams distribute parallel for num_teams(4) thread_limit(64) \
+    map(from : owner, nteams, nthreads)
+  for (int i = 0; i < N; ++i) {
+    owner[i] = omp_get_team_num();
+    nteams[i] = omp_get_num_teams();
+    nthreads[i] = omp_get_num_threads();
   }
-  printf("teams in [1,4]: %d\n", nteams >= 1 && nteams <= 4);
-  printf("threads in [1,64]: %d\n", maxthreads >= 1 && maxthreads <= 64);
-  int bad = 0;
-  for (int i = 0; i < N; ++i)
-    bad += owner[i] < 0 || owner[i] >= nteams;
-  OT_EXPECT(bad == 0, "every iteration ran in a valid team");
+  int bad_teams = 0, bad_owner = 0, bad_threads = 0;
+  for (int i = 0; i < N; ++i) {
+    bad_teams += nteams[i] != nteams[0] || nteams[i] < 1 || nteams[i] > 4;
+    bad_owner += owner[i] < 0 || owner[i] >= nteams[0];
+    bad_threads += nthreads[i] < 1 || nthreads[i] > 64;
+  }
+  OT_EXPECT(bad_teams == 0, "between 1 and 4 teams");
+  OT_EXPECT(bad_owner == 0, "every iteration ran in a valid team");
+  OT_EXPECT(bad_threads == 0, "at most 64 threads per team");
 
-  // One team, one thread.
+  // teams region with a nested parallel region, one team requested.
   int t = -1, th = -1, sum = 0;
-#pragma omp target teams num_teams(1) thread_limit(1) map(tofrom : t, th, sum)
+#pragma omp target teams num_teams(1) thread_limit(64) map(tofrom : t, th, sum)
   {
     t = omp_get_num_teams();
-#pragma omp parallel
+#pragma omp parallel num_threads(8)
     {
-#pragma omp single
-      th = omp_get_num_threads();
+      if (omp_get_thread_num() == 0)
+        th = omp_get_num_threads();
     }
     for (int i = 0; i < 100; ++i)
       sum += i;
   }
-  printf("teams = %d threads = %d sum = %d\n", t, th, sum);
+  printf("teams = %d sum = %d\n", t, sum);
+  OT_EXPECT(th >= 1 && th <= 8, "nested parallel has 1..8 threads");
   OT_SUMMARY();
   return 0;
 }
 
-// CHECK: teams in [1,4]: 1
-// CHECK: threads in [1,64]: 1
+// CHECK: PASS: between 1 and 4 teams
 // CHECK: PASS: every iteration ran in a valid team
-// CHECK: teams = 1 threads = 1 sum = 4950
+// CHECK: PASS: at most 64 threads per team
+// CHECK: teams = 1 sum = 4950
+// CHECK: PASS: nested parallel has 1..8 threads
 // CHECK-NOT: FAIL
 // CHECK: failures: 0
