@@ -179,6 +179,20 @@ Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
   if (!TgtPtr)
     return makeError(ErrorCode::InvalidArgument,
                      "cannot free a null pointer on device {0}", DeviceId);
+  // A block the memory manager keeps for reuse was freed already. Passing it
+  // on to freeImpl would release memory the manager still hands out.
+  if (MemoryManager && MemoryManager->isCached(TgtPtr))
+    return makeError(ErrorCode::InvalidArgument,
+                     "double free of {0} on device {1}: the block is already "
+                     "free",
+                     TgtPtr, DeviceId);
+  // The kind the memory was allocated with decides what freeing it undoes:
+  // omp_target_free passes DEFAULT whatever allocated the memory, and HOST
+  // memory's registration in the pinned map must go with the memory.
+  AllocKindTy Actual;
+  if (Kind != AllocKindTy::Host && ownsPointer(TgtPtr, &Actual) &&
+      Actual == AllocKindTy::Host)
+    Kind = AllocKindTy::Host;
   if (auto Err = onFreeing(TgtPtr, Kind))
     return Err;
   if (auto Err = unlockMappedBuffer(TgtPtr))

@@ -30,6 +30,7 @@ Expected<void *> MemoryManagerTy::allocate(size_t Size) {
     if (!List.empty()) {
       void *Ptr = List.back();
       List.pop_back();
+      Cached.erase(Ptr);
       Owned[Ptr] = Bucket;
       return Ptr;
     }
@@ -49,6 +50,7 @@ Expected<bool> MemoryManagerTy::free(void *Ptr) {
   if (It == Owned.end())
     return false;
   FreeLists[It->second].push_back(Ptr);
+  Cached.insert(Ptr);
   Owned.erase(It);
   return true;
 }
@@ -61,6 +63,7 @@ Error MemoryManagerTy::releaseAll() {
       ToFree.insert(ToFree.end(), List.begin(), List.end());
       List.clear();
     }
+    Cached.clear();
   }
   Error Result = Error::success();
   for (void *Ptr : ToFree)
@@ -75,4 +78,9 @@ size_t MemoryManagerTy::cachedBlocks() const {
   for (auto &List : FreeLists)
     N += List.size();
   return N;
+}
+
+bool MemoryManagerTy::isCached(const void *Ptr) const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return Cached.count(Ptr);
 }

@@ -9,6 +9,7 @@
 #include "offloadio/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <array>
 #include <cstddef>
@@ -54,6 +55,9 @@ public:
 
   /// Number of blocks currently cached (not handed out).
   size_t cachedBlocks() const;
+  /// Whether \p Ptr is a block the cache holds for reuse, that is, one
+  /// already freed: freeing it again must not reach the allocator.
+  bool isCached(const void *Ptr) const;
 
 private:
   static unsigned bucketFor(size_t Size);
@@ -65,6 +69,8 @@ private:
   std::array<std::vector<void *>, NumBuckets> FreeLists;
   /// Every live block the cache handed out, with its bucket.
   llvm::DenseMap<void *, unsigned> Owned;
+  /// Every block in FreeLists, for isCached.
+  llvm::DenseSet<const void *> Cached;
 };
 
 } // namespace offloadio

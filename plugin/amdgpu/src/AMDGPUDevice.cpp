@@ -267,7 +267,7 @@ Error AMDGPUDeviceTy::writeDeviceSync(void *Dst, const void *Src,
                           "{0} bytes from {1} to {2} on device {3}", Size,
                           Staging, Dst, DeviceId))
     return Err;
-  if (auto Err = waitSignal(Ctx, **Signal, nullptr))
+  if (auto Err = waitSignal(Ctx, **Signal))
     return Err;
   if (hsa_signal_value_t V = (*Signal)->load(); V != 0)
     return makeError(ErrorCode::BackendError,

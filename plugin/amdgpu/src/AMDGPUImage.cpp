@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "AMDGPUImage.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
 #include "llvm/Object/ELF.h"

@@ -9,6 +9,7 @@
 
 #include "offloadio/Plugin.h"
 
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -19,7 +20,7 @@ namespace {
 
 /// Collects the agents of hsa_iterate_agents.
 struct AgentScanTy {
-  const HSAApiTy *Api;
+  const HSAApiTy *Api = nullptr;
   std::vector<hsa_agent_t> Cpus;
   std::vector<hsa_agent_t> Gpus;
   hsa_status_t Status = HSA_STATUS_SUCCESS;
@@ -27,7 +28,7 @@ struct AgentScanTy {
 
 /// Collects the global pools of one agent.
 struct PoolScanTy {
-  const HSAApiTy *Api;
+  const HSAApiTy *Api = nullptr;
   std::vector<std::pair<hsa_amd_memory_pool_t, uint32_t>> Global;
 };
 
@@ -120,7 +121,8 @@ Error AMDGPUPluginTy::discover(std::unique_ptr<HSAApiTy> Loaded) {
     return Err;
   auto Context = std::make_unique<AMDGPUContextTy>(std::move(Loaded));
 
-  AgentScanTy Agents{&Api};
+  AgentScanTy Agents;
+  Agents.Api = &Api;
   if (auto Err = checkHSA(
           Api,
           Api.hsa_iterate_agents(
@@ -150,7 +152,8 @@ Error AMDGPUPluginTy::discover(std::unique_ptr<HSAApiTy> Loaded) {
   // Host memory comes from the first CPU agent's fine-grained pool; kernel
   // arguments from its KERNARG_INIT pool.
   Context->CpuAgent = Agents.Cpus.front();
-  PoolScanTy CpuPools{&Api};
+  PoolScanTy CpuPools;
+  CpuPools.Api = &Api;
   if (auto Err = checkHSA(Api,
                           Api.hsa_amd_agent_iterate_memory_pools(
                               Context->CpuAgent, scanPools, &CpuPools),
@@ -202,7 +205,8 @@ Error AMDGPUPluginTy::discover(std::unique_ptr<HSAApiTy> Loaded) {
         &Isa);
     Info.Target =
         AMDGPUTargetIdTy::parse(Isa.Name.empty() ? Info.Name : Isa.Name).str();
-    PoolScanTy Pools{&Api};
+    PoolScanTy Pools;
+    Pools.Api = &Api;
     if (auto Err = checkHSA(Api,
                             Api.hsa_amd_agent_iterate_memory_pools(
                                 Agent, scanPools, &Pools),

@@ -99,6 +99,7 @@ public:
   }
   AMDGPUSignalTy *get() const { return S; }
   AMDGPUSignalTy *operator->() const { return S; }
+  AMDGPUSignalTy &operator*() const { return *S; }
   explicit operator bool() const { return S != nullptr; }
 
 private:

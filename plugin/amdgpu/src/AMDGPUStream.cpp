@@ -22,15 +22,12 @@ rawSignals(llvm::ArrayRef<AMDGPUSignalRefTy> Refs) {
 } // namespace
 
 Error amdgpu::waitSignal(const AMDGPUContextTy &Ctx,
-                         const AMDGPUSignalTy &Signal,
-                         const AMDGPUQueueTy *Queue) {
+                         const AMDGPUSignalTy &Signal) {
   while (Signal.waitDone(Ctx.TicksPerMs * WaitSliceMs) >= 1) {
     // A queue that died never completes its packets' signals.
     if (const AMDGPUQueueTy *Producer = Signal.getProducer())
       if (Producer->hasFailed())
         return Producer->getFailure();
-    if (Queue && Queue->hasFailed())
-      return Queue->getFailure();
   }
   return Error::success();
 }
@@ -53,7 +50,7 @@ Error AMDGPUEventTy::synchronize() {
   AMDGPUSignalRefTy S = get();
   if (!S)
     return Error::success();
-  if (auto Err = waitSignal(Ctx, *S, nullptr))
+  if (auto Err = waitSignal(Ctx, *S))
     return Err;
   if (hsa_signal_value_t V = S->load(); V < 0)
     return makeError(ErrorCode::BackendError,
@@ -128,40 +125,42 @@ Error AMDGPUStreamTy::takeError() {
   return Err;
 }
 
-void AMDGPUStreamTy::recordFailure(const OpTy &Op, hsa_signal_value_t Value) {
-  std::string Message;
+std::string AMDGPUStreamTy::describe(const OpTy &Op) {
   switch (Op.Kind) {
   case OpKindTy::Copy:
-    Message = llvm::formatv("{0} copy of {1} bytes from {2} to {3} on device "
-                            "{4} failed (completion signal {5})",
-                            copyKindName(Op.CopyKind), Op.Size, Op.Src,
-                            Op.Dst, DeviceId, Value)
-                  .str();
-    break;
+    return llvm::formatv("{0} copy of {1} bytes from {2} to {3}",
+                         copyKindName(Op.CopyKind), Op.Size, Op.Src, Op.Dst)
+        .str();
   case OpKindTy::Dispatch:
-    Message = llvm::formatv("kernel {0} on device {1} failed (completion "
-                            "signal {2})",
-                            *Op.KernelName, DeviceId, Value)
-                  .str();
-    if (Queue.hasFailed())
-      Message += ": " + takeErrorMessage(Queue.getFailure());
-    break;
+    return "kernel " + *Op.KernelName;
   case OpKindTy::Barrier:
-    Message = llvm::formatv("a dependency barrier on device {0} failed "
-                            "(completion signal {1})",
-                            DeviceId, Value)
-                  .str();
-    if (Queue.hasFailed())
-      Message += ": " + takeErrorMessage(Queue.getFailure());
-    break;
+    return "a dependency barrier";
   case OpKindTy::HostCall:
-    Message = llvm::formatv("a host callback on device {0} failed "
-                            "(completion signal {1})",
-                            DeviceId, Value)
-                  .str();
-    break;
+    return Op.Fn ? "a host callback"
+                 : llvm::formatv("a host-to-host copy of {0} bytes", Op.Size)
+                       .str();
   }
+  return "an operation";
+}
+
+void AMDGPUStreamTy::recordFailure(const OpTy &Op, hsa_signal_value_t Value) {
+  std::string Message =
+      llvm::formatv("{0} on device {1} failed (completion signal {2})",
+                    describe(Op), DeviceId, Value)
+          .str();
+  if ((Op.Kind == OpKindTy::Dispatch || Op.Kind == OpKindTy::Barrier) &&
+      Queue.hasFailed())
+    Message += ": " + takeErrorMessage(Queue.getFailure());
   recordError(ErrorCode::BackendError, std::move(Message));
+}
+
+Error AMDGPUStreamTy::breakOn(const OpTy &Op, const AMDGPUQueueTy &Dead) {
+  // The device may still touch the signals and buffers of the operations
+  // in flight: keep them forever rather than recycle them.
+  Broken = true;
+  return makeError(ErrorCode::BackendError,
+                   "{0} on device {1} can never complete: {2}", describe(Op),
+                   DeviceId, takeErrorMessage(Dead.getFailure()));
 }
 
 void AMDGPUStreamTy::reap() {
@@ -176,6 +175,19 @@ void AMDGPUStreamTy::reap() {
       Kernargs.release(Op.Kernarg);
     Ops.pop_front();
   }
+}
+
+const AMDGPUQueueTy *AMDGPUStreamTy::stuckOn(const OpTy &Op) {
+  auto DeadProducer = [](const AMDGPUSignalRefTy &S) -> const AMDGPUQueueTy * {
+    const AMDGPUQueueTy *Q = S->getProducer();
+    return Q && Q->hasFailed() && !S->isDone() ? Q : nullptr;
+  };
+  if (const AMDGPUQueueTy *Q = DeadProducer(Op.Completion))
+    return Q;
+  for (const AMDGPUSignalRefTy &Dep : Op.Deps)
+    if (const AMDGPUQueueTy *Q = DeadProducer(Dep))
+      return Q;
+  return nullptr;
 }
 
 void AMDGPUStreamTy::collectDeps(
@@ -215,17 +227,16 @@ Error AMDGPUStreamTy::flushWaits() {
 
 Error AMDGPUStreamTy::drain() {
   for (const AMDGPUSignalRefTy &W : PendingWaits)
-    if (auto Err = waitSignal(Ctx, *W, nullptr)) {
+    if (auto Err = waitSignal(Ctx, *W)) {
       Broken = true;
       return Err;
     }
   PendingWaits.clear();
   while (!Ops.empty()) {
-    if (auto Err = waitSignal(Ctx, *Ops.front().Completion, &Queue)) {
-      // The device may still touch the signals and buffers of the ops in
-      // flight: keep them forever rather than recycle them.
-      Broken = true;
-      return Err;
+    const OpTy &Front = Ops.front();
+    while (Front.Completion->waitDone(Ctx.TicksPerMs * WaitSliceMs) >= 1) {
+      if (const AMDGPUQueueTy *Dead = stuckOn(Front))
+        return breakOn(Front, *Dead);
     }
     reap();
   }
@@ -440,10 +451,8 @@ Expected<bool> AMDGPUStreamTy::query() {
     return std::move(Err);
   reap();
   if (!Ops.empty()) {
-    if (Queue.hasFailed()) {
-      Broken = true;
-      return llvm::joinErrors(Queue.getFailure(), takeError());
-    }
+    if (const AMDGPUQueueTy *Dead = stuckOn(Ops.front()))
+      return llvm::joinErrors(breakOn(Ops.front(), *Dead), takeError());
     return false;
   }
   llvm::erase_if(PendingWaits,

@@ -30,10 +30,9 @@ namespace offloadio {
 namespace amdgpu {
 
 /// Wait until \p Signal is done, checking every so often whether the queue
-/// that should complete it (or \p Queue, if given) died. Returns an error
-/// for a dead queue; a negative signal value is left to the caller.
-Error waitSignal(const AMDGPUContextTy &Ctx, const AMDGPUSignalTy &Signal,
-                 const AMDGPUQueueTy *Queue);
+/// that should complete it died (its packets then never complete). Returns
+/// an error for a dead queue; a negative signal value is left to the caller.
+Error waitSignal(const AMDGPUContextTy &Ctx, const AMDGPUSignalTy &Signal);
 
 /// An event: the tail signal of a stream at the time it was recorded.
 class AMDGPUEventTy final : public EventTy {
@@ -132,13 +131,20 @@ private:
   Error flushWaits();
   /// Retire finished operations from the front, recording failures.
   void reap();
+  /// The dead queue that keeps \p Op from ever completing: the queue that
+  /// should complete it, or one that should complete a dependency of it.
+  static const AMDGPUQueueTy *stuckOn(const OpTy &Op);
   /// Wait for everything enqueued; on a dead queue mark the stream broken.
   Error drain();
   /// Record the first failure of queued work.
   void recordError(ErrorCode Code, std::string Message);
   void recordError(Error Err);
-  /// Describe a failed operation.
+  /// "kernel X", "host-to-device copy of N bytes from A to B", ...
+  static std::string describe(const OpTy &Op);
+  /// Record that \p Op failed with completion value \p Value.
   void recordFailure(const OpTy &Op, hsa_signal_value_t Value);
+  /// Mark the stream broken because \p Op waits on \p Dead forever.
+  Error breakOn(const OpTy &Op, const AMDGPUQueueTy &Dead);
   /// Return and clear the recorded failure.
   Error takeError();
   /// Error if the stream can no longer be used.

@@ -13,8 +13,10 @@ using namespace offloadio;
 using namespace offloadio::cuda;
 
 CUDADeviceTy::CUDADeviceTy(GenericPluginTy &Plugin, int32_t DeviceId,
-                           const CUDAApiTy &Api, CUdevice Device)
-    : GenericDeviceTy(Plugin, DeviceId), Api(Api), Device(Device) {}
+                           const CUDAApiTy &Api,
+                           const CUDAHostRegistryTy &Registry, CUdevice Device)
+    : GenericDeviceTy(Plugin, DeviceId), Api(Api), Registry(Registry),
+      Device(Device) {}
 
 CUDADeviceTy::~CUDADeviceTy() {
   // Without deinit() (a failed init, or process teardown), the primary
@@ -340,7 +342,7 @@ bool CUDADeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
 }
 
 Expected<std::unique_ptr<StreamTy>> CUDADeviceTy::createStreamImpl() {
-  auto Stream = CUDAStreamTy::create(Api, Context, DeviceId);
+  auto Stream = CUDAStreamTy::create(Api, Registry, Context, DeviceId);
   if (!Stream)
     return Stream.takeError();
   return std::unique_ptr<StreamTy>(std::move(*Stream));

@@ -16,11 +16,14 @@
 namespace offloadio {
 namespace cuda {
 
+class CUDAHostRegistryTy;
+
 /// One CUDA device of the plugin.
 class CUDADeviceTy final : public GenericDeviceTy {
 public:
   CUDADeviceTy(GenericPluginTy &Plugin, int32_t DeviceId,
-               const CUDAApiTy &Api, CUdevice Device);
+               const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
+               CUdevice Device);
   ~CUDADeviceTy() override;
 
   bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
@@ -70,6 +73,9 @@ private:
   Error freeAllAllocations();
 
   const CUDAApiTy &Api;
+  /// The plugin's host registrations, which streams consult to split
+  /// copies.
+  const CUDAHostRegistryTy &Registry;
   const CUdevice Device;
   CUcontext Context = nullptr;
 

@@ -45,8 +45,8 @@ Expected<bool> CUDAEventTy::query() {
 }
 
 Expected<std::unique_ptr<CUDAStreamTy>>
-CUDAStreamTy::create(const CUDAApiTy &Api, CUcontext Context,
-                     int32_t DeviceId) {
+CUDAStreamTy::create(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
+                     CUcontext Context, int32_t DeviceId) {
   if (auto Err = checkCU(Api, Api.cuCtxSetCurrent(Context), "cuCtxSetCurrent",
                          "context {0} of device {1}", Context, DeviceId))
     return std::move(Err);
@@ -56,7 +56,7 @@ CUDAStreamTy::create(const CUDAApiTy &Api, CUcontext Context,
                   "cuStreamCreate", "stream for device {0}", DeviceId))
     return std::move(Err);
   return std::unique_ptr<CUDAStreamTy>(
-      new CUDAStreamTy(Api, Context, DeviceId, Stream));
+      new CUDAStreamTy(Api, Registry, Context, DeviceId, Stream));
 }
 
 CUDAStreamTy::~CUDAStreamTy() {
@@ -75,13 +75,33 @@ Error CUDAStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
                               CopyKindTy Kind) {
   if (auto Err = activate())
     return Err;
-  return checkCU(Api,
-                 Api.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(Dst),
-                                   reinterpret_cast<CUdeviceptr>(Src), Size,
-                                   Stream),
-                 "cuMemcpyAsync", "{0} copy of {1} bytes from {2} to {3} on "
-                 "device {4}",
-                 copyKindName(Kind), Size, Src, Dst, DeviceId);
+  // The driver refuses a copy whose host side crosses from one host
+  // registration into another (see CUDAHostRegistry.h), so split there.
+  // Without any registration this is one flag test.
+  const void *Host = Kind == CopyKindTy::HostToDevice   ? Src
+                     : Kind == CopyKindTy::DeviceToHost ? Dst
+                                                        : nullptr;
+  auto *D = static_cast<char *>(Dst);
+  auto *S = static_cast<const char *>(Src);
+  while (Size > 0) {
+    size_t Piece = Host ? Registry.contiguousBytes(
+                              Kind == CopyKindTy::HostToDevice ? S : D, Size)
+                        : Size;
+    if (auto Err = checkCU(Api,
+                           Api.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(D),
+                                             reinterpret_cast<CUdeviceptr>(S),
+                                             Piece, Stream),
+                           "cuMemcpyAsync",
+                           "{0} copy of {1} bytes from {2} to {3} on device "
+                           "{4}",
+                           copyKindName(Kind), Piece, static_cast<const void *>(S),
+                           static_cast<void *>(D), DeviceId))
+      return Err;
+    D += Piece;
+    S += Piece;
+    Size -= Piece;
+  }
+  return Error::success();
 }
 
 Error CUDAStreamTy::copyPeerAsync(void *Dst, CUcontext DstContext,

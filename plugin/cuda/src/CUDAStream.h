@@ -7,6 +7,7 @@
 #define OFFLOADIO_CUDA_CUDASTREAM_H
 
 #include "CUDAApi.h"
+#include "CUDAHostRegistry.h"
 
 #include "offloadio/Stream.h"
 
@@ -47,13 +48,16 @@ private:
 /// stream, so work of other libraries on stream 0 does not serialise ours).
 class CUDAStreamTy final : public StreamTy {
 public:
-  /// Create a stream in \p Context for device \p DeviceId.
+  /// Create a stream in \p Context for device \p DeviceId. Copies consult
+  /// \p Registry, which must outlive the stream.
   static Expected<std::unique_ptr<CUDAStreamTy>>
-  create(const CUDAApiTy &Api, CUcontext Context, int32_t DeviceId);
+  create(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
+         CUcontext Context, int32_t DeviceId);
   ~CUDAStreamTy() override;
 
   /// Any direction: with unified addressing the driver tells host from
-  /// device memory by the address.
+  /// device memory by the address. A host side that spans several of the
+  /// plugin's registrations is copied one registration at a time.
   Error copyAsync(void *Dst, const void *Src, size_t Size,
                   CopyKindTy Kind) override;
   Error recordEvent(EventTy &Event) override;
@@ -78,9 +82,10 @@ public:
   int32_t getDeviceId() const { return DeviceId; }
 
 private:
-  CUDAStreamTy(const CUDAApiTy &Api, CUcontext Context, int32_t DeviceId,
-               CUstream Stream)
-      : Api(Api), Context(Context), DeviceId(DeviceId), Stream(Stream) {}
+  CUDAStreamTy(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
+               CUcontext Context, int32_t DeviceId, CUstream Stream)
+      : Api(Api), Registry(Registry), Context(Context), DeviceId(DeviceId),
+        Stream(Stream) {}
 
   /// What a pending host callback needs; records are recycled, so a
   /// callback costs no allocation once the stream has seen as many in
@@ -100,6 +105,7 @@ private:
   Error takeCallbackError();
 
   const CUDAApiTy &Api;
+  const CUDAHostRegistryTy &Registry;
   CUcontext Context;
   int32_t DeviceId;
   CUstream Stream;

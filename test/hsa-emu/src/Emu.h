@@ -45,6 +45,10 @@ struct ConfigTy {
   /// HSA_EMU_DISPATCH=noop: kernel dispatch packets complete without running
   /// anything. Default (fail): reported as unsupported.
   bool DispatchNoop = false;
+  /// HSA_EMU_QUEUE_ERRORS=stop: a queue that failed stops processing, and
+  /// the failed packet's signal never completes (what ROCr does). Default
+  /// (complete): it and every later packet complete with -1.
+  bool StopFailedQueues = false;
   /// HSA_EMU_TRACE=1: print dispatch packets and their kernel arguments.
   bool Trace = false;
   /// Number of copy worker threads.

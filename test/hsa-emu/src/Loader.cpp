@@ -57,11 +57,14 @@ struct ExecutableTy {
   std::vector<std::unique_ptr<LoadedObjectTy>> Objects;
 };
 
-std::mutex LoaderLock;
-std::set<ReaderTy *> Readers;
-std::set<ExecutableTy *> Executables;
-std::set<SymbolTy *> Symbols;
-std::map<uint64_t, const KernelInfoTy *> Kernels;
+// Global state is leaked on purpose: the plugin may still call in from
+// libomptarget's destructor after this library's static destructors ran.
+std::mutex &LoaderLock = *new std::mutex();
+std::set<ReaderTy *> &Readers = *new std::set<ReaderTy *>();
+std::set<ExecutableTy *> &Executables = *new std::set<ExecutableTy *>();
+std::set<SymbolTy *> &Symbols = *new std::set<SymbolTy *>();
+std::map<uint64_t, const KernelInfoTy *> &Kernels =
+    *new std::map<uint64_t, const KernelInfoTy *>();
 
 ExecutableTy *toExecutable(hsa_executable_t E) {
   auto *X = reinterpret_cast<ExecutableTy *>(E.handle);

@@ -53,10 +53,14 @@ struct LockTy {
   uint32_t Refs = 1;
 };
 
-std::shared_mutex RegistryLock;
-std::map<uintptr_t, AllocationTy> Allocations;
+// Global state is leaked on purpose: copy workers and late callers (the
+// plugin at libomptarget's exit) may use it after static destructors ran.
+std::shared_mutex &RegistryLock = *new std::shared_mutex();
+std::map<uintptr_t, AllocationTy> &Allocations =
+    *new std::map<uintptr_t, AllocationTy>();
 /// Locks by alias start; alias ranges never overlap (fresh reservations).
-std::map<uintptr_t, std::unique_ptr<LockTy>> Locks;
+std::map<uintptr_t, std::unique_ptr<LockTy>> &Locks =
+    *new std::map<uintptr_t, std::unique_ptr<LockTy>>();
 
 bool contains(uintptr_t Base, size_t Size, uintptr_t P, size_t N) {
   return P >= Base && P - Base <= Size && N <= Size - (P - Base);

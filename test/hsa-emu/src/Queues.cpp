@@ -49,8 +49,9 @@ struct QueueTy {
   void fail(hsa_status_t Status, const char *Why);
 };
 
-std::mutex LiveLock;
-std::unordered_set<QueueTy *> LiveQueues;
+// Leaked: see Signals.cpp.
+std::mutex &LiveLock = *new std::mutex();
+std::unordered_set<QueueTy *> &LiveQueues = *new std::unordered_set<QueueTy *>();
 std::atomic<uint64_t> NextQueueNumber{0};
 
 inline QueueTy *fromPublic(const hsa_queue_t *Q) {
@@ -219,6 +220,12 @@ void QueueTy::process() {
     bool Ok = !Failed && runPacket(Packet, Type);
     if (Stop.load(std::memory_order_acquire))
       return;
+    if (!Ok && config().StopFailedQueues) {
+      // Like ROCr: a failed queue is dead; nothing completes any more.
+      while (!Stop.load(std::memory_order_acquire))
+        Doorbell->wait(HSA_SIGNAL_CONDITION_EQ, INT64_MAX, PollNs);
+      return;
+    }
     // Every packet type keeps its completion signal at byte 56.
     hsa_signal_t Completion;
     std::memcpy(&Completion, Packet + 56, sizeof(Completion));

@@ -67,6 +67,12 @@ ConfigTy *readConfig() {
     else if (std::strcmp(D, "fail"))
       warn("ignoring HSA_EMU_DISPATCH='%s': expected fail or noop", D);
   }
+  if (const char *Q = std::getenv("HSA_EMU_QUEUE_ERRORS"); Q && *Q) {
+    if (!std::strcmp(Q, "stop"))
+      C->StopFailedQueues = true;
+    else if (std::strcmp(Q, "complete"))
+      warn("ignoring HSA_EMU_QUEUE_ERRORS='%s': expected complete or stop", Q);
+  }
   return C;
 }
 

@@ -15,12 +15,23 @@ using namespace hsaemu;
 
 namespace {
 
-std::mutex ChangeLock;
-std::condition_variable ChangeCV;
-uint64_t Generation = 0;
+/// Wakes the watcher threads. Leaked on purpose: destroying a condition
+/// variable at exit while watcher threads still wait on it blocks forever.
+struct ChangeStateTy {
+  std::mutex Lock;
+  std::condition_variable CV;
+  uint64_t Generation = 0;
+};
+ChangeStateTy &changeState() {
+  static ChangeStateTy *State = new ChangeStateTy();
+  return *State;
+}
 
-std::mutex LiveLock;
-std::unordered_set<SignalTy *> LiveSignals;
+/// Leaked, like all global state of the emulation: the plugin may call in
+/// from libomptarget's destructor, after this library's static destructors.
+std::mutex &LiveLock = *new std::mutex();
+std::unordered_set<SignalTy *> &LiveSignals =
+    *new std::unordered_set<SignalTy *>();
 
 /// Runs the handlers of hsa_amd_signal_async_handler, one at a time, as
 /// ROCr's async-events thread does. Never destroyed: its thread may still be
@@ -61,11 +72,12 @@ hsa_signal_value_t rmw(hsa_signal_t Signal, OpTy Op) {
 } // namespace
 
 void hsaemu::notifySignalChange() {
+  ChangeStateTy &C = changeState();
   {
-    std::lock_guard<std::mutex> Guard(ChangeLock);
-    ++Generation;
+    std::lock_guard<std::mutex> Guard(C.Lock);
+    ++C.Generation;
   }
-  ChangeCV.notify_all();
+  C.CV.notify_all();
 }
 
 bool hsaemu::conditionHolds(hsa_signal_condition_t Cond,
@@ -136,9 +148,10 @@ void WatcherTy::loop() {
   uint64_t Seen = ~uint64_t(0);
   while (true) {
     {
-      std::unique_lock<std::mutex> Guard(ChangeLock);
-      ChangeCV.wait(Guard, [&] { return Generation != Seen; });
-      Seen = Generation;
+      ChangeStateTy &C = changeState();
+      std::unique_lock<std::mutex> Guard(C.Lock);
+      C.CV.wait(Guard, [&] { return C.Generation != Seen; });
+      Seen = C.Generation;
     }
     std::vector<WatchTy> Ready;
     {
@@ -290,7 +303,8 @@ uint32_t hsa_amd_signal_wait_any(uint32_t Count, hsa_signal_t *Signals,
                                  hsa_signal_value_t *SatisfyingValue) {
   auto Deadline = std::chrono::steady_clock::now() +
                   std::chrono::nanoseconds(std::min(TimeoutHint, ForeverNs));
-  std::unique_lock<std::mutex> Guard(ChangeLock);
+  ChangeStateTy &C = changeState();
+  std::unique_lock<std::mutex> Guard(C.Lock);
   while (true) {
     for (uint32_t I = 0; I < Count; ++I) {
       hsa_signal_value_t V = toSignal(Signals[I])->load();
@@ -300,11 +314,11 @@ uint32_t hsa_amd_signal_wait_any(uint32_t Count, hsa_signal_t *Signals,
         return I;
       }
     }
-    uint64_t Seen = Generation;
+    uint64_t Seen = C.Generation;
     if (TimeoutHint >= ForeverNs)
-      ChangeCV.wait(Guard, [&] { return Generation != Seen; });
-    else if (!ChangeCV.wait_until(Guard, Deadline,
-                                  [&] { return Generation != Seen; }))
+      C.CV.wait(Guard, [&] { return C.Generation != Seen; });
+    else if (!C.CV.wait_until(Guard, Deadline,
+                              [&] { return C.Generation != Seen; }))
       return UINT32_MAX;
   }
 }

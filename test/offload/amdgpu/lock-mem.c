@@ -1,0 +1,105 @@
+// llvm_omp_target_lock_mem / llvm_omp_target_unlock_mem on the amdgpu
+// plugin.  The locked pointer is the agent (device-accessible) address HSA
+// returns, which differs from the host address (the HSA emulation always
+// returns a distinct, CPU-inaccessible alias; ROCr does on discrete GPUs).
+// Copies from and to locked memory are exact; a contained sub-range shares
+// the lock at base + offset; identical locks are counted; memory the runtime
+// already made device-accessible (llvm_omp_target_alloc_host) is returned as
+// it is.  The strict run refuses DMA on anything but agent-accessible
+// addresses, so copies of locked memory must use the agent address.
+//
+// REQUIRES: amdgcn-amd-amdhsa
+// RUN: %libomptarget-compile-generic
+// RUN: %libomptarget-run-generic | %fcheck-generic
+// RUN: env HSA_EMU_STRICT=1 OFFLOADIO_PAGEABLE_PATH=staged %libomptarget-run-generic | %fcheck-generic
+
+#include <omp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "offload_test.h"
+
+extern void *llvm_omp_target_lock_mem(void *ptr, size_t size, int device_num);
+extern void llvm_omp_target_unlock_mem(void *ptr, int device_num);
+extern void *llvm_omp_target_alloc_host(size_t size, int device_num);
+extern void llvm_omp_target_free_host(void *ptr, int device_num);
+
+int Anchor[4];
+#pragma omp declare target(Anchor)
+
+int main(void) {
+  int dev = 0, host = omp_get_initial_device();
+  OT_EXPECT(omp_get_num_devices() > 0, "devices");
+
+  // An odd-sized buffer at an odd address, so page rounding would show.
+  size_t n = (2 << 20) + 123;
+  char *raw = malloc(n + 16);
+  char *buf = raw + 5;
+  for (size_t i = 0; i < n; ++i)
+    buf[i] = (char)(i * 7);
+
+  char *locked = llvm_omp_target_lock_mem(buf, n, dev);
+  OT_EXPECT(locked != NULL, "lock returns a pointer");
+  OT_EXPECT(locked != buf, "the agent address differs from the host address");
+  OT_EXPECT(((uintptr_t)locked & 4095) == ((uintptr_t)buf & 4095),
+            "the agent address keeps the page offset");
+
+  // The same range again: one more reference, same address.
+  char *again = llvm_omp_target_lock_mem(buf, n, dev);
+  OT_EXPECT(again == locked, "locking the same range again shares the lock");
+  // A contained sub-range: base + offset.
+  char *sub = llvm_omp_target_lock_mem(buf + 1000, 5000, dev);
+  OT_EXPECT(sub == locked + 1000, "a contained range is base + offset");
+
+  // Copies from and to locked memory (named by its host address).
+  char *d = omp_target_alloc(n, dev);
+  int rc = omp_target_memcpy(d, buf, n, 0, 0, dev, host);
+  memset(buf, 0, n);
+  rc |= omp_target_memcpy(buf, d, n, 0, 0, host, dev);
+  int ok = rc == 0;
+  for (size_t i = 0; i < n; ++i)
+    ok &= buf[i] == (char)(i * 7);
+  OT_EXPECT(ok, "%zu bytes round trip through locked memory", n);
+  // A copy that starts in locked memory and runs past its end.
+  rc = omp_target_memcpy(d, buf + n - 100, 116, 0, 0, dev, host);
+  char tail[116];
+  rc |= omp_target_memcpy(tail, d, 116, 0, 0, host, dev);
+  OT_EXPECT(rc == 0 && memcmp(tail, buf + n - 100, 116) == 0,
+            "a copy straddling the end of the locked range");
+
+  llvm_omp_target_unlock_mem(buf + 1000, dev);
+  llvm_omp_target_unlock_mem(buf, dev);
+  llvm_omp_target_unlock_mem(buf, dev);
+
+  // Locked again after the last unlock: a fresh lock works.
+  char *relocked = llvm_omp_target_lock_mem(buf, 4096, dev);
+  OT_EXPECT(relocked != NULL && relocked != buf, "lock after unlock");
+  llvm_omp_target_unlock_mem(buf, dev);
+
+  // Runtime-allocated pinned memory is already device-accessible.
+  char *h = llvm_omp_target_alloc_host(8192, dev);
+  char *hl = llvm_omp_target_lock_mem(h + 64, 1024, dev);
+  OT_EXPECT(hl == h + 64, "host-kind memory is returned as it is");
+  llvm_omp_target_unlock_mem(h + 64, dev);
+  llvm_omp_target_free_host(h, dev);
+
+  omp_target_free(d, dev);
+  free(raw);
+  OT_SUMMARY();
+  return ot_failures != 0;
+}
+
+// CHECK: PASS: devices
+// CHECK: PASS: lock returns a pointer
+// CHECK: PASS: the agent address differs from the host address
+// CHECK: PASS: the agent address keeps the page offset
+// CHECK: PASS: locking the same range again shares the lock
+// CHECK: PASS: a contained range is base + offset
+// CHECK: PASS: 2097275 bytes round trip through locked memory
+// CHECK: PASS: a copy straddling the end of the locked range
+// CHECK: PASS: lock after unlock
+// CHECK: PASS: host-kind memory is returned as it is
+// CHECK-NOT: FAIL
+// CHECK: failures: 0

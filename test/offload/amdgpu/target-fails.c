@@ -1,0 +1,70 @@
+// Kernels cannot run on the HSA emulation: a target region must fail with a
+// clear message and never hang, whether the emulated queue completes the
+// failed packet's signal with -1 (default) or, like ROCr, dies and never
+// completes it (HSA_EMU_QUEUE_ERRORS=stop), and whether the region is
+// synchronous or nowait.  With HSA_EMU_DISPATCH=noop the dispatch completes
+// without running, and HSA_EMU_TRACE shows the packet and the kernel
+// arguments the plugin wrote: explicit arguments at their metadata offsets
+// (a pointer, then a firstprivate scalar by value) and the code object v4
+// hidden arguments clang-16 emits, all zero.
+//
+// REQUIRES: hsa-emulation
+// RUN: %libomptarget-compile-generic
+// RUN: %libomptarget-run-fail-generic 2>&1 | %fcheck-generic
+// RUN: env HSA_EMU_QUEUE_ERRORS=stop %libomptarget-run-fail-generic 2>&1 | %fcheck-generic --check-prefix=STOP
+// RUN: env NOWAIT=1 %libomptarget-run-fail-generic 2>&1 | %fcheck-generic --check-prefix=NOWAIT
+// RUN: env NOWAIT=1 HSA_EMU_QUEUE_ERRORS=stop %libomptarget-run-fail-generic 2>&1 | %fcheck-generic --check-prefix=NOWAIT-STOP
+// RUN: env HSA_EMU_DISPATCH=noop HSA_EMU_TRACE=1 %libomptarget-run-generic 2>&1 | %fcheck-generic --check-prefix=TRACE
+
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(void) {
+  int x = 1, scalar = 0x5a5a;
+  printf("before the target region\n");
+  fflush(stdout);
+  if (getenv("NOWAIT")) {
+#pragma omp target teams num_teams(3) thread_limit(64) map(tofrom : x) firstprivate(scalar) nowait
+    x += scalar;
+#pragma omp taskwait
+  } else {
+#pragma omp target teams num_teams(3) thread_limit(64) map(tofrom : x) firstprivate(scalar)
+    x += scalar;
+  }
+  // Only reached when dispatches are no-ops: the kernel did not run.
+  printf("after the target region: x = %d\n", x);
+  return 0;
+}
+
+// CHECK: before the target region
+// CHECK: hsa-emu: GPU 0 queue {{[0-9]+}}: kernel dispatch of __omp_offloading_{{.*}} is not supported by the HSA emulation
+// CHECK: offload-io(amdgpu) device 0: error: synchronize: kernel __omp_offloading_{{.*}} on device 0 failed (completion signal -1): the HSA queue of device 0 reported an error: HSA_STATUS_ERROR_INVALID_PACKET_FORMAT
+// CHECK: failure of target construct while offloading is mandatory
+// CHECK-NOT: after the target region
+
+// STOP: before the target region
+// STOP: kernel dispatch of __omp_offloading_{{.*}} is not supported
+// STOP: offload-io(amdgpu) device 0: error: synchronize: kernel __omp_offloading_{{.*}} on device 0 can never complete: the HSA queue of device 0 reported an error
+// STOP: failure of target construct while offloading is mandatory
+
+// NOWAIT: before the target region
+// NOWAIT: offload-io(amdgpu) device 0: error: {{synchronize|query_async}}: kernel __omp_offloading_{{.*}} failed (completion signal -1)
+// NOWAIT-NOT: after the target region
+
+// NOWAIT-STOP: before the target region
+// NOWAIT-STOP: offload-io(amdgpu) device 0: error: {{synchronize|query_async}}: kernel __omp_offloading_{{.*}} can never complete
+// NOWAIT-STOP-NOT: after the target region
+
+// TRACE: before the target region
+// TRACE: hsa-emu: dispatch __omp_offloading_{{.*}} on GPU 0: dims 1 grid [192,1,1] workgroup [64,1,1] group_segment {{[0-9]+}} private_segment {{[0-9]+}} kernarg {{[0-9]+}} bytes
+// TRACE-NEXT: hsa-emu:   arg 0 global_buffer offset 0 size 8 = 0x{{[0-9a-f]+}}
+// TRACE-NEXT: hsa-emu:   arg 1 by_value offset 8 size 8 = 0x{{([0-9a-f]*0000)?}}5a5a
+// TRACE-NEXT: hsa-emu:   arg 2 hidden_global_offset_x offset 16 size 8 = 0
+// TRACE-NEXT: hsa-emu:   arg 3 hidden_global_offset_y offset 24 size 8 = 0
+// TRACE-NEXT: hsa-emu:   arg 4 hidden_global_offset_z offset 32 size 8 = 0
+// TRACE-NEXT: hsa-emu:   arg 5 hidden_hostcall_buffer offset 40 size 8 = 0
+// TRACE-NEXT: hsa-emu:   arg 6 hidden_default_queue offset 48 size 8 = 0
+// TRACE-NEXT: hsa-emu:   arg 7 hidden_none offset 56 size 8 = 0
+// TRACE-NEXT: hsa-emu:   arg 8 hidden_multigrid_sync_arg offset 64 size 8 = 0
+// TRACE: after the target region: x = 1

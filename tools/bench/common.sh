@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: Apache-2.0
+# Sourced by the run-*-bench.sh scripts: toolchain, build directory, offload
+# target flags, and running a program with our plugin or the stock one.
+#
+# Environment (all optional):
+#   OFFLOADIO_BUILD_DIR  offload-io build directory (default <repo>/build);
+#                        our plugins and libompx_io are in its lib/
+#   CLANG                OpenMP offload compiler (default clang-16)
+#   LLVM_LIB             LLVM 16 library directory: libomp, libomptarget and
+#                        the device bitcode (default /usr/lib/llvm-16/lib)
+#   STOCK_LIB            where the stock LLVM 16 plugins are (default LLVM_LIB)
+#   CUDA_PATH            CUDA installation for nvptx64 (default /usr/local/cuda)
+#   OFFLOAD_ARCH         GPU architecture (default sm_90 / gfx90a)
+# On the GPU machine the toolchain lives in /opt/llvm16:
+#   CLANG=/opt/llvm16/bin/clang LLVM_LIB=/opt/llvm16/lib
+
+bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${OFFLOADIO_BUILD_DIR:-$bench_root/build}
+CLANG=${CLANG:-clang-16}
+LLVM_LIB=${LLVM_LIB:-/usr/lib/llvm-16/lib}
+STOCK_LIB=${STOCK_LIB:-$LLVM_LIB}
+CUDA_PATH=${CUDA_PATH:-/usr/local/cuda}
+
+bench_die() {
+  echo "$(basename "$0"): error: $*" >&2
+  exit 1
+}
+
+# bench_set_target TRIPLE: sets TARGET_FLAGS (array) and PLUGIN (the plugin
+# file's short name: x86_64, cuda, amdgpu).
+bench_set_target() {
+  local triple=$1
+  case $triple in
+  x86_64-pc-linux-gnu)
+    PLUGIN=x86_64
+    TARGET_FLAGS=(-fopenmp-targets=x86_64-pc-linux-gnu)
+    ;;
+  nvptx64-nvidia-cuda)
+    PLUGIN=cuda
+    TARGET_FLAGS=(-fopenmp-targets=nvptx64-nvidia-cuda
+      -Xopenmp-target=nvptx64-nvidia-cuda "-march=${OFFLOAD_ARCH:-sm_90}"
+      "--cuda-path=$CUDA_PATH" "--libomptarget-nvptx-bc-path=$LLVM_LIB"
+      -Wno-unknown-cuda-version)
+    ;;
+  amdgcn-amd-amdhsa)
+    PLUGIN=amdgpu
+    TARGET_FLAGS=(-fopenmp-targets=amdgcn-amd-amdhsa
+      -Xopenmp-target=amdgcn-amd-amdhsa "-march=${OFFLOAD_ARCH:-gfx90a}")
+    ;;
+  *)
+    bench_die "unsupported --target '$triple' (x86_64-pc-linux-gnu, nvptx64-nvidia-cuda, amdgcn-amd-amdhsa)"
+    ;;
+  esac
+}
+
+# bench_check_setup: the toolchain and both plugins are where we expect.
+bench_check_setup() {
+  command -v "$CLANG" >/dev/null || bench_die "compiler '$CLANG' not found (set CLANG)"
+  [[ -e $LLVM_LIB/libomptarget.so ]] ||
+    bench_die "no libomptarget.so in LLVM_LIB=$LLVM_LIB (set LLVM_LIB)"
+  [[ -e $build/lib/libomptarget.rtl.$PLUGIN.nextgen.so ]] ||
+    bench_die "our plugin $build/lib/libomptarget.rtl.$PLUGIN.nextgen.so is missing; build first (OFFLOADIO_BUILD_DIR=$build)"
+  [[ -e $STOCK_LIB/libomptarget.rtl.$PLUGIN.nextgen.so ]] ||
+    bench_die "no stock plugin libomptarget.rtl.$PLUGIN.nextgen.so in STOCK_LIB=$STOCK_LIB"
+}
+
+# bench_compile SRC OUT [EXTRA FLAGS...]
+bench_compile() {
+  local src=$1 out=$2
+  shift 2
+  mkdir -p "$(dirname "$out")"
+  "$CLANG" -O2 -Wall -pthread -fopenmp "${TARGET_FLAGS[@]}" \
+    -DBENCH_PLUGIN="\"$PLUGIN\"" -I"$bench_root/tools/bench" "$@" \
+    "$src" -o "$out" -L"$LLVM_LIB" -Wl,-rpath,"$LLVM_LIB" -ldl ||
+    bench_die "compiling $src failed"
+}
+
+# bench_run ours|stock LOG PROGRAM [ARGS...]: runs with exactly our plugin
+# directory (then LLVM_LIB) or exactly STOCK_LIB on the library path, tees
+# the output into LOG, and checks which plugin the program reports.
+bench_run() {
+  local which=$1 log=$2
+  shift 2
+  local ld
+  if [[ $which == ours ]]; then
+    ld=$build/lib:$LLVM_LIB
+  else
+    ld=$STOCK_LIB
+  fi
+  echo "-- $which plugin: LD_LIBRARY_PATH=$ld"
+  (
+    r=0
+    env LD_LIBRARY_PATH="$ld" "$@" 2>&1 || r=$?
+    echo "$r" >"$log.rc"
+  ) | tee "$log"
+  local rc
+  rc=$(cat "$log.rc")
+  local plugin_line
+  plugin_line=$(grep -m1 '^plugin: ' "$log" || true)
+  if [[ $which == ours && $plugin_line != *"(offload-io)"* ]]; then
+    bench_die "the 'ours' run did not use the offload-io plugin ($plugin_line)"
+  fi
+  if [[ $which == stock && $plugin_line != *"(stock)"* ]]; then
+    bench_die "the 'stock' run did not use the stock plugin ($plugin_line)"
+  fi
+  return $rc
+}
+
+# bench_result LOG KEY: the value of KEY=... on the RESULT line of LOG.
+bench_result() {
+  grep -m1 '^RESULT ' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# bench_ratio A B: A / B with 2 decimals, or "n/a".
+bench_ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
+}

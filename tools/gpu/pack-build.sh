@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Packs what the NVIDIA test machine needs from a local build: the plugins,
+# libompx_io, the conformance test binary and the ompx-io tool, stripped.
+# The machine has no LLVM development packages, so nothing is built there
+# except the OpenMP test programs (with the packed clang-16).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${OFFLOADIO_BUILD_DIR:-$root/build}
+out=${1:-$root/.pack/build.tar.xz}
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/lib" "$stage/bin"
+cp -L "$build"/lib/libomptarget.rtl.*.nextgen.so "$build"/lib/libompx_io.so* "$stage/lib/"
+for f in "$build"/unittests/ConformanceTest "$build"/bin/ompx-io; do
+  [[ -e $f ]] && cp "$f" "$stage/bin/"
+done
+strip --strip-debug "$stage"/lib/* "$stage"/bin/* 2>/dev/null || true
+tar -C "$stage" -cf - . | xz -T0 -6 > "$out"
+ls -la "$out"
