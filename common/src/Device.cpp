@@ -39,7 +39,7 @@ Error GenericDeviceTy::init() {
                               getDefaultLockThreshold(), 0, SIZE_MAX);
   PageablePolicy = PageablePolicyTy(readChoiceEnv(
       "OFFLOADIO_PAGEABLE_PATH", {"auto", "staged", "lock"}, 0));
-  size_t BufferSize = readSizeEnv("OFFLOADIO_STAGING_BUFFER_SIZE", 1 << 20,
+  size_t BufferSize = readSizeEnv("OFFLOADIO_STAGING_BUFFER_SIZE", 4 << 20,
                                   4096, 1ULL << 30);
   unsigned MaxBuffers = readIntEnv("OFFLOADIO_STAGING_BUFFERS", 16, 1, 4096);
   Staging = std::make_unique<StagingPoolTy>(

@@ -10,6 +10,7 @@
 #include "offloadio/Plugin.h"
 
 #include <cstring>
+#include <mutex>
 
 using namespace offloadio;
 
@@ -106,9 +107,39 @@ Error GenericDeviceTy::retrieveDeviceToHost(void *HstPtr, const void *TgtPtr,
       });
 }
 
+/// Collects the first error of parallel chunk tasks.
+namespace {
+class FirstErrorTy {
+public:
+  void add(Error Err) {
+    if (!Err)
+      return;
+    std::lock_guard<std::mutex> Guard(Lock);
+    if (Failed) {
+      llvm::consumeError(std::move(Err));
+      return;
+    }
+    Failed = true;
+    Details = takeErrorDetails(std::move(Err));
+  }
+  Error take() {
+    if (!Failed)
+      return Error::success();
+    if (Details.Errno)
+      return makeErrnoError(Details.Errno, "{0}", Details.Message);
+    return makeError(Details.Code, "{0}", Details.Message);
+  }
+
+private:
+  std::mutex Lock;
+  bool Failed = false;
+  ErrorDetailsTy Details;
+};
+} // namespace
+
 Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
                                       size_t Size, StreamTy &Stream) {
-  if (lockForCopy(Size)) {
+  if (PageablePolicy == PageablePolicyTy::Lock) {
     // Locking does not capture the data, so the copy must be complete
     // before we return and the caller may touch its buffer again.
     auto Dev = Plugin.pinForCopy(const_cast<char *>(HstPtr), Size);
@@ -121,30 +152,42 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
         std::move(Err),
         Plugin.unpinAfterCopy(const_cast<char *>(HstPtr), *Dev, Size));
   }
+  // Staged: each chunk is copied into a bounce buffer (so the caller may
+  // reuse its memory on return), then DMAed; the buffer returns to the pool
+  // when its copy completes. Large copies share the memcpy side among the
+  // copy threads; enqueueing stays serial because not every backend's
+  // stream takes concurrent enqueues.
   StagingPoolTy &Pool = *Staging;
-  for (size_t Done = 0; Done < Size;) {
-    size_t Chunk = std::min(Size - Done, Pool.getBufferSize());
+  size_t BufferSize = Pool.getBufferSize();
+  size_t Chunks = (Size + BufferSize - 1) / BufferSize;
+  std::mutex EnqueueLock;
+  FirstErrorTy Errors;
+  auto Chunk = [&](size_t I) {
+    size_t Offset = I * BufferSize, Len = std::min(BufferSize, Size - Offset);
     auto Buffer = Pool.acquire();
     if (!Buffer)
-      return Buffer.takeError();
-    std::memcpy((*Buffer)->Ptr, HstPtr + Done, Chunk);
-    if (auto Err = Stream.copyAsync(TgtPtr + Done, (*Buffer)->Ptr, Chunk,
+      return Errors.add(Buffer.takeError());
+    std::memcpy((*Buffer)->Ptr, HstPtr + Offset, Len);
+    std::lock_guard<std::mutex> Guard(EnqueueLock);
+    if (auto Err = Stream.copyAsync(TgtPtr + Offset, (*Buffer)->Ptr, Len,
                                     CopyKindTy::HostToDevice)) {
       Pool.release(*Buffer);
-      return Err;
+      return Errors.add(std::move(Err));
     }
-    if (auto Err =
-            Stream.hostCallback(StagingPoolTy::releaseCallback, *Buffer))
-      return Err;
-    countTransfer(TransferPathTy::StagedToDevice, Chunk);
-    Done += Chunk;
-  }
-  return Error::success();
+    Errors.add(Stream.hostCallback(StagingPoolTy::releaseCallback, *Buffer));
+    countTransfer(TransferPathTy::StagedToDevice, Len);
+  };
+  if (lockForCopy(Size))
+    Plugin.getCopyThreads().run(Chunks, Chunk);
+  else
+    for (size_t I = 0; I < Chunks; ++I)
+      Chunk(I);
+  return Errors.take();
 }
 
 Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
                                         size_t Size, StreamTy &Stream) {
-  if (lockForCopy(Size)) {
+  if (PageablePolicy == PageablePolicyTy::Lock) {
     auto Dev = Plugin.pinForCopy(HstPtr, Size);
     if (!Dev)
       return Dev.takeError();
@@ -154,28 +197,64 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
     return llvm::joinErrors(std::move(Err),
                             Plugin.unpinAfterCopy(HstPtr, *Dev, Size));
   }
-  // The copy into the bounce buffer and the copy out of it both run on the
-  // stream, so the call stays asynchronous.
   StagingPoolTy &Pool = *Staging;
-  for (size_t Done = 0; Done < Size;) {
-    size_t Chunk = std::min(Size - Done, Pool.getBufferSize());
+  size_t BufferSize = Pool.getBufferSize();
+  size_t Chunks = (Size + BufferSize - 1) / BufferSize;
+  if (!lockForCopy(Size)) {
+    // Small: the copy into the bounce buffer and the copy out of it both
+    // run on the stream, so the call stays asynchronous.
+    for (size_t I = 0; I < Chunks; ++I) {
+      size_t Offset = I * BufferSize, Len = std::min(BufferSize, Size - Offset);
+      auto Buffer = Pool.acquire();
+      if (!Buffer)
+        return Buffer.takeError();
+      (*Buffer)->CopyOutDst = HstPtr + Offset;
+      (*Buffer)->CopyOutSize = Len;
+      if (auto Err = Stream.copyAsync((*Buffer)->Ptr, TgtPtr + Offset, Len,
+                                      CopyKindTy::DeviceToHost)) {
+        Pool.release(*Buffer);
+        return Err;
+      }
+      if (auto Err =
+              Stream.hostCallback(StagingPoolTy::copyOutCallback, *Buffer))
+        return Err;
+      countTransfer(TransferPathTy::StagedFromDevice, Len);
+    }
+    return Error::success();
+  }
+  // Large: chunks are DMAed into bounce buffers and copied out by the copy
+  // threads in parallel as each lands; the call returns when all are out.
+  std::mutex EnqueueLock;
+  FirstErrorTy Errors;
+  Plugin.getCopyThreads().run(Chunks, [&](size_t I) {
+    size_t Offset = I * BufferSize, Len = std::min(BufferSize, Size - Offset);
     auto Buffer = Pool.acquire();
     if (!Buffer)
-      return Buffer.takeError();
-    (*Buffer)->CopyOutDst = HstPtr + Done;
-    (*Buffer)->CopyOutSize = Chunk;
-    if (auto Err = Stream.copyAsync((*Buffer)->Ptr, TgtPtr + Done, Chunk,
-                                    CopyKindTy::DeviceToHost)) {
+      return Errors.add(Buffer.takeError());
+    auto Event = acquireEvent();
+    if (!Event) {
       Pool.release(*Buffer);
-      return Err;
+      return Errors.add(Event.takeError());
     }
-    if (auto Err =
-            Stream.hostCallback(StagingPoolTy::copyOutCallback, *Buffer))
-      return Err;
-    countTransfer(TransferPathTy::StagedFromDevice, Chunk);
-    Done += Chunk;
-  }
-  return Error::success();
+    Error Err = Error::success();
+    {
+      std::lock_guard<std::mutex> Guard(EnqueueLock);
+      Err = Stream.copyAsync((*Buffer)->Ptr, TgtPtr + Offset, Len,
+                             CopyKindTy::DeviceToHost);
+      if (!Err)
+        Err = Stream.recordEvent(**Event);
+    }
+    if (!Err)
+      Err = (*Event)->synchronize();
+    if (!Err) {
+      std::memcpy(HstPtr + Offset, (*Buffer)->Ptr, Len);
+      countTransfer(TransferPathTy::StagedFromDevice, Len);
+    }
+    releaseEvent(*Event);
+    Pool.release(*Buffer);
+    Errors.add(std::move(Err));
+  });
+  return Errors.take();
 }
 
 Error GenericDeviceTy::dataSubmit(void *TgtPtr, const void *HstPtr,

@@ -7,7 +7,15 @@
 
 using namespace offloadio;
 
-GenericPluginTy::GenericPluginTy(std::string Name) : Info(std::move(Name)) {}
+/// Helper threads for staged copies: a few, leaving cores to the program.
+static unsigned defaultCopyThreads() {
+  unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
+  return readIntEnv("OFFLOADIO_COPY_THREADS", std::min(4u, Cores - 1), 0,
+                    256);
+}
+
+GenericPluginTy::GenericPluginTy(std::string Name)
+    : Info(std::move(Name)), CopyThreads(defaultCopyThreads()) {}
 
 GenericPluginTy::~GenericPluginTy() = default;
 

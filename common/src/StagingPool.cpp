@@ -17,11 +17,18 @@ StagingPoolTy::~StagingPoolTy() { llvm::consumeError(clear()); }
 
 Expected<StagingBufferTy *> StagingPoolTy::acquire() {
   std::unique_lock<std::mutex> Guard(Lock);
-  if (Available.empty() && All.size() < MaxBuffers) {
+  if (Available.empty() && All.size() + Pending < MaxBuffers) {
+    // Allocate outside the lock: vendor allocators (cuMemAllocHost) may wait
+    // for streams whose completion callbacks need this lock to release
+    // buffers.
+    ++Pending;
+    Guard.unlock();
     auto Ptr = Alloc(BufferSize);
+    auto Buffer = std::make_unique<StagingBufferTy>();
+    Guard.lock();
+    --Pending;
     if (!Ptr)
       return Ptr.takeError();
-    auto Buffer = std::make_unique<StagingBufferTy>();
     Buffer->Pool = this;
     Buffer->Ptr = *Ptr;
     All.push_back(std::move(Buffer));

@@ -10,7 +10,8 @@
 // (OFFLOADIO_CONFORMANCE_PLUGIN_DIR, defaulting to the build's library
 // folder). A plugin that reports no devices has its device cases skipped.
 //
-// Expected failures: <name>.xfail beside this file lists, one a line, cases
+// Expected failures: <name>.xfail beside this file (or in
+// OFFLOADIO_CONFORMANCE_XFAIL_DIR) lists, one a line, cases
 // ("DeviceConformance.RoundTripSync") that are known to fail for that
 // plugin, each followed by a '#' comment giving the reason. Such a case that
 // fails is reported as passing with an "expected failure" note; one that
@@ -295,8 +296,11 @@ std::vector<std::string> selectedPlugins() {
 /// "Suite.Case" -> reason, from <plugin>.xfail.
 std::map<std::string, std::string> readXfail(const std::string &Plugin) {
   std::map<std::string, std::string> Result;
-  std::ifstream In(std::string(OFFLOADIO_CONFORMANCE_XFAIL_DIR) + "/" +
-                   Plugin + ".xfail");
+  std::string Dir = OFFLOADIO_CONFORMANCE_XFAIL_DIR;
+  if (const char *Env = std::getenv("OFFLOADIO_CONFORMANCE_XFAIL_DIR"))
+    if (*Env)
+      Dir = Env;
+  std::ifstream In(Dir + "/" + Plugin + ".xfail");
   std::string Line, Pending;
   while (std::getline(In, Line)) {
     size_t Hash = Line.find('#');
@@ -1552,6 +1556,35 @@ TEST_P(DeviceConformance, DataDeleteHostMemoryWithDefaultKind) {
   EXPECT_EQ(unlock(at(H, 128)), OFFLOAD_SUCCESS);
   EXPECT_EQ(P->data_delete(Dev, H, KindHost), OFFLOAD_SUCCESS);
 }
+
+//===----------------------------------------------------------------------===//
+// Exit
+//===----------------------------------------------------------------------===//
+
+/// A plugin (or the runtime under it) that hangs in an exit handler hangs
+/// every program that loads it. Once the cases are done, give the process
+/// ExitGraceSeconds to exit and then end it with a message and status 3, so
+/// that such a hang fails promptly and says what it is instead of running
+/// into ctest's timeout.
+constexpr unsigned ExitGraceSeconds = 30;
+
+class ExitWatchdogTy : public ::testing::Environment {
+public:
+  void TearDown() override {
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::seconds(ExitGraceSeconds));
+      static const char Msg[] =
+          "ConformanceTest: the cases finished, but the process did not exit "
+          "within 30 s: a plugin or its runtime hangs at exit\n";
+      ssize_t Ignored = ::write(2, Msg, sizeof(Msg) - 1);
+      (void)Ignored;
+      ::_exit(3);
+    }).detach();
+  }
+};
+
+[[maybe_unused]] ::testing::Environment *const ExitWatchdog =
+    ::testing::AddGlobalTestEnvironment(new ExitWatchdogTy);
 
 INSTANTIATE_TEST_SUITE_P(Plugin, PluginConformance,
                          ::testing::ValuesIn(selectedPlugins()),

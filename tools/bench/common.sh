@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
 # Sourced by the run-*-bench.sh scripts: toolchain, build directory, offload
 # target flags, and running a program with our plugin or the stock one.
 #
@@ -7,7 +8,9 @@
 #                        our plugins and libompx_io are in its lib/
 #   CLANG                OpenMP offload compiler (default clang-16)
 #   LLVM_LIB             LLVM 16 library directory: libomp, libomptarget and
-#                        the device bitcode (default /usr/lib/llvm-16/lib)
+#                        the device bitcode (default: the lib/ beside CLANG's
+#                        bin/ if it has libomptarget.so, else
+#                        /usr/lib/llvm-16/lib)
 #   STOCK_LIB            where the stock LLVM 16 plugins are (default LLVM_LIB)
 #   CUDA_PATH            CUDA installation for nvptx64 (default /usr/local/cuda)
 #   OFFLOAD_ARCH         GPU architecture (default sm_90 / gfx90a)
@@ -17,7 +20,15 @@
 bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${OFFLOADIO_BUILD_DIR:-$bench_root/build}
 CLANG=${CLANG:-clang-16}
-LLVM_LIB=${LLVM_LIB:-/usr/lib/llvm-16/lib}
+if [[ -z ${LLVM_LIB:-} ]]; then
+  # Next to the compiler (/opt/llvm16/bin -> /opt/llvm16/lib), else Debian's.
+  LLVM_LIB=/usr/lib/llvm-16/lib
+  if clang_path=$(command -v "$CLANG" 2>/dev/null) &&
+    clang_dir=$(dirname "$(readlink -f "$clang_path")") &&
+    [[ -e $clang_dir/../lib/libomptarget.so ]]; then
+    LLVM_LIB=$(cd "$clang_dir/../lib" && pwd)
+  fi
+fi
 STOCK_LIB=${STOCK_LIB:-$LLVM_LIB}
 CUDA_PATH=${CUDA_PATH:-/usr/local/cuda}
 
@@ -103,7 +114,7 @@ bench_run() {
   if [[ $which == stock && $plugin_line != *"(stock)"* ]]; then
     bench_die "the 'stock' run did not use the stock plugin ($plugin_line)"
   fi
-  return $rc
+  return "$rc"
 }
 
 # bench_result LOG KEY: the value of KEY=... on the RESULT line of LOG.

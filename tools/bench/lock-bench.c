@@ -177,13 +177,12 @@ int main(int Argc, char **Argv) {
          CopyMany, BestMany);
   printf("  %5d region locked,  source locked:   %.3f us (%.3f)\n", 1, CopyOne,
          BestOne);
-  printf("  %5d regions locked, source unlocked: %.3f us (%.3f)\n", 0,
-         CopyNone, BestNone);
+  printf("  %5d regions locked, source unlocked: %.3f us (%.3f)\n", 0, CopyNone,
+         BestNone);
   printf("RESULT lock_unlock_us=%.4f memcpy64_many_us=%.4f "
          "memcpy64_one_us=%.4f memcpy64_none_us=%.4f regions=%ld "
          "sub_ptr_ok=%d copy_ok=%d\n",
-         LockMedian, CopyMany, CopyOne, CopyNone, Regions, !Mismatch,
-         !CopyBad);
+         LockMedian, CopyMany, CopyOne, CopyNone, Regions, !Mismatch, !CopyBad);
   omp_target_free(Dev, 0);
   free(Locked);
   free(Arena);

@@ -34,10 +34,23 @@ static int parseSize(const char *S, size_t *Out) {
     return -1;
   size_t Scale = 1;
   switch (*End) {
-  case 'k': case 'K': Scale = 1ull << 10; ++End; break;
-  case 'm': case 'M': Scale = 1ull << 20; ++End; break;
-  case 'g': case 'G': Scale = 1ull << 30; ++End; break;
-  default: break;
+  case 'k':
+  case 'K':
+    Scale = 1ull << 10;
+    ++End;
+    break;
+  case 'm':
+  case 'M':
+    Scale = 1ull << 20;
+    ++End;
+    break;
+  case 'g':
+  case 'G':
+    Scale = 1ull << 30;
+    ++End;
+    break;
+  default:
+    break;
   }
   if (*End == 'i' && End[1] == 'B')
     End += 2;
@@ -115,8 +128,9 @@ int main(int Argc, char **Argv) {
   for (int I = 1; I < Argc; ++I) {
     if (!strcmp(Argv[I], "--size") && I + 1 < Argc) {
       if (parseSize(Argv[++I], &Size)) {
-        fprintf(stderr, "memcpy-bench: --size: '%s' is not a size (e.g. 256M, "
-                        "2G)\n",
+        fprintf(stderr,
+                "memcpy-bench: --size: '%s' is not a size (e.g. 256M, "
+                "2G)\n",
                 Argv[I]);
         return 2;
       }
@@ -196,8 +210,8 @@ int main(int Argc, char **Argv) {
          "locked_h2d_gbps=%.3f locked_d2h_gbps=%.3f lock_ms=%.3f "
          "unlock_ms=%.3f memcpy64_h2d_us=%.4f memcpy64_d2h_us=%.4f "
          "target_empty_us=%.4f\n",
-         Size >> 20, H2D, D2H, LH2D, LD2H, LockMs, UnlockMs, SmallH2D,
-         SmallD2H, Empty);
+         Size >> 20, H2D, D2H, LH2D, LD2H, LockMs, UnlockMs, SmallH2D, SmallD2H,
+         Empty);
   omp_target_free(C.Dev, 0);
   free(C.Host);
   return 0;

@@ -91,6 +91,7 @@ colors=('#1f77b4' '#d62728' '#2ca02c' '#9467bd' '#ff7f0e' '#17becf' '#8c564b'
     if ((nops > 1)); then
       echo "set title '$op: $( [[ $op == read ]] && echo 'file -> device' || echo 'device -> file')'"
     else
+      # shellcheck disable=SC2028 # \n is for gnuplot
       echo "set title \"$title\\n$op: $( [[ $op == read ]] && echo 'file -> device' || echo 'device -> file')\""
     fi
     plot="plot"

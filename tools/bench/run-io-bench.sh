@@ -4,6 +4,7 @@
 #
 # File -> device throughput of the host (x86_64) plugin: runs
 #   ompx-io bench --sizes 1M,16M,256M,1G --threads 1,2 --paths auto,direct,staged
+#                 --repeat 3 --rounds 3
 # writes the CSV (OFFLOADIO_BUILD_DIR/tools-bench/io-bench-host.csv) and the
 # plot (docs/io-throughput-host.png, or $PNG), then prints the ratios of the
 # issue for a 1 GiB page-cached file read into device memory:
@@ -11,14 +12,17 @@
 #                          a host buffer
 #   staged (forced)  >= 0.6 x the same baseline
 # "auto" is measured as its own row (it resolves to direct on this plugin).
+# Three interleaved rounds over the whole matrix, each configuration keeping
+# its best, so that load from other work hits baselines and paths alike.
 # Figures and ratios are printed, never asserted: a noisy machine does not
 # fail the script; the exit status is non-zero only if something broke.
 # Extra options go to ompx-io bench (later ones win), e.g. --repeat 5.
 set -euo pipefail
+# shellcheck source=tools/bench/common.sh
 source "$(dirname "$0")/common.sh"
 
 case ${1:-} in
--h | --help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 
 tool=$build/bin/ompx-io
@@ -34,7 +38,7 @@ export LD_LIBRARY_PATH=$build/lib:$LLVM_LIB
 echo "== ompx-io bench, host plugin ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 rc=0
 "$tool" bench --device 0 --sizes 1M,16M,256M,1G --threads 1,2 \
-  --paths auto,direct,staged --repeat 3 --csv "$csv" "$@" || rc=$?
+  --paths auto,direct,staged --repeat 3 --rounds 3 --csv "$csv" "$@" || rc=$?
 [[ $rc -eq 0 ]] || bench_die "ompx-io bench failed (exit status $rc)"
 
 bash "$bench_root/tools/bench/plot-io.sh" "$csv" "$png" \

@@ -13,6 +13,7 @@
 # plugin. Figures are reported, never asserted: the exit status is 0 unless
 # something broke. See tools/bench/common.sh for CLANG, LLVM_LIB, STOCK_LIB.
 set -euo pipefail
+# shellcheck source=tools/bench/common.sh
 source "$(dirname "$0")/common.sh"
 
 triple=x86_64-pc-linux-gnu

@@ -16,6 +16,7 @@
 # tools/bench/common.sh for OFFLOADIO_BUILD_DIR, CLANG, LLVM_LIB, STOCK_LIB,
 # CUDA_PATH and OFFLOAD_ARCH.
 set -euo pipefail
+# shellcheck source=tools/bench/common.sh
 source "$(dirname "$0")/common.sh"
 
 triple=x86_64-pc-linux-gnu

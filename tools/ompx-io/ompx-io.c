@@ -43,6 +43,7 @@ extern char **environ;
 #define RESULT_FD 3
 #define MAX_LIST 32
 #define VERIFY_BYTES 4096
+#define MAX_ROUNDS 16
 
 //===----------------------------------------------------------------------===//
 // Utilities
@@ -50,7 +51,8 @@ extern char **environ;
 
 static const char *Prog = "ompx-io";
 
-static void usageError(const char *Fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void usageError(const char *Fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
 static void usageError(const char *Fmt, ...) {
   va_list Ap;
   va_start(Ap, Fmt);
@@ -61,7 +63,8 @@ static void usageError(const char *Fmt, ...) {
   exit(2);
 }
 
-static void fatal(const char *Fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fatal(const char *Fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
 static void fatal(const char *Fmt, ...) {
   va_list Ap;
   va_start(Ap, Fmt);
@@ -89,11 +92,24 @@ static int parseSize(const char *S, uint64_t *Out) {
     return -1;
   uint64_t Scale = 1;
   switch (toupper((unsigned char)*End)) {
-  case 'K': Scale = 1ull << 10; ++End; break;
-  case 'M': Scale = 1ull << 20; ++End; break;
-  case 'G': Scale = 1ull << 30; ++End; break;
-  case 'T': Scale = 1ull << 40; ++End; break;
-  default: break;
+  case 'K':
+    Scale = 1ull << 10;
+    ++End;
+    break;
+  case 'M':
+    Scale = 1ull << 20;
+    ++End;
+    break;
+  case 'G':
+    Scale = 1ull << 30;
+    ++End;
+    break;
+  case 'T':
+    Scale = 1ull << 40;
+    ++End;
+    break;
+  default:
+    break;
   }
   if (Scale != 1 && (!strcasecmp(End, "iB") || !strcasecmp(End, "B")))
     End += strlen(End);
@@ -260,10 +276,17 @@ static int parseEngineSize(const char *S, uint64_t *Out) {
   uint64_t Scale = 1;
   if (L) {
     switch (tolower((unsigned char)Buf[L - 1])) {
-    case 'k': Scale = 1ull << 10; break;
-    case 'm': Scale = 1ull << 20; break;
-    case 'g': Scale = 1ull << 30; break;
-    default: break;
+    case 'k':
+      Scale = 1ull << 10;
+      break;
+    case 'm':
+      Scale = 1ull << 20;
+      break;
+    case 'g':
+      Scale = 1ull << 30;
+      break;
+    default:
+      break;
     }
     if (Scale != 1)
       Buf[--L] = 0;
@@ -322,16 +345,16 @@ static void printEngineSettings(void) {
       break;
     }
     case 3: {
-      static const char *const B[] = {"1", "0", "true", "false", "on",
-                                      "off", "yes", "no"};
+      static const char *const B[] = {"1",  "0",   "true", "false",
+                                      "on", "off", "yes",  "no"};
       for (unsigned J = 0; J < 8; ++J)
         Ok |= !strcasecmp(V, B[J]);
       break;
     }
     }
     if (Ok)
-      printf("  %-19s %-8s (from the environment; default %s)\n",
-             Vars[I].Name, V, Vars[I].Default);
+      printf("  %-19s %-8s (from the environment; default %s)\n", Vars[I].Name,
+             V, Vars[I].Default);
     else
       printf("  %-19s %-8s (INVALID: the engine warns and uses %s)\n",
              Vars[I].Name, V, Vars[I].Default);
@@ -349,15 +372,6 @@ static int cmdInfo(int Argc, char **Argv) {
   int Initial = omp_get_initial_device();
   printf("OpenMP: %d offload device%s; initial (host) device is %d\n", N,
          N == 1 ? "" : "s", Initial);
-  // A kernel on each device checks that it really runs code, and makes
-  // sure libomptarget has initialised every plugin before we list them.
-  int Works[64] = {0};
-  for (int D = 0; D < N && D < 64; ++D) {
-    int V = 0;
-#pragma omp target device(D) map(from : V)
-    V = 42;
-    Works[D] = V == 42;
-  }
   PluginList L;
   loadedPlugins(&L);
   printf("Offload plugins loaded:\n");
@@ -371,8 +385,14 @@ static int cmdInfo(int Argc, char **Argv) {
     char Desc[160];
     int IsOurs = describeDevice(D, &L, Desc, sizeof(Desc));
     Ours += IsOurs;
-    printf("\nDevice %d: %s; kernel launch %s\n", D, Desc,
-           D >= 64 ? "not tried" : Works[D] ? "ok" : "FAILED");
+    printf("\nDevice %d: %s\n", D, Desc);
+    // A tiny kernel shows that the device really runs code. libomptarget
+    // ends the program if it cannot, so flush what we have printed first.
+    fflush(stdout);
+    int V = 0;
+#pragma omp target device(D) map(from : V)
+    V = 42;
+    printf("  kernel launch: %s\n", V == 42 ? "ok" : "FAILED");
     unsigned Mask = 0;
     char Why[1024] = "";
     if (ompx_io_paths(D, &Mask, Why, sizeof(Why))) {
@@ -386,21 +406,22 @@ static int cmdInfo(int Argc, char **Argv) {
     printf("\n");
     if (*Why) {
       printf("  unavailable:\n");
-      for (char *Line = Why, *Nl; *Line; Line = Nl + 1) {
-        Nl = strchr(Line, '\n');
-        if (!Nl)
-          Nl = Line + strlen(Line) - 1;
-        else
-          *Nl = 0;
-        if (*Line)
-          printf("    %s\n", Line);
-        if (!Nl[1] && Nl[0] == 0)
-          break;
-      }
+      char *Save = NULL;
+      for (char *Line = strtok_r(Why, "\n", &Save); Line;
+           Line = strtok_r(NULL, "\n", &Save))
+        printf("    %s\n", Line);
     }
-    printf("  auto picks: fastpath where it accepts the file and buffer, "
-           "else %s\n",
-           (Mask & (1u << OMPX_IO_PATH_DIRECT)) ? "direct" : "staged");
+    const char *Fallback =
+        (Mask & (1u << OMPX_IO_PATH_DIRECT)) ? "direct" : "staged";
+    if (Mask & (1u << OMPX_IO_PATH_FASTPATH))
+      printf("  auto picks: fastpath where it accepts the file and buffer, "
+             "else %s\n",
+             Fallback);
+    else
+      printf("  auto picks: %s%s\n", Fallback,
+             strcmp(Fallback, "staged")
+                 ? ""
+                 : " (direct for host or shared allocations)");
   }
   printf("\n");
   printEngineSettings();
@@ -441,7 +462,8 @@ static void *helperMain(void *Arg) {
 
 static int ResultFd = -1;
 
-static void childFail(const char *Fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void childFail(const char *Fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
 static void childFail(const char *Fmt, ...) {
   char Msg[512];
   va_list Ap;
@@ -626,8 +648,9 @@ static int cmdChild(int Argc, char **Argv) {
     pthread_join(Helper, NULL);
   }
   qsort(Rates, (size_t)Samples, sizeof(double), cmpDouble);
-  double Median = Samples % 2 ? Rates[Samples / 2]
-                              : (Rates[Samples / 2 - 1] + Rates[Samples / 2]) / 2;
+  double Median = Samples % 2
+                      ? Rates[Samples / 2]
+                      : (Rates[Samples / 2 - 1] + Rates[Samples / 2]) / 2;
   dprintf(ResultFd, "ok %.6f %.6f %.6f %s %llu\n", Rates[Samples - 1], Median,
           Rates[0], Effective, Fallbacks);
   if (DevBuf)
@@ -655,6 +678,9 @@ typedef struct {
   char Effective[16];
   unsigned long long Fallbacks;
   char Error[512];
+  // Over the rounds.
+  int Runs, Failed;
+  double RoundMedians[MAX_ROUNDS];
 } JobTy;
 
 typedef struct {
@@ -668,44 +694,63 @@ typedef struct {
   int NumPaths;
   int Write;
   int Repeat;
+  int Rounds;
   const char *Csv;
   int KeepFile;
-  int Naive; ///< -1 auto, 0 off, 1 on.
+  int Naive;          ///< -1 auto, 0 off, 1 on.
   int MallocBaseline; ///< Baseline host buffers from plain malloc.
 } BenchOpts;
 
 static void benchUsage(FILE *Out) {
-  fprintf(Out,
-"Usage: ompx-io bench [options]\n"
-"  Measures file -> device memory throughput of ompx_target_pread (and with\n"
-"  --write device -> file of ompx_target_pwrite) for each path x size x\n"
-"  thread count, next to baselines measured in the same run: plain pread into\n"
-"  a malloc'd host buffer with 1 and 2 threads (pread-1t, pread-2t; pwrite-*\n"
-"  for --write) and, for devices whose memory the host cannot address,\n"
-"  pread + omp_target_memcpy (naive). Every configuration runs in its own\n"
-"  child process, since the engine reads OMPX_IO_THREADS once per device.\n"
-"  The file is read from the page cache: figures are not storage speeds.\n"
-"\n"
-"Options:\n"
-"  --device N         OpenMP device (default 0)\n"
-"  --file PATH        test file (default " DEFAULT_FILE "); created with the\n"
-"                     largest size if missing, reused if large enough\n"
-"  --sizes LIST       transfer sizes (default 1M,16M,256M,1G; K/M/G suffixes)\n"
-"  --threads LIST     OMPX_IO_THREADS values (default 1,2,4,8)\n"
-"  --paths LIST       auto,direct,staged,fastpath (default direct,staged,\n"
-"                     fastpath); paths the device lacks are skipped\n"
-"  --write            also measure device -> file (into PATH.write.<pid>,\n"
-"                     page-cached, no fsync, removed afterwards)\n"
-"  --repeat K         timed samples per configuration (default 3); each\n"
-"                     sample moves at least 64 MiB; the best is reported\n"
-"  --csv FILE         also write the results as CSV\n"
-"  --naive / --no-naive  force the pread + omp_target_memcpy baseline on/off\n"
-"  --baseline-buffer aligned|malloc\n"
-"                     host buffer of the baselines (default aligned: page-\n"
-"                     aligned; malloc's 16-byte page offset makes the\n"
-"                     kernel's page-cache copy about 2x slower on x86)\n"
-"  --keep-file        keep a test file that this run created\n"
-"  -h, --help         this help\n");
+  fprintf(
+      Out,
+      "Usage: ompx-io bench [options]\n"
+      "  Measures file -> device memory throughput of ompx_target_pread (and "
+      "with\n"
+      "  --write device -> file of ompx_target_pwrite) for each path x size x\n"
+      "  thread count, next to baselines measured in the same run: plain pread "
+      "into\n"
+      "  a malloc'd host buffer with 1 and 2 threads (pread-1t, pread-2t; "
+      "pwrite-*\n"
+      "  for --write) and, for devices whose memory the host cannot address,\n"
+      "  pread + omp_target_memcpy (naive). Every configuration runs in its "
+      "own\n"
+      "  child process, since the engine reads OMPX_IO_THREADS once per "
+      "device.\n"
+      "  The file is read from the page cache: figures are not storage "
+      "speeds.\n"
+      "\n"
+      "Options:\n"
+      "  --device N         OpenMP device (default 0)\n"
+      "  --file PATH        test file (default " DEFAULT_FILE
+      "); created with the\n"
+      "                     largest size if missing, reused if large enough\n"
+      "  --sizes LIST       transfer sizes (default 1M,16M,256M,1G; K/M/G "
+      "suffixes)\n"
+      "  --threads LIST     OMPX_IO_THREADS values (default 1,2,4,8)\n"
+      "  --paths LIST       auto,direct,staged,fastpath (default "
+      "direct,staged,\n"
+      "                     fastpath); paths the device lacks are skipped\n"
+      "  --write            also measure device -> file (into "
+      "PATH.write.<pid>,\n"
+      "                     page-cached, no fsync, removed afterwards)\n"
+      "  --repeat K         timed samples per configuration (default 3); each\n"
+      "                     sample moves at least 64 MiB; the best is "
+      "reported\n"
+      "  --rounds R         run the whole matrix R times, interleaved, and "
+      "keep\n"
+      "                     each configuration's best (default 1): load that\n"
+      "                     comes and goes then hits all configurations alike\n"
+      "  --csv FILE         also write the results as CSV\n"
+      "  --naive / --no-naive  force the pread + omp_target_memcpy baseline "
+      "on/off\n"
+      "  --baseline-buffer aligned|malloc\n"
+      "                     host buffer of the baselines (default aligned: "
+      "page-\n"
+      "                     aligned; malloc's 16-byte page offset makes the\n"
+      "                     kernel's page-cache copy about 2x slower on x86)\n"
+      "  --keep-file        keep a test file that this run created\n"
+      "  -h, --help         this help\n");
 }
 
 static int cmpU64(const void *A, const void *B) {
@@ -717,6 +762,7 @@ static void parseBench(int Argc, char **Argv, BenchOpts *O) {
   memset(O, 0, sizeof(*O));
   O->File = DEFAULT_FILE;
   O->Repeat = 3;
+  O->Rounds = 1;
   O->Naive = -1;
   const char *Sizes = "1M,16M,256M,1G", *Threads = "1,2,4,8",
              *Paths = "direct,staged,fastpath";
@@ -735,7 +781,7 @@ static void parseBench(int Argc, char **Argv, BenchOpts *O) {
     int TakesValue = !strcmp(Name, "--device") || !strcmp(Name, "--file") ||
                      !strcmp(Name, "--sizes") || !strcmp(Name, "--threads") ||
                      !strcmp(Name, "--paths") || !strcmp(Name, "--repeat") ||
-                     !strcmp(Name, "--csv") ||
+                     !strcmp(Name, "--rounds") || !strcmp(Name, "--csv") ||
                      !strcmp(Name, "--baseline-buffer");
     if (TakesValue && !Val) {
       if (I + 1 >= Argc)
@@ -766,6 +812,11 @@ static void parseBench(int Argc, char **Argv, BenchOpts *O) {
       if (parseUnsigned(Val, 1000, &N) || N == 0)
         usageError("bench: --repeat: '%s' is not a count from 1 to 1000", Val);
       O->Repeat = (int)N;
+    } else if (!strcmp(Name, "--rounds")) {
+      if (parseUnsigned(Val, MAX_ROUNDS, &N) || N == 0)
+        usageError("bench: --rounds: '%s' is not a count from 1 to %d", Val,
+                   MAX_ROUNDS);
+      O->Rounds = (int)N;
     } else if (!strcmp(Name, "--csv")) {
       if (!*Val)
         usageError("bench: --csv: empty path");
@@ -1020,14 +1071,17 @@ static void runJob(JobTy *J, const char *Exe, const BenchOpts *O,
     snprintf(J->Error, sizeof(J->Error), "child killed by signal %d (%s)",
              WTERMSIG(Status), strsignal(WTERMSIG(Status)));
   } else {
-    snprintf(J->Error, sizeof(J->Error), "child exited with status %d and no "
-             "result", WIFEXITED(Status) ? WEXITSTATUS(Status) : -1);
+    snprintf(J->Error, sizeof(J->Error),
+             "child exited with status %d and no "
+             "result",
+             WIFEXITED(Status) ? WEXITSTATUS(Status) : -1);
   }
   if (!J->Ok) {
     // Append the tail of what the child printed.
     char Tail[256];
     off_t End = lseek(ErrFd, 0, SEEK_END);
-    off_t Start = End > (off_t)sizeof(Tail) - 1 ? End - (off_t)sizeof(Tail) + 1 : 0;
+    off_t Start =
+        End > (off_t)sizeof(Tail) - 1 ? End - (off_t)sizeof(Tail) + 1 : 0;
     ssize_t N = pread(ErrFd, Tail, sizeof(Tail) - 1, Start);
     if (N > 0) {
       Tail[N] = 0;
@@ -1046,7 +1100,7 @@ static void progress(int Tty, int Done, int Total, const JobTy *J,
                      const JobTy *Finished) {
   char Sz[32];
   if (Tty) {
-    const int W = 30;
+    enum { W = 30 };
     int Fill = Total ? Done * W / Total : W;
     char Bar[W + 1];
     memset(Bar, '#', (size_t)Fill);
@@ -1176,7 +1230,8 @@ static int cmdBench(int Argc, char **Argv) {
   int Created = prepareFile(O.File, MaxSize);
   char WriteFile[PATH_MAX] = "";
   if (O.Write) {
-    snprintf(WriteFile, sizeof(WriteFile), "%s.write.%d", O.File, (int)getpid());
+    snprintf(WriteFile, sizeof(WriteFile), "%s.write.%d", O.File,
+             (int)getpid());
     int Fd = open(WriteFile, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (Fd < 0)
       fatal("cannot create %s: %s", WriteFile, strerror(errno));
@@ -1219,17 +1274,45 @@ static int cmdBench(int Argc, char **Argv) {
         }
     }
 
+  // Rounds run the whole matrix again, so that load that comes and goes
+  // during the run hits every configuration alike; each keeps its best.
   int Tty = isatty(2);
-  int Failures = 0;
-  for (int I = 0; I < NumJobs && !Interrupted; ++I) {
-    progress(Tty, I, NumJobs, &Jobs[I], NULL);
-    runJob(&Jobs[I], Exe, &O, Jobs[I].Write ? WriteFile : O.File);
-    Failures += !Jobs[I].Ok;
-    progress(Tty, I + 1, NumJobs, I + 1 < NumJobs ? &Jobs[I + 1] : NULL,
-             &Jobs[I]);
-  }
+  int Total = NumJobs * O.Rounds;
+  for (int R = 0; R < O.Rounds && !Interrupted; ++R)
+    for (int I = 0; I < NumJobs && !Interrupted; ++I) {
+      JobTy *J = &Jobs[I];
+      int Step = R * NumJobs + I;
+      if (J->Failed)
+        continue;
+      progress(Tty, Step, Total, J, NULL);
+      JobTy Run = *J;
+      runJob(&Run, Exe, &O, J->Write ? WriteFile : O.File);
+      if (!Run.Ok) {
+        J->Failed = 1;
+        memcpy(J->Error, Run.Error, sizeof(J->Error));
+      } else {
+        if (!J->Runs || Run.Best > J->Best)
+          J->Best = Run.Best;
+        if (!J->Runs || Run.Worst < J->Worst)
+          J->Worst = Run.Worst;
+        J->RoundMedians[J->Runs++] = Run.Median;
+        double Tmp[MAX_ROUNDS];
+        memcpy(Tmp, J->RoundMedians, sizeof(double) * (size_t)J->Runs);
+        qsort(Tmp, (size_t)J->Runs, sizeof(double), cmpDouble);
+        J->Median = J->Runs % 2 ? Tmp[J->Runs / 2]
+                                : (Tmp[J->Runs / 2 - 1] + Tmp[J->Runs / 2]) / 2;
+        memcpy(J->Effective, Run.Effective, sizeof(J->Effective));
+        J->Fallbacks += Run.Fallbacks;
+      }
+      J->Ok = !J->Failed && J->Runs > 0;
+      progress(Tty, Step + 1, Total,
+               Step + 1 < Total ? &Jobs[(I + 1) % NumJobs] : NULL, &Run);
+    }
   if (Tty)
-    progress(Tty, NumJobs, NumJobs, NULL, NULL);
+    progress(Tty, Total, Total, NULL, NULL);
+  int Failures = 0;
+  for (int I = 0; I < NumJobs; ++I)
+    Failures += Jobs[I].Failed;
   if (*WriteFile)
     unlink(WriteFile);
   if (Created && !O.KeepFile)
@@ -1240,7 +1323,15 @@ static int cmdBench(int Argc, char **Argv) {
   formatSize(MaxSize, Sz, sizeof(Sz));
   printf("ompx-io bench: device %d (%s), %d OpenMP device%s\n", O.Device, Desc,
          NumDevices, NumDevices == 1 ? "" : "s");
-  printf("file: %s, %s", O.File, Sz);
+  if (Created) {
+    printf("file: %s, %s, created for this run", O.File, Sz);
+  } else {
+    struct stat St;
+    char FileSz[32] = "?";
+    if (!stat(O.File, &St))
+      formatSize((uint64_t)St.st_size, FileSz, sizeof(FileSz));
+    printf("file: %s, existing %s file, first %s used", O.File, FileSz, Sz);
+  }
   if (Cached >= 0)
     printf(", %.0f%% in the page cache after warming", Cached * 100);
   printf(" (first read %.2f GB/s)\n", ColdRate);
@@ -1257,12 +1348,16 @@ static int cmdBench(int Argc, char **Argv) {
          O.Write ? "pread/pwrite" : "pread",
          O.MallocBaseline ? "malloc'd" : "page-aligned",
          Naive ? "; naive = pread + omp_target_memcpy" : "");
-  printf("GB/s = 1e9 bytes/s, best of %d sample%s (each >= 64 MiB moved); "
-         "x base = / the better of the 1- and 2-thread baselines at that "
-         "size\n\n",
+  printf("GB/s = 1e9 bytes/s, best of %d sample%s (each >= 64 MiB moved)",
          O.Repeat, O.Repeat == 1 ? "" : "s");
-  printf("%-5s  %-12s %9s %7s %9s %9s %7s%s\n", "op", "path", "size",
-         "threads", "GB/s", "median", "x base", Naive ? "  x naive" : "");
+  if (O.Rounds > 1)
+    printf(" in each of %d interleaved rounds (median: of the rounds' "
+           "medians)",
+           O.Rounds);
+  printf("; x base = / the better of the 1- and 2-thread baselines at that "
+         "size\n\n");
+  printf("%-5s  %-12s %9s %7s %9s %9s %7s%s\n", "op", "path", "size", "threads",
+         "GB/s", "median", "x base", Naive ? "  x naive" : "");
   for (int I = 0; I < NumJobs; ++I) {
     const JobTy *J = &Jobs[I];
     char Label[40];
@@ -1301,18 +1396,19 @@ static int cmdBench(int Argc, char **Argv) {
   }
   if (Csv) {
     fprintf(Csv, "op,path,effective_path,size_bytes,threads,samples,gbps_best,"
-                 "gbps_median,gbps_worst,baseline_gbps,ratio,page_cached\n");
+                 "gbps_median,gbps_worst,baseline_gbps,ratio,page_cached,"
+                 "rounds\n");
     for (int I = 0; I < NumJobs; ++I) {
       const JobTy *J = &Jobs[I];
       if (!J->Ok)
         continue;
       double Base = baselineFor(Jobs, NumJobs, J->Write, J->Size);
-      fprintf(Csv, "%s,%s,%s,%llu,%u,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%d\n",
+      fprintf(Csv, "%s,%s,%s,%llu,%u,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%d,%d\n",
               J->Write ? "write" : "read", J->Label,
               strcmp(J->Mode, "ompx") ? J->Label : J->Effective,
               (unsigned long long)J->Size, J->Threads, O.Repeat, J->Best,
               J->Median, J->Worst, Base, Base > 0 ? J->Best / Base : 0.0,
-              Cached >= 0.99);
+              Cached >= 0.99, J->Runs);
     }
     if (fclose(Csv))
       fatal("writing %s: %s", O.Csv, strerror(errno));
@@ -1328,19 +1424,25 @@ static int cmdBench(int Argc, char **Argv) {
 //===----------------------------------------------------------------------===//
 
 static void usage(FILE *Out) {
-  fprintf(Out,
-"Usage: ompx-io <command> [options]\n"
-"\n"
-"Commands:\n"
-"  info     list the OpenMP devices, the ompx_io transfer paths each can use\n"
-"           (and why the others are unavailable), and the engine settings\n"
-"  bench    measure file <-> device throughput per path, size and thread\n"
-"           count against plain pread baselines ('ompx-io bench --help')\n"
-"\n"
-"The offload-io plugins must be the ones libomptarget loads: put their\n"
-"directory (build/lib) first in LD_LIBRARY_PATH.\n"
-"Engine environment: OMPX_IO_THREADS, OMPX_IO_CHUNK_SIZE, OMPX_IO_RING_DEPTH,\n"
-"OMPX_IO_PATH=auto|direct|fastpath|staged, OMPX_IO_INFO.\n");
+  fprintf(
+      Out,
+      "Usage: ompx-io <command> [options]\n"
+      "\n"
+      "Commands:\n"
+      "  info     list the OpenMP devices, the ompx_io transfer paths each can "
+      "use\n"
+      "           (and why the others are unavailable), and the engine "
+      "settings\n"
+      "  bench    measure file <-> device throughput per path, size and "
+      "thread\n"
+      "           count against plain pread baselines ('ompx-io bench "
+      "--help')\n"
+      "\n"
+      "The offload-io plugins must be the ones libomptarget loads: put their\n"
+      "directory (build/lib) first in LD_LIBRARY_PATH.\n"
+      "Engine environment: OMPX_IO_THREADS, OMPX_IO_CHUNK_SIZE, "
+      "OMPX_IO_RING_DEPTH,\n"
+      "OMPX_IO_PATH=auto|direct|fastpath|staged, OMPX_IO_INFO.\n");
 }
 
 int main(int Argc, char **Argv) {

@@ -9,6 +9,7 @@
 #include "offloadio/Device.h"
 #include "offloadio/Error.h"
 #include "offloadio/Info.h"
+#include "offloadio/ParallelFor.h"
 #include "offloadio/PinnedMemoryMap.h"
 #include "offloadio/io/Sys.h"
 
@@ -86,6 +87,8 @@ public:
   }
   /// The plugin-wide map of locked host regions.
   PinnedMemoryMapTy &getPinnedMap() { return PinnedMap; }
+  /// Host threads that share the memcpy side of large staged copies.
+  ParallelForTy &getCopyThreads() { return CopyThreads; }
   /// The syscall seam of the file engines.
   SysTy &getSys() { return Sys; }
   /// The LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS setting.
@@ -127,6 +130,7 @@ private:
 
   InfoTy Info;
   SysTy Sys;
+  ParallelForTy CopyThreads;
   PinnedMemoryMapTy PinnedMap{*this};
   bool Initialized = false;
   int32_t NumDevices = 0;

@@ -70,6 +70,8 @@ private:
   mutable std::mutex Lock;
   std::condition_variable Returned;
   std::vector<std::unique_ptr<StagingBufferTy>> All;
+  /// Allocations under way outside the lock, counted against the cap.
+  unsigned Pending = 0;
   std::vector<StagingBufferTy *> Available;
 };
 

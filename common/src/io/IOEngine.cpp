@@ -4,6 +4,7 @@
 #include "offloadio/Envar.h"
 #include "offloadio/Plugin.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -136,13 +137,17 @@ private:
   };
 
   void run() {
-    while (IORequestTy *R = Engine.nextRequest()) {
+    size_t I;
+    // A request stays alive while this worker holds one of its chunks
+    // unfinished: it cannot complete, so wait() cannot release it. Chunks
+    // are therefore claimed only through the engine, under its queue lock,
+    // and R is not touched after finishChunks().
+    while (IORequestTy *R = Engine.nextRequest(I)) {
       size_t Processed = 0, FirstStaged = SIZE_MAX;
-      size_t I;
-      while ((I = R->NextChunk.fetch_add(1)) < R->NumChunks) {
+      do {
         processChunk(*R, I, FirstStaged);
         ++Processed;
-      }
+      } while (Engine.nextChunk(*R, I));
       if (FirstStaged != SIZE_MAX) {
         // All this worker's copies for the request must land before the
         // request can complete.
@@ -216,10 +221,14 @@ private:
         return;
       }
       // The vendor path is unusable for this file or device: the rest of
-      // the request, this chunk included, goes through staging.
-      R.Path.store(unsigned(IOPathTy::Staged), std::memory_order_relaxed);
-      Engine.noteFallback("fastpath failed (" + D.Message +
-                          "); retried on the staged path");
+      // the request, this chunk included, goes through staging. Workers
+      // that tried the fastpath at the same time all get here; the request
+      // falls back (and is counted) once.
+      unsigned Expected = unsigned(IOPathTy::Fastpath);
+      if (R.Path.compare_exchange_strong(Expected, unsigned(IOPathTy::Staged),
+                                         std::memory_order_relaxed))
+        Engine.noteFallback("fastpath failed (" + D.Message +
+                            "); retried on the staged path");
       Path = IOPathTy::Staged;
     }
 
@@ -321,20 +330,36 @@ Error IOEngineTy::startWorkers() {
   return Error::success();
 }
 
-IORequestTy *IOEngineTy::nextRequest() {
-  std::unique_lock<std::mutex> Guard(QueueLock);
-  while (true) {
-    // Requests whose chunks are all claimed leave the queue; the workers
-    // holding chunks finish them.
-    while (!Queue.empty() &&
-           Queue.front()->NextChunk.load() >= Queue.front()->NumChunks)
+size_t IOEngineTy::claimLocked(IORequestTy &R) {
+  size_t I = R.NextChunk++;
+  if (R.NextChunk >= R.NumChunks) {
+    // Fully claimed: off the queue now, while the claimed chunks keep it
+    // alive. It is the front: requests leave only here, in order.
+    if (!Queue.empty() && Queue.front() == &R)
       Queue.pop_front();
-    if (!Queue.empty())
-      return Queue.front();
-    if (Stopping)
-      return nullptr;
-    QueueCV.wait(Guard);
+    else
+      Queue.erase(std::find(Queue.begin(), Queue.end(), &R));
   }
+  return I;
+}
+
+IORequestTy *IOEngineTy::nextRequest(size_t &Chunk) {
+  std::unique_lock<std::mutex> Guard(QueueLock);
+  // Queued requests are served before the workers stop.
+  QueueCV.wait(Guard, [&] { return !Queue.empty() || Stopping; });
+  if (Queue.empty())
+    return nullptr;
+  IORequestTy *R = Queue.front();
+  Chunk = claimLocked(*R);
+  return R;
+}
+
+bool IOEngineTy::nextChunk(IORequestTy &R, size_t &Chunk) {
+  std::lock_guard<std::mutex> Guard(QueueLock);
+  if (R.NextChunk >= R.NumChunks)
+    return false;
+  Chunk = claimLocked(R);
+  return true;
 }
 
 void IOEngineTy::noteFallback(const std::string &Why) {

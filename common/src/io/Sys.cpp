@@ -55,8 +55,11 @@ Expected<size_t> offloadio::readFully(SysTy &Sys, int Fd, char *Buf,
     if (N < 0) {
       if (errno == EINTR)
         continue;
+      // The buffer is formatted as a pointer: a char * would be printed as
+      // a C string, read past its end.
       return makeErrnoError(errno, "pread(fd {0}, {1}, {2} bytes, offset {3})",
-                            Fd, Buf + Done, Want, Offset + off_t(Done));
+                            Fd, static_cast<const void *>(Buf + Done), Want,
+                            Offset + off_t(Done));
     }
     if (N == 0)
       break; // End of file.
@@ -76,7 +79,8 @@ Error offloadio::writeFully(SysTy &Sys, int Fd, const char *Buf, size_t Count,
     if (N <= 0)
       return makeErrnoError(N < 0 ? errno : EIO,
                             "pwrite(fd {0}, {1}, {2} bytes, offset {3})", Fd,
-                            Buf + Done, Want, Offset + off_t(Done));
+                            static_cast<const void *>(Buf + Done), Want,
+                            Offset + off_t(Done));
     Done += size_t(N);
   }
   return Error::success();

@@ -22,13 +22,13 @@ std::string pathOf(void *Handle, const char *Fallback) {
 
 } // namespace
 
-Expected<std::unique_ptr<HSAApiTy>>
-HSAApiTy::load(const char *LibraryName) {
+Expected<std::unique_ptr<HSAApiTy>> HSAApiTy::load(const char *LibraryName) {
   // RTLD_LOCAL: the runtime's symbols must not interpose anyone else's.
   void *Handle = dlopen(LibraryName, RTLD_NOW | RTLD_LOCAL);
   if (!Handle)
-    return makeError(ErrorCode::NotFound, "cannot load the HSA runtime {0}: {1}",
-                     LibraryName, dlerror());
+    return makeError(ErrorCode::NotFound,
+                     "cannot load the HSA runtime {0}: {1}", LibraryName,
+                     dlerror());
   auto Api = std::make_unique<HSAApiTy>();
   Api->LibraryPath = pathOf(Handle, LibraryName);
 
@@ -55,8 +55,8 @@ std::string HSAApiTy::describe(hsa_status_t Status) const {
   const char *Text = nullptr;
   std::string Code =
       llvm::formatv("{0:x}", static_cast<unsigned>(Status)).str();
-  if (hsa_status_string && hsa_status_string(Status, &Text) ==
-                               HSA_STATUS_SUCCESS && Text)
+  if (hsa_status_string &&
+      hsa_status_string(Status, &Text) == HSA_STATUS_SUCCESS && Text)
     return std::string(Text) + " (" + Code + ")";
   return "unknown HSA status " + Code;
 }

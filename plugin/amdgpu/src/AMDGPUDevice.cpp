@@ -48,18 +48,19 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
                              Product) == HSA_STATUS_SUCCESS)
     ProductName = Product;
   uint32_t Value = 0;
-  if (Api.hsa_agent_get_info(Gpu.Agent,
-                             hsa_agent_info_t(HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY),
-                             &Value) == HSA_STATUS_SUCCESS)
+  if (Api.hsa_agent_get_info(
+          Gpu.Agent, hsa_agent_info_t(HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY),
+          &Value) == HSA_STATUS_SUCCESS)
     MaxClockMHz = Value;
-  if (auto Err = queryAgent(hsa_agent_info_t(HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT),
-                            ComputeUnits, "the compute unit count"))
+  if (auto Err =
+          queryAgent(hsa_agent_info_t(HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT),
+                     ComputeUnits, "the compute unit count"))
     return Err;
   if (auto Err = queryAgent(HSA_AGENT_INFO_WAVEFRONT_SIZE, WavefrontSize,
                             "the wavefront size"))
     return Err;
-  if (auto Err = queryAgent(HSA_AGENT_INFO_WORKGROUP_MAX_SIZE,
-                            MaxWorkgroupSize, "the work-group size limit"))
+  if (auto Err = queryAgent(HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, MaxWorkgroupSize,
+                            "the work-group size limit"))
     return Err;
   uint32_t GridMax = 0;
   if (auto Err = queryAgent(HSA_AGENT_INFO_GRID_MAX_SIZE, GridMax,
@@ -72,12 +73,12 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
   if (auto Err = queryAgent(HSA_AGENT_INFO_PROFILE, Profile, "the profile"))
     return Err;
   size_t PoolSize = 0;
-  if (auto Err = checkHSA(Api,
-                          Api.hsa_amd_memory_pool_get_info(
-                              Gpu.DevicePool, HSA_AMD_MEMORY_POOL_INFO_SIZE,
-                              &PoolSize),
-                          "hsa_amd_memory_pool_get_info",
-                          "device memory size of device {0}", DeviceId))
+  if (auto Err = checkHSA(
+          Api,
+          Api.hsa_amd_memory_pool_get_info(
+              Gpu.DevicePool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &PoolSize),
+          "hsa_amd_memory_pool_get_info", "device memory size of device {0}",
+          DeviceId))
     return Err;
   DevicePoolSize = PoolSize;
 
@@ -86,7 +87,7 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
     const HSAApiTy *Api;
     uint32_t Size = 0;
   } GroupQuery{&Api};
-  Api.hsa_amd_agent_iterate_memory_pools(
+  hsa_status_t Status = Api.hsa_amd_agent_iterate_memory_pools(
       Gpu.Agent,
       [](hsa_amd_memory_pool_t Pool, void *Data) {
         auto &Q = *static_cast<GroupQueryTy *>(Data);
@@ -96,15 +97,19 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
                 Pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &Segment) ==
                 HSA_STATUS_SUCCESS &&
             Segment == HSA_AMD_SEGMENT_GROUP &&
-            Q.Api->hsa_amd_memory_pool_get_info(
-                Pool, HSA_AMD_MEMORY_POOL_INFO_SIZE, &Size) ==
-                HSA_STATUS_SUCCESS) {
+            Q.Api->hsa_amd_memory_pool_get_info(Pool,
+                                                HSA_AMD_MEMORY_POOL_INFO_SIZE,
+                                                &Size) == HSA_STATUS_SUCCESS) {
           Q.Size = uint32_t(Size);
           return HSA_STATUS_INFO_BREAK;
         }
         return HSA_STATUS_SUCCESS;
       },
       &GroupQuery);
+  if (Status != HSA_STATUS_INFO_BREAK)
+    if (auto Err = checkHSA(Api, Status, "hsa_amd_agent_iterate_memory_pools",
+                            "group segment pool of device {0}", DeviceId))
+      return Err;
   if (GroupQuery.Size)
     MaxGroupSegmentSize = GroupQuery.Size;
   DynamicStackSize = uint32_t(
@@ -117,8 +122,8 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
                      DeviceId, MaxWorkgroupSize, WavefrontSize, GridMax);
   Limits.MaxThreads = std::min<uint32_t>(MaxWorkgroupSize, 1024);
   Limits.DefaultThreads = std::min<uint32_t>(256, Limits.MaxThreads);
-  Limits.MaxTeams = uint32_t(std::min<uint64_t>(
-      GridMax / Limits.MaxThreads, uint64_t(1) << 20));
+  Limits.MaxTeams = uint32_t(
+      std::min<uint64_t>(GridMax / Limits.MaxThreads, uint64_t(1) << 20));
   Limits.DefaultTeams = std::max<uint32_t>(1, ComputeUnits) * 4;
   Limits.DefaultTeams = std::min(Limits.DefaultTeams, Limits.MaxTeams);
   Limits.HostCanAccessDeviceMemory = false;
@@ -126,8 +131,8 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
   // Queues: a few per device, shared by the streams round-robin.
   unsigned NumQueues =
       unsigned(readIntEnv("LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES", 4, 1, 64));
-  uint64_t Requested = readIntEnv("LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE", 512,
-                                  64, std::max<uint32_t>(QueueMax, 64));
+  uint64_t Requested = readIntEnv("LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE", 512, 64,
+                                  std::max<uint32_t>(QueueMax, 64));
   QueueSize = uint32_t(llvm::PowerOf2Ceil(Requested));
   if (QueueMax && QueueSize > QueueMax)
     QueueSize = uint32_t(llvm::PowerOf2Floor(QueueMax));
@@ -164,22 +169,21 @@ Expected<void *> AMDGPUDeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
     Access = &Ctx.GpuAgents;
   }
   void *Ptr = nullptr;
-  if (auto Err = checkHSA(Api,
-                          Api.hsa_amd_memory_pool_allocate(Pool, Size, 0, &Ptr),
-                          "hsa_amd_memory_pool_allocate",
-                          "{0} bytes of {1} memory on device {2}", Size,
-                          allocKindName(Kind), DeviceId))
+  if (auto Err =
+          checkHSA(Api, Api.hsa_amd_memory_pool_allocate(Pool, Size, 0, &Ptr),
+                   "hsa_amd_memory_pool_allocate",
+                   "{0} bytes of {1} memory on device {2}", Size,
+                   allocKindName(Kind), DeviceId))
     return std::move(Err);
   if (!Access->empty()) {
-    if (auto Err = checkHSA(Api,
-                            Api.hsa_amd_agents_allow_access(
-                                uint32_t(Access->size()), Access->data(),
-                                nullptr, Ptr),
-                            "hsa_amd_agents_allow_access",
-                            "{0} ({1} bytes of {2} memory) for {3} agents on "
-                            "device {4}",
-                            Ptr, Size, allocKindName(Kind), Access->size(),
-                            DeviceId)) {
+    if (auto Err = checkHSA(
+            Api,
+            Api.hsa_amd_agents_allow_access(uint32_t(Access->size()),
+                                            Access->data(), nullptr, Ptr),
+            "hsa_amd_agents_allow_access",
+            "{0} ({1} bytes of {2} memory) for {3} agents on "
+            "device {4}",
+            Ptr, Size, allocKindName(Kind), Access->size(), DeviceId)) {
       Api.hsa_amd_memory_pool_free(Ptr);
       return std::move(Err);
     }
@@ -236,16 +240,14 @@ bool AMDGPUDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
   return true;
 }
 
-Error AMDGPUDeviceTy::writeDeviceSync(void *Dst, const void *Src,
-                                      size_t Size) {
+Error AMDGPUDeviceTy::writeDeviceSync(void *Dst, const void *Src, size_t Size) {
   const HSAApiTy &Api = Ctx.Api;
   void *Staging = nullptr;
-  if (auto Err = checkHSA(Api,
-                          Api.hsa_amd_memory_pool_allocate(Ctx.HostPool, Size,
-                                                           0, &Staging),
-                          "hsa_amd_memory_pool_allocate",
-                          "{0}-byte staging buffer on device {1}", Size,
-                          DeviceId))
+  if (auto Err = checkHSA(
+          Api,
+          Api.hsa_amd_memory_pool_allocate(Ctx.HostPool, Size, 0, &Staging),
+          "hsa_amd_memory_pool_allocate",
+          "{0}-byte staging buffer on device {1}", Size, DeviceId))
     return Err;
   auto FreeStaging =
       llvm::make_scope_exit([&] { Api.hsa_amd_memory_pool_free(Staging); });
@@ -259,13 +261,13 @@ Error AMDGPUDeviceTy::writeDeviceSync(void *Dst, const void *Src,
   auto Signal = Ctx.Signals.acquire(1);
   if (!Signal)
     return Signal.takeError();
-  if (auto Err = checkHSA(Api,
-                          Api.hsa_amd_memory_async_copy(
-                              Dst, Gpu.Agent, Staging, Ctx.CpuAgent, Size, 0,
-                              nullptr, (*Signal)->get()),
-                          "hsa_amd_memory_async_copy",
-                          "{0} bytes from {1} to {2} on device {3}", Size,
-                          Staging, Dst, DeviceId))
+  if (auto Err = checkHSA(
+          Api,
+          Api.hsa_amd_memory_async_copy(Dst, Gpu.Agent, Staging, Ctx.CpuAgent,
+                                        Size, 0, nullptr, (*Signal)->get()),
+          "hsa_amd_memory_async_copy",
+          "{0} bytes from {1} to {2} on device {3}", Size, Staging, Dst,
+          DeviceId))
     return Err;
   if (auto Err = waitSignal(Ctx, **Signal))
     return Err;
@@ -299,8 +301,8 @@ Error AMDGPUDeviceTy::writeDeviceEnvironment(AMDGPUImageTy &Image) {
       uint32_t(readIntEnv("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, 0, INT32_MAX));
   Env.NumDevices = uint32_t(Plugin.getNumDevices());
   Env.DeviceNum = uint32_t(DeviceId);
-  Env.DynamicMemSize = uint32_t(readSizeEnv(
-      "LIBOMPTARGET_SHARED_MEMORY_SIZE", 0, 0, MaxGroupSegmentSize));
+  Env.DynamicMemSize = uint32_t(readSizeEnv("LIBOMPTARGET_SHARED_MEMORY_SIZE",
+                                            0, 0, MaxGroupSegmentSize));
   return writeDeviceSync(Global->first, &Env, sizeof(Env));
 }
 
@@ -405,9 +407,8 @@ Expected<std::unique_ptr<EventTy>> AMDGPUDeviceTy::createEventImpl() {
 }
 
 Error AMDGPUDeviceTy::dataExchangeImpl(const void *SrcPtr,
-                                       GenericDeviceTy &DstDevice,
-                                       void *DstPtr, size_t Size,
-                                       StreamTy &Stream) {
+                                       GenericDeviceTy &DstDevice, void *DstPtr,
+                                       size_t Size, StreamTy &Stream) {
   auto &Dst = static_cast<AMDGPUDeviceTy &>(DstDevice);
   return static_cast<AMDGPUStreamTy &>(Stream).copyBetweenAgents(
       DstPtr, Dst.getAgent(), SrcPtr, Gpu.Agent, Size,
@@ -440,13 +441,12 @@ void AMDGPUDeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
   if (MaxClockMHz)
     printInfoLine(OS, "Max clock (MHz):", llvm::Twine(MaxClockMHz));
   printInfoLine(OS, "Device memory (bytes):", llvm::Twine(DevicePoolSize));
-  printInfoLine(OS, "Group segment (bytes):",
-                llvm::Twine(MaxGroupSegmentSize));
+  printInfoLine(OS, "Group segment (bytes):", llvm::Twine(MaxGroupSegmentSize));
   printInfoLine(OS, "HSA queues:",
                 llvm::Twine(Queues.size()) + " x " + llvm::Twine(QueueSize) +
                     " packets");
-  printInfoLine(OS, "Kernarg arenas:",
-                llvm::Twine(Kernargs ? Kernargs->arenas() : 0));
+  printInfoLine(
+      OS, "Kernarg arenas:", llvm::Twine(Kernargs ? Kernargs->arenas() : 0));
   printInfoLine(OS, "Signals created:", llvm::Twine(Ctx.Signals.capacity()));
   printInfoLine(OS, "Peer devices:", llvm::Twine(Gpu.Peers.size()));
   printInfoLine(OS, "Live allocations:",

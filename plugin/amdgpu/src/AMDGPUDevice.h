@@ -34,8 +34,7 @@ class AMDGPUDeviceTy final : public GenericDeviceTy {
 public:
   AMDGPUDeviceTy(GenericPluginTy &Plugin, int32_t DeviceId,
                  AMDGPUContextTy &Ctx)
-      : GenericDeviceTy(Plugin, DeviceId), Ctx(Ctx),
-        Gpu(Ctx.Gpus[DeviceId]) {}
+      : GenericDeviceTy(Plugin, DeviceId), Ctx(Ctx), Gpu(Ctx.Gpus[DeviceId]) {}
   ~AMDGPUDeviceTy() override;
 
   bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
@@ -74,8 +73,7 @@ private:
   Error queryAgent(hsa_agent_info_t Attr, T &Value, const char *What) const {
     return checkHSA(Ctx.Api,
                     Ctx.Api.hsa_agent_get_info(Gpu.Agent, Attr, &Value),
-                    "hsa_agent_get_info", "{0} of device {1}", What,
-                    DeviceId);
+                    "hsa_agent_get_info", "{0} of device {1}", What, DeviceId);
   }
   /// Copy \p Size host bytes to device address \p Dst and wait, through a
   /// fine-grained staging buffer (image loading only; not a hot path).

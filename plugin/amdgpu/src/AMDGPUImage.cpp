@@ -125,8 +125,7 @@ AMDGPUArgKindTy argKind(StringRef ValueKind) {
       .Default(AMDGPUArgKindTy::HiddenOther);
 }
 
-std::optional<uint64_t> getUInt(llvm::msgpack::MapDocNode &Map,
-                                StringRef Key) {
+std::optional<uint64_t> getUInt(llvm::msgpack::MapDocNode &Map, StringRef Key) {
   auto It = Map.find(Key);
   if (It == Map.end())
     return std::nullopt;
@@ -173,8 +172,7 @@ Error parseMetadataBlob(StringRef Blob,
     Meta.MaxFlatWorkgroupSize =
         uint32_t(getUInt(KM, ".max_flat_workgroup_size").value_or(0));
     if (auto It = KM.find(".uses_dynamic_stack");
-        It != KM.end() &&
-        It->second.getKind() == llvm::msgpack::Type::Boolean)
+        It != KM.end() && It->second.getKind() == llvm::msgpack::Type::Boolean)
       Meta.UsesDynamicStack = It->second.getBool();
     auto Args = KM.find(".args");
     if (Args != KM.end() && Args->second.isArray()) {
@@ -254,8 +252,7 @@ AMDGPUImageTy::load(const HSAApiTy &Api, hsa_agent_t Agent,
   if (!Metadata)
     return makeError(ErrorCode::InvalidImage,
                      "image {0} on device {1}: unreadable kernel metadata: {2}",
-                     ImageId, DeviceId,
-                     llvm::toString(Metadata.takeError()));
+                     ImageId, DeviceId, llvm::toString(Metadata.takeError()));
   Image->Metadata = std::move(*Metadata);
 
   // The image bytes stay valid for the program's lifetime (libomptarget
@@ -264,9 +261,8 @@ AMDGPUImageTy::load(const HSAApiTy &Api, hsa_agent_t Agent,
                           Api.hsa_code_object_reader_create_from_memory(
                               Bytes.data(), Bytes.size(), &Image->Reader),
                           "hsa_code_object_reader_create_from_memory",
-                          "image {0} ({1} bytes at {2}) on device {3}",
-                          ImageId, Bytes.size(), TgtImage.ImageStart,
-                          DeviceId))
+                          "image {0} ({1} bytes at {2}) on device {3}", ImageId,
+                          Bytes.size(), TgtImage.ImageStart, DeviceId))
     return std::move(Err);
   if (auto Err = checkHSA(Api,
                           Api.hsa_executable_create_alt(
@@ -275,16 +271,15 @@ AMDGPUImageTy::load(const HSAApiTy &Api, hsa_agent_t Agent,
                           "hsa_executable_create_alt",
                           "image {0} on device {1}", ImageId, DeviceId))
     return std::move(Err);
-  if (auto Err = checkHSA(Api,
-                          Api.hsa_executable_load_agent_code_object(
-                              Image->Executable, Agent, Image->Reader, "",
-                              nullptr),
-                          "hsa_executable_load_agent_code_object",
-                          "image {0} ({1} bytes) on device {2}", ImageId,
-                          Bytes.size(), DeviceId))
+  if (auto Err =
+          checkHSA(Api,
+                   Api.hsa_executable_load_agent_code_object(
+                       Image->Executable, Agent, Image->Reader, "", nullptr),
+                   "hsa_executable_load_agent_code_object",
+                   "image {0} ({1} bytes) on device {2}", ImageId, Bytes.size(),
+                   DeviceId))
     return std::move(Err);
-  if (auto Err = checkHSA(Api,
-                          Api.hsa_executable_freeze(Image->Executable, ""),
+  if (auto Err = checkHSA(Api, Api.hsa_executable_freeze(Image->Executable, ""),
                           "hsa_executable_freeze", "image {0} on device {1}",
                           ImageId, DeviceId))
     return std::move(Err);
@@ -335,27 +330,26 @@ AMDGPUImageTy::findGlobal(StringRef Name) const {
     return std::move(Err);
   if (Kind != HSA_SYMBOL_KIND_VARIABLE)
     return makeError(ErrorCode::InvalidImage,
-                     "'{0}' in image {1} on device {2} is not a variable",
-                     Name, getId(), DeviceId);
-  if (auto Err = checkHSA(Api,
-                          Api.hsa_executable_symbol_get_info(
-                              *Symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS,
-                              &Address),
-                          "hsa_executable_symbol_get_info",
-                          "address of '{0}' on device {1}", Name, DeviceId))
+                     "'{0}' in image {1} on device {2} is not a variable", Name,
+                     getId(), DeviceId);
+  if (auto Err = checkHSA(
+          Api,
+          Api.hsa_executable_symbol_get_info(
+              *Symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS, &Address),
+          "hsa_executable_symbol_get_info", "address of '{0}' on device {1}",
+          Name, DeviceId))
     return std::move(Err);
-  if (auto Err = checkHSA(Api,
-                          Api.hsa_executable_symbol_get_info(
-                              *Symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE,
-                              &Size),
-                          "hsa_executable_symbol_get_info",
-                          "size of '{0}' on device {1}", Name, DeviceId))
+  if (auto Err = checkHSA(
+          Api,
+          Api.hsa_executable_symbol_get_info(
+              *Symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE, &Size),
+          "hsa_executable_symbol_get_info", "size of '{0}' on device {1}", Name,
+          DeviceId))
     return std::move(Err);
   return std::make_pair(reinterpret_cast<void *>(Address), uint64_t(Size));
 }
 
-const AMDGPUKernelMetadataTy *
-AMDGPUImageTy::getMetadata(StringRef Name) const {
+const AMDGPUKernelMetadataTy *AMDGPUImageTy::getMetadata(StringRef Name) const {
   auto It = Metadata.find(Name);
   return It == Metadata.end() ? nullptr : &It->second;
 }

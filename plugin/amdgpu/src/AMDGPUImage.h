@@ -98,8 +98,7 @@ public:
   Expected<hsa_executable_symbol_t> findSymbol(llvm::StringRef Name,
                                                bool IsKernel) const;
   /// Address and size of global \p Name.
-  Expected<std::pair<void *, uint64_t>>
-  findGlobal(llvm::StringRef Name) const;
+  Expected<std::pair<void *, uint64_t>> findGlobal(llvm::StringRef Name) const;
   /// The metadata of kernel \p Name, or null when the image has none.
   const AMDGPUKernelMetadataTy *getMetadata(llvm::StringRef Name) const;
 

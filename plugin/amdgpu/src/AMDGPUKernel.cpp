@@ -28,8 +28,7 @@ Error AMDGPUKernargPoolTy::grow() {
   if (auto Err = checkHSA(
           Api, Api.hsa_amd_memory_pool_allocate(Pool, ArenaSize, 0, &Arena),
           "hsa_amd_memory_pool_allocate",
-          "{0}-byte kernel argument arena for device {1}", ArenaSize,
-          DeviceId))
+          "{0}-byte kernel argument arena for device {1}", ArenaSize, DeviceId))
     return Err;
   // The kernarg pool is system memory: the GPU needs access granted.
   if (auto Err = checkHSA(
@@ -133,8 +132,7 @@ Error AMDGPUKernelTy::fillKernargs(char *Buffer, void **Args, uint32_t NumArgs,
     char *Dst = Buffer + Arg.Offset;
     switch (Arg.Kind) {
     case AMDGPUArgKindTy::Explicit:
-      storeValue(Dst, Arg.Size,
-                 reinterpret_cast<uintptr_t>(Args[Explicit++]));
+      storeValue(Dst, Arg.Size, reinterpret_cast<uintptr_t>(Args[Explicit++]));
       break;
     case AMDGPUArgKindTy::HiddenBlockCountX:
       storeValue(Dst, Arg.Size, Dims.NumTeams);
@@ -198,10 +196,10 @@ Error AMDGPUKernelTy::launchImpl(GenericDeviceTy &GenericDevice, void **Args,
                      "kernel {0} on device {1} needs {2} bytes of group "
                      "memory ({3} static + {4} dynamic); the device has {5}",
                      getName(), DeviceId, Group, GroupSize,
-                     KernelArgs.DynCGroupMem,
-                     Device.getMaxGroupSegmentSize());
+                     KernelArgs.DynCGroupMem, Device.getMaxGroupSegmentSize());
 
-  auto Slot = Device.getKernargPool().acquire(std::max<uint32_t>(KernargSize, 1));
+  auto Slot =
+      Device.getKernargPool().acquire(std::max<uint32_t>(KernargSize, 1));
   if (!Slot)
     return Slot.takeError();
   if (auto Err = fillKernargs(static_cast<char *>(Slot->Ptr), Args, NumArgs,

@@ -37,9 +37,9 @@ hsa_status_t scanPools(hsa_amd_memory_pool_t Pool, void *Data) {
   hsa_amd_segment_t Segment;
   bool AllocAllowed = false;
   uint32_t Flags = 0;
-  if (Scan.Api->hsa_amd_memory_pool_get_info(
-          Pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT, &Segment) !=
-          HSA_STATUS_SUCCESS ||
+  if (Scan.Api->hsa_amd_memory_pool_get_info(Pool,
+                                             HSA_AMD_MEMORY_POOL_INFO_SEGMENT,
+                                             &Segment) != HSA_STATUS_SUCCESS ||
       Segment != HSA_AMD_SEGMENT_GLOBAL)
     return HSA_STATUS_SUCCESS;
   if (Scan.Api->hsa_amd_memory_pool_get_info(
@@ -116,31 +116,30 @@ Expected<int32_t> AMDGPUPluginTy::initImpl() {
 
 Error AMDGPUPluginTy::discover(std::unique_ptr<HSAApiTy> Loaded) {
   const HSAApiTy &Api = *Loaded;
-  if (auto Err = checkHSA(Api, Api.hsa_init(), "hsa_init",
-                          "runtime {0}", Api.LibraryPath))
+  if (auto Err = checkHSA(Api, Api.hsa_init(), "hsa_init", "runtime {0}",
+                          Api.LibraryPath))
     return Err;
   auto Context = std::make_unique<AMDGPUContextTy>(std::move(Loaded));
 
   AgentScanTy Agents;
   Agents.Api = &Api;
-  if (auto Err = checkHSA(
-          Api,
-          Api.hsa_iterate_agents(
-              [](hsa_agent_t Agent, void *Data) {
-                auto &Scan = *static_cast<AgentScanTy *>(Data);
-                hsa_device_type_t Type;
-                Scan.Status = Scan.Api->hsa_agent_get_info(
-                    Agent, HSA_AGENT_INFO_DEVICE, &Type);
-                if (Scan.Status != HSA_STATUS_SUCCESS)
-                  return Scan.Status;
-                if (Type == HSA_DEVICE_TYPE_CPU)
-                  Scan.Cpus.push_back(Agent);
-                else if (Type == HSA_DEVICE_TYPE_GPU)
-                  Scan.Gpus.push_back(Agent);
-                return HSA_STATUS_SUCCESS;
-              },
-              &Agents),
-          "hsa_iterate_agents", "agent discovery"))
+  if (auto Err = checkHSA(Api,
+                          Api.hsa_iterate_agents(
+                              [](hsa_agent_t Agent, void *Data) {
+                                auto &Scan = *static_cast<AgentScanTy *>(Data);
+                                hsa_device_type_t Type;
+                                Scan.Status = Scan.Api->hsa_agent_get_info(
+                                    Agent, HSA_AGENT_INFO_DEVICE, &Type);
+                                if (Scan.Status != HSA_STATUS_SUCCESS)
+                                  return Scan.Status;
+                                if (Type == HSA_DEVICE_TYPE_CPU)
+                                  Scan.Cpus.push_back(Agent);
+                                else if (Type == HSA_DEVICE_TYPE_GPU)
+                                  Scan.Gpus.push_back(Agent);
+                                return HSA_STATUS_SUCCESS;
+                              },
+                              &Agents),
+                          "hsa_iterate_agents", "agent discovery"))
     return Err;
   if (Agents.Gpus.empty())
     return makeError(ErrorCode::NotFound, "the HSA runtime {0} has no GPU",
@@ -185,7 +184,7 @@ Error AMDGPUPluginTy::discover(std::unique_ptr<HSAApiTy> Loaded) {
       const HSAApiTy *Api;
       std::string Name;
     } Isa{&Api, {}};
-    Api.hsa_agent_iterate_isas(
+    hsa_status_t Status = Api.hsa_agent_iterate_isas(
         Agent,
         [](hsa_isa_t I, void *Data) {
           auto &Scan = *static_cast<IsaScanTy *>(Data);
@@ -195,24 +194,27 @@ Error AMDGPUPluginTy::discover(std::unique_ptr<HSAApiTy> Loaded) {
             return HSA_STATUS_SUCCESS;
           std::string Text(Length + 1, '\0');
           if (Scan.Api->hsa_isa_get_info_alt(I, HSA_ISA_INFO_NAME,
-                                             Text.data()) !=
-              HSA_STATUS_SUCCESS)
+                                             Text.data()) != HSA_STATUS_SUCCESS)
             return HSA_STATUS_SUCCESS;
           Text.resize(std::strlen(Text.c_str()));
           Scan.Name = Text;
           return HSA_STATUS_INFO_BREAK;
         },
         &Isa);
+    if (Status != HSA_STATUS_INFO_BREAK)
+      if (auto Err =
+              checkHSA(Api, Status, "hsa_agent_iterate_isas",
+                       "GPU agent {0} ({1})", Context->Gpus.size(), Info.Name))
+        return Err;
     Info.Target =
         AMDGPUTargetIdTy::parse(Isa.Name.empty() ? Info.Name : Isa.Name).str();
     PoolScanTy Pools;
     Pools.Api = &Api;
-    if (auto Err = checkHSA(Api,
-                            Api.hsa_amd_agent_iterate_memory_pools(
-                                Agent, scanPools, &Pools),
-                            "hsa_amd_agent_iterate_memory_pools",
-                            "GPU agent {0} ({1})", Context->Gpus.size(),
-                            Info.Name))
+    if (auto Err = checkHSA(
+            Api,
+            Api.hsa_amd_agent_iterate_memory_pools(Agent, scanPools, &Pools),
+            "hsa_amd_agent_iterate_memory_pools", "GPU agent {0} ({1})",
+            Context->Gpus.size(), Info.Name))
       return Err;
     auto DevicePool =
         findPool(Pools, HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED);
@@ -249,8 +251,8 @@ Error AMDGPUPluginTy::discover(std::unique_ptr<HSAApiTy> Loaded) {
     return Err;
   Context->TicksPerMs = std::max<uint64_t>(1, Frequency / 1000);
   Ctx = std::move(Context);
-  getInfo().print(~0u, -1, "HSA runtime {0}: {1} GPU agent(s)",
-                  Api.LibraryPath, Ctx->Gpus.size());
+  getInfo().print(~0u, -1, "HSA runtime {0}: {1} GPU agent(s)", Api.LibraryPath,
+                  Ctx->Gpus.size());
   return Error::success();
 }
 
@@ -283,9 +285,8 @@ bool AMDGPUPluginTy::isDataExchangableImpl(int32_t SrcId, int32_t DstId) {
   // destination device grants to the peers that can reach it.
   const auto &Peers = Ctx->Gpus[DstId].Peers;
   hsa_agent_t Src = Ctx->Gpus[SrcId].Agent;
-  return llvm::any_of(Peers, [&](hsa_agent_t A) {
-    return A.handle == Src.handle;
-  });
+  return llvm::any_of(Peers,
+                      [&](hsa_agent_t A) { return A.handle == Src.handle; });
 }
 
 Expected<void *> AMDGPUPluginTy::pinHostMemoryImpl(void *HstPtr, size_t Size) {
@@ -293,11 +294,10 @@ Expected<void *> AMDGPUPluginTy::pinHostMemoryImpl(void *HstPtr, size_t Size) {
   hsa_amd_pointer_info_t Info;
   std::memset(&Info, 0, sizeof(Info));
   Info.size = sizeof(Info);
-  if (auto Err = checkHSA(Api,
-                          Api.hsa_amd_pointer_info(HstPtr, &Info, nullptr,
-                                                   nullptr, nullptr),
-                          "hsa_amd_pointer_info", "{0} ({1} bytes)", HstPtr,
-                          Size))
+  if (auto Err = checkHSA(
+          Api,
+          Api.hsa_amd_pointer_info(HstPtr, &Info, nullptr, nullptr, nullptr),
+          "hsa_amd_pointer_info", "{0} ({1} bytes)", HstPtr, Size))
     return std::move(Err);
 
   auto Host = reinterpret_cast<uintptr_t>(HstPtr);
@@ -317,8 +317,7 @@ Expected<void *> AMDGPUPluginTy::pinHostMemoryImpl(void *HstPtr, size_t Size) {
                        Info.type == HSA_EXT_POINTER_TYPE_HSA ? "allocated"
                                                              : "locked",
                        Info.hostBaseAddress);
-    void *DevPtr =
-        static_cast<char *>(Info.agentBaseAddress) + (Host - Base);
+    void *DevPtr = static_cast<char *>(Info.agentBaseAddress) + (Host - Base);
     std::lock_guard<std::mutex> Guard(PinsLock);
     Pins[HstPtr] = false;
     return DevPtr;
@@ -332,14 +331,13 @@ Expected<void *> AMDGPUPluginTy::pinHostMemoryImpl(void *HstPtr, size_t Size) {
   // Lock for every GPU with the fine-grained pool's properties. The agent
   // address may differ from HstPtr; devices must use the agent address.
   void *AgentPtr = nullptr;
-  if (auto Err = checkHSA(Api,
-                          Api.hsa_amd_memory_lock_to_pool(
-                              HstPtr, Size, Ctx->GpuAgents.data(),
-                              int(Ctx->GpuAgents.size()), Ctx->HostPool, 0,
-                              &AgentPtr),
-                          "hsa_amd_memory_lock_to_pool",
-                          "{0} ({1} bytes) for {2} GPUs", HstPtr, Size,
-                          Ctx->GpuAgents.size()))
+  if (auto Err = checkHSA(
+          Api,
+          Api.hsa_amd_memory_lock_to_pool(HstPtr, Size, Ctx->GpuAgents.data(),
+                                          int(Ctx->GpuAgents.size()),
+                                          Ctx->HostPool, 0, &AgentPtr),
+          "hsa_amd_memory_lock_to_pool", "{0} ({1} bytes) for {2} GPUs", HstPtr,
+          Size, Ctx->GpuAgents.size()))
     return std::move(Err);
   std::lock_guard<std::mutex> Guard(PinsLock);
   Pins[HstPtr] = true;

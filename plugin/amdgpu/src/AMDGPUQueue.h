@@ -21,9 +21,10 @@ namespace amdgpu {
 class AMDGPUQueueTy {
 public:
   /// Create a queue of \p Size packets (a power of two) on \p Agent.
-  static Expected<std::unique_ptr<AMDGPUQueueTy>>
-  create(const HSAApiTy &Api, hsa_agent_t Agent, uint32_t Size,
-         int32_t DeviceId);
+  static Expected<std::unique_ptr<AMDGPUQueueTy>> create(const HSAApiTy &Api,
+                                                         hsa_agent_t Agent,
+                                                         uint32_t Size,
+                                                         int32_t DeviceId);
   ~AMDGPUQueueTy();
   AMDGPUQueueTy(const AMDGPUQueueTy &) = delete;
   AMDGPUQueueTy &operator=(const AMDGPUQueueTy &) = delete;

@@ -43,8 +43,7 @@ public:
   /// returns the value last seen.
   hsa_signal_value_t waitDone(uint64_t TimeoutTicks) const {
     return Api.hsa_signal_wait_scacquire(Signal, HSA_SIGNAL_CONDITION_LT, 1,
-                                         TimeoutTicks,
-                                         HSA_WAIT_STATE_BLOCKED);
+                                         TimeoutTicks, HSA_WAIT_STATE_BLOCKED);
   }
 
   /// The AQL queue whose packet completes the signal, if any, so that
@@ -131,10 +130,9 @@ public:
       Api.hsa_signal_store_relaxed(S->Signal, Initial);
     } else {
       hsa_signal_t Signal;
-      if (auto Err = checkHSA(Api, Api.hsa_signal_create(Initial, 0, nullptr,
-                                                         &Signal),
-                              "hsa_signal_create", "initial value {0}",
-                              Initial))
+      if (auto Err =
+              checkHSA(Api, Api.hsa_signal_create(Initial, 0, nullptr, &Signal),
+                       "hsa_signal_create", "initial value {0}", Initial))
         return std::move(Err);
       auto Owned = std::make_unique<AMDGPUSignalTy>(*this, Api, Signal);
       S = Owned.get();

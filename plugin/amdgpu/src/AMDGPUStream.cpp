@@ -190,8 +190,8 @@ const AMDGPUQueueTy *AMDGPUStreamTy::stuckOn(const OpTy &Op) {
   return nullptr;
 }
 
-void AMDGPUStreamTy::collectDeps(
-    llvm::SmallVectorImpl<AMDGPUSignalRefTy> &Deps, bool QueueOrdered) const {
+void AMDGPUStreamTy::collectDeps(llvm::SmallVectorImpl<AMDGPUSignalRefTy> &Deps,
+                                 bool QueueOrdered) const {
   if (Tail && !Tail->isDone() && !(QueueOrdered && TailOnQueue))
     Deps.push_back(Tail);
   for (const AMDGPUSignalRefTy &W : PendingWaits)
@@ -281,14 +281,13 @@ Error AMDGPUStreamTy::copyBetweenAgents(void *Dst, hsa_agent_t DstAgent,
   if (!Sig)
     return Sig.takeError();
   auto Raw = rawSignals(Deps);
-  if (auto Err = checkHSA(
-          Ctx.Api,
-          Ctx.Api.hsa_amd_memory_async_copy(Dst, DstAgent, Src, SrcAgent, Size,
-                                            uint32_t(Raw.size()), Raw.data(),
-                                            (*Sig)->get()),
-          "hsa_amd_memory_async_copy",
-          "{0} copy of {1} bytes from {2} to {3} on device {4}",
-          copyKindName(Kind), Size, Src, Dst, DeviceId))
+  if (auto Err = checkHSA(Ctx.Api,
+                          Ctx.Api.hsa_amd_memory_async_copy(
+                              Dst, DstAgent, Src, SrcAgent, Size,
+                              uint32_t(Raw.size()), Raw.data(), (*Sig)->get()),
+                          "hsa_amd_memory_async_copy",
+                          "{0} copy of {1} bytes from {2} to {3} on device {4}",
+                          copyKindName(Kind), Size, Src, Dst, DeviceId))
     return Err;
   OpTy Op;
   Op.Kind = OpKindTy::Copy;
@@ -422,13 +421,12 @@ Error AMDGPUStreamTy::enqueueHostCall(HostCallbackTy Fn, void *Data, void *Dst,
   Op.Data = Data;
   Op.Stream = this;
   Ops.push_back(std::move(Op));
-  if (auto Err = checkHSA(
-          Ctx.Api,
-          Ctx.Api.hsa_amd_signal_async_handler(Tail->get(),
-                                               HSA_SIGNAL_CONDITION_LT, 1,
-                                               &hostCallHandler, &Ops.back()),
-          "hsa_amd_signal_async_handler", "host callback on device {0}",
-          DeviceId)) {
+  if (auto Err = checkHSA(Ctx.Api,
+                          Ctx.Api.hsa_amd_signal_async_handler(
+                              Tail->get(), HSA_SIGNAL_CONDITION_LT, 1,
+                              &hostCallHandler, &Ops.back()),
+                          "hsa_amd_signal_async_handler",
+                          "host callback on device {0}", DeviceId)) {
     Ops.pop_back();
     return Err;
   }

@@ -58,9 +58,8 @@ private:
 /// One in-order stream of a device.
 class AMDGPUStreamTy final : public StreamTy {
 public:
-  AMDGPUStreamTy(AMDGPUContextTy &Ctx, hsa_agent_t Agent,
-                 AMDGPUQueueTy &Queue, AMDGPUKernargPoolTy &Kernargs,
-                 int32_t DeviceId)
+  AMDGPUStreamTy(AMDGPUContextTy &Ctx, hsa_agent_t Agent, AMDGPUQueueTy &Queue,
+                 AMDGPUKernargPoolTy &Kernargs, int32_t DeviceId)
       : Ctx(Ctx), Agent(Agent), Queue(Queue), Kernargs(Kernargs),
         DeviceId(DeviceId) {}
   ~AMDGPUStreamTy() override;
@@ -82,8 +81,8 @@ public:
   /// owns \p Kernarg from now on (returned to its pool when the kernel is
   /// done, or at once if enqueueing fails). \p KernelName must outlive the
   /// launch.
-  Error launch(hsa_kernel_dispatch_packet_t Packet,
-               AMDGPUKernargSlotTy Kernarg, const std::string &KernelName);
+  Error launch(hsa_kernel_dispatch_packet_t Packet, AMDGPUKernargSlotTy Kernarg,
+               const std::string &KernelName);
 
   /// The AQL queue the stream's packets go to.
   AMDGPUQueueTy &getQueue() const { return Queue; }

@@ -15,8 +15,7 @@ namespace {
 
 /// Resolve \p Name in \p Handle into \p Slot.
 template <typename FnTy>
-Error resolve(void *Handle, const char *Library, const char *Name,
-              FnTy &Slot) {
+Error resolve(void *Handle, const char *Library, const char *Name, FnTy &Slot) {
   dlerror();
   void *Sym = dlsym(Handle, Name);
   if (!Sym)

@@ -42,18 +42,18 @@ Expected<int> CUDADeviceTy::getAttribute(CUdevice_attribute Attr,
 
 Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
   if (auto Err = checkCU(Api, Api.cuDevicePrimaryCtxRetain(&Context, Device),
-                         "cuDevicePrimaryCtxRetain", "device {0} (CUdevice {1})",
-                         DeviceId, Device))
+                         "cuDevicePrimaryCtxRetain",
+                         "device {0} (CUdevice {1})", DeviceId, Device))
     return Err;
   if (auto Err = setContext())
     return Err;
 
   std::array<char, 256> NameBuffer = {};
-  if (auto Err = checkCU(Api,
-                         Api.cuDeviceGetName(NameBuffer.data(),
-                                             int(NameBuffer.size() - 1),
-                                             Device),
-                         "cuDeviceGetName", "device {0}", DeviceId))
+  if (auto Err =
+          checkCU(Api,
+                  Api.cuDeviceGetName(NameBuffer.data(),
+                                      int(NameBuffer.size() - 1), Device),
+                  "cuDeviceGetName", "device {0}", DeviceId))
     return Err;
   Name = NameBuffer.data();
   if (auto Err = checkCU(Api, Api.cuDeviceTotalMem(&TotalMemory, Device),
@@ -90,8 +90,9 @@ Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
       getAttribute(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, "MAX_GRID_DIM_X");
   if (!GridDim)
     return GridDim.takeError();
-  auto SharedPerBlock = getAttribute(
-      CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, "MAX_SHARED_MEMORY_PER_BLOCK");
+  auto SharedPerBlock =
+      getAttribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+                   "MAX_SHARED_MEMORY_PER_BLOCK");
   if (!SharedPerBlock)
     return SharedPerBlock.takeError();
 
@@ -129,9 +130,10 @@ Error CUDADeviceTy::applyContextLimits() {
     uint64_t Value = readSizeEnv(L.Env, 0, 0, UINT64_MAX);
     if (!Value)
       continue;
-    if (auto Err = checkCU(Api, Api.cuCtxSetLimit(L.Limit, size_t(Value)),
-                           "cuCtxSetLimit", "{0} = {1} bytes ({2}) on device {3}",
-                           L.Name, Value, L.Env, DeviceId))
+    if (auto Err =
+            checkCU(Api, Api.cuCtxSetLimit(L.Limit, size_t(Value)),
+                    "cuCtxSetLimit", "{0} = {1} bytes ({2}) on device {3}",
+                    L.Name, Value, L.Env, DeviceId))
       return Err;
   }
   return Error::success();
@@ -210,7 +212,8 @@ Error CUDADeviceTy::writeDeviceEnvironment(DeviceImageTy &GenericImage) {
     Env.DeviceNum = uint32_t(DeviceId);
     Env.DynamicMemSize = DynamicSharedMemory;
     return checkCU(Api, Api.cuMemcpyHtoD(Ptr, &Env, sizeof(Env)),
-                   "cuMemcpyHtoD", "{0} bytes of '{1}' at {2:x} in image {3} "
+                   "cuMemcpyHtoD",
+                   "{0} bytes of '{1}' at {2:x} in image {3} "
                    "on device {4}",
                    sizeof(Env), Symbol, Ptr, Image.getId(), DeviceId);
   }
@@ -225,9 +228,8 @@ CUDADeviceTy::constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) {
                                      Name, DeviceId);
   if (!Kernel)
     return Kernel.takeError();
-  Plugin.getInfo().print(InfoPluginKernel, DeviceId,
-                         "kernel {0}: {1} mode", Name,
-                         execModeName((*Kernel)->getExecMode()));
+  Plugin.getInfo().print(InfoPluginKernel, DeviceId, "kernel {0}: {1} mode",
+                         Name, execModeName((*Kernel)->getExecMode()));
   return std::unique_ptr<GenericKernelTy>(std::move(*Kernel));
 }
 
@@ -285,8 +287,9 @@ Expected<void *> CUDADeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
                      "unknown allocation kind {0} on device {1}", int(Kind),
                      DeviceId);
   }
-  if (auto Err = checkCU(Api, Result, Call, "{0} bytes of {1} memory on "
-                                            "device {2}",
+  if (auto Err = checkCU(Api, Result, Call,
+                         "{0} bytes of {1} memory on "
+                         "device {2}",
                          Size, allocKindName(Kind), DeviceId))
     return std::move(Err);
   std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
@@ -315,11 +318,11 @@ Error CUDADeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
   bool IsHost = Alloc.Kind == AllocKindTy::Host;
   Error Err = setContext();
   if (!Err)
-    Err = checkCU(Api,
-                  IsHost ? Api.cuMemFreeHost(Ptr) : Api.cuMemFree(CUdeviceptr(Addr)),
-                  IsHost ? "cuMemFreeHost" : "cuMemFree",
-                  "{0} ({1} bytes of {2} memory) on device {3}", Ptr,
-                  Alloc.Size, allocKindName(Alloc.Kind), DeviceId);
+    Err = checkCU(
+        Api, IsHost ? Api.cuMemFreeHost(Ptr) : Api.cuMemFree(CUdeviceptr(Addr)),
+        IsHost ? "cuMemFreeHost" : "cuMemFree",
+        "{0} ({1} bytes of {2} memory) on device {3}", Ptr, Alloc.Size,
+        allocKindName(Alloc.Kind), DeviceId);
   if (Err) {
     std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
     Allocations.emplace(Addr, Alloc);
@@ -398,8 +401,8 @@ void CUDADeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
     llvm::consumeError(std::move(Err));
   else if (Api.cuMemGetInfo(&FreeBytes, &TotalBytes) == CUDA_SUCCESS)
     Free = MiB(FreeBytes);
-  printInfoLine(OS, "Global memory (total / free):",
-                MiB(TotalMemory) + " / " + Free);
+  printInfoLine(
+      OS, "Global memory (total / free):", MiB(TotalMemory) + " / " + Free);
   printInfoLine(OS, "Multiprocessors:", llvm::Twine(NumSMs));
   printInfoLine(OS, "Warp size:", llvm::Twine(WarpSize));
   printInfoLine(OS, "Max threads per block:",
@@ -409,10 +412,10 @@ void CUDADeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
   printInfoLine(OS, "Shared memory per block:",
                 Attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) +
                     " bytes");
-  printInfoLine(OS, "L2 cache:",
-                Attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE) + " bytes");
-  printInfoLine(OS, "Unified addressing:",
-                Attr(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING));
+  printInfoLine(
+      OS, "L2 cache:", Attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE) + " bytes");
+  printInfoLine(
+      OS, "Unified addressing:", Attr(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING));
   printInfoLine(OS, "Managed memory (concurrent):",
                 Attr(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) + " (" +
                     Attr(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) + ")");

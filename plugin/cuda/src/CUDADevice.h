@@ -21,9 +21,8 @@ class CUDAHostRegistryTy;
 /// One CUDA device of the plugin.
 class CUDADeviceTy final : public GenericDeviceTy {
 public:
-  CUDADeviceTy(GenericPluginTy &Plugin, int32_t DeviceId,
-               const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
-               CUdevice Device);
+  CUDADeviceTy(GenericPluginTy &Plugin, int32_t DeviceId, const CUDAApiTy &Api,
+               const CUDAHostRegistryTy &Registry, CUdevice Device);
   ~CUDADeviceTy() override;
 
   bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;

@@ -30,15 +30,15 @@ Error CUDAHostRegistryTy::acquire(uintptr_t Begin, uintptr_t End) {
   };
   uintptr_t Cursor = Begin;
   for (auto It = firstEndingAfter(Begin); Cursor < End;) {
-    uintptr_t GapEnd =
-        (It != Chunks.end() && It->first < End) ? std::max(It->first, Cursor)
-                                                : End;
+    uintptr_t GapEnd = (It != Chunks.end() && It->first < End)
+                           ? std::max(It->first, Cursor)
+                           : End;
     if (Cursor < GapEnd) {
       void *Ptr = reinterpret_cast<void *>(Cursor);
       size_t Bytes = GapEnd - Cursor;
-      CUresult Result = Api.cuMemHostRegister(
-          Ptr, Bytes,
-          CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+      CUresult Result = Api.cuMemHostRegister(Ptr, Bytes,
+                                              CU_MEMHOSTREGISTER_PORTABLE |
+                                                  CU_MEMHOSTREGISTER_DEVICEMAP);
       bool Foreign = Result == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
       if (!Foreign)
         if (auto Err = checkCU(Api, Result, "cuMemHostRegister",
@@ -75,9 +75,9 @@ Error CUDAHostRegistryTy::release(uintptr_t Begin, uintptr_t End) {
       // On failure the chunk is forgotten all the same: its pages are in a
       // state we cannot know, and keeping it would leave the counts of the
       // other chunks inconsistent with the ranges still pinned.
-      if (auto Err = checkCU(Api, Api.cuMemHostUnregister(Ptr),
-                             "cuMemHostUnregister", "{0} bytes at {1}",
-                             Chunk.End - It->first, Ptr))
+      if (auto Err =
+              checkCU(Api, Api.cuMemHostUnregister(Ptr), "cuMemHostUnregister",
+                      "{0} bytes at {1}", Chunk.End - It->first, Ptr))
         Result = llvm::joinErrors(std::move(Result), std::move(Err));
     }
     It = Chunks.erase(It);
@@ -88,8 +88,8 @@ Error CUDAHostRegistryTy::release(uintptr_t Begin, uintptr_t End) {
 Expected<void *> CUDAHostRegistryTy::pin(void *HstPtr, size_t Size) {
   auto Addr = reinterpret_cast<uintptr_t>(HstPtr);
   if (Size == 0 || Size > UINTPTR_MAX - Addr - PageSize)
-    return makeError(ErrorCode::InvalidArgument,
-                     "cannot pin {0} bytes at {1}", Size, HstPtr);
+    return makeError(ErrorCode::InvalidArgument, "cannot pin {0} bytes at {1}",
+                     Size, HstPtr);
   uintptr_t Begin = Addr & ~(PageSize - 1);
   uintptr_t End = (Addr + Size + PageSize - 1) & ~(PageSize - 1);
 
@@ -111,11 +111,10 @@ Expected<void *> CUDAHostRegistryTy::pin(void *HstPtr, size_t Size) {
                          HstPtr, Size))
     return Fail(std::move(Err));
   void *LastByte = static_cast<char *>(HstPtr) + Size - 1;
-  if (auto Err =
-          checkCU(Api, Api.cuMemHostGetDevicePointer(&Last, LastByte, 0),
-                  "cuMemHostGetDevicePointer",
-                  "{0} (last byte of {1} bytes pinned at {2})", LastByte, Size,
-                  HstPtr))
+  if (auto Err = checkCU(Api, Api.cuMemHostGetDevicePointer(&Last, LastByte, 0),
+                         "cuMemHostGetDevicePointer",
+                         "{0} (last byte of {1} bytes pinned at {2})", LastByte,
+                         Size, HstPtr))
     return Fail(std::move(Err));
   if (Last - First != Size - 1)
     return Fail(makeError(ErrorCode::Unsupported,
@@ -146,8 +145,7 @@ Error CUDAHostRegistryTy::unpin(void *HstPtr, size_t Size) {
   return Err;
 }
 
-size_t CUDAHostRegistryTy::contiguousBytes(const void *Ptr,
-                                          size_t Size) const {
+size_t CUDAHostRegistryTy::contiguousBytes(const void *Ptr, size_t Size) const {
   // Acquire pairs with the release in pin(); a stale "false" only means a
   // copy that started before the pin finished, which cannot involve it.
   if (!HasChunks.load(std::memory_order_acquire))

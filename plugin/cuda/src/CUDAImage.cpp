@@ -88,9 +88,9 @@ CUDAImageTy::load(const CUDAApiTy &Api, CUcontext Context,
                             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *Values[] = {Log.data(), reinterpret_cast<void *>(Log.size())};
   CUmodule Module = nullptr;
-  CUresult Result = Api.cuModuleLoadDataEx(
-      &Module, TgtImage.ImageStart, unsigned(std::size(Options)), Options,
-      Values);
+  CUresult Result =
+      Api.cuModuleLoadDataEx(&Module, TgtImage.ImageStart,
+                             unsigned(std::size(Options)), Options, Values);
   Log.back() = '\0';
   if (auto Err = checkCU(Api, Result, "cuModuleLoadDataEx",
                          "image {0} ({1} bytes at {2}) on device {3}{4}{5}",

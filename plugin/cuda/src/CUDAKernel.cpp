@@ -52,7 +52,8 @@ CUDAKernelTy::create(const CUDAApiTy &Api, CUDAImageTy &Image,
                        "bytes, expected {4}",
                        ModeName, Image.getId(), DeviceId, Size, sizeof(Mode));
     if (auto Err = checkCU(Api, Api.cuMemcpyDtoH(&Mode, Ptr, sizeof(Mode)),
-                           "cuMemcpyDtoH", "{0} byte of '{1}' at {2:x} on "
+                           "cuMemcpyDtoH",
+                           "{0} byte of '{1}' at {2:x} on "
                            "device {3}",
                            sizeof(Mode), ModeName, Ptr, DeviceId))
       return std::move(Err);
@@ -68,9 +69,8 @@ CUDAKernelTy::create(const CUDAApiTy &Api, CUDAImageTy &Image,
   int Threads = 0;
   if (auto Err = checkCU(
           Api,
-          Api.cuFuncGetAttribute(&Threads,
-                                 CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-                                 *Function),
+          Api.cuFuncGetAttribute(
+              &Threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, *Function),
           "cuFuncGetAttribute",
           "MAX_THREADS_PER_BLOCK of kernel '{0}' on device {1}", Name,
           DeviceId))

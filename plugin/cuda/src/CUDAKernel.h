@@ -34,9 +34,10 @@ class CUDAKernelTy final : public GenericKernelTy {
 public:
   /// Look up kernel \p Name in \p Image and read its execution mode and
   /// thread limit.
-  static Expected<std::unique_ptr<CUDAKernelTy>>
-  create(const CUDAApiTy &Api, CUDAImageTy &Image, llvm::StringRef Name,
-         int32_t DeviceId);
+  static Expected<std::unique_ptr<CUDAKernelTy>> create(const CUDAApiTy &Api,
+                                                        CUDAImageTy &Image,
+                                                        llvm::StringRef Name,
+                                                        int32_t DeviceId);
 
   /// The execution mode.
   ExecModeTy getExecMode() const { return ExecMode; }

@@ -10,7 +10,6 @@
 
 #include "offloadio/Plugin.h"
 
-
 #include <unistd.h>
 
 #include <mutex>
@@ -92,8 +91,8 @@ Expected<int32_t> CUDAPluginTy::initImpl() {
                          "cuDeviceGetCount", "after cuInit"))
     return noDevices(std::move(Err));
   if (Count <= 0)
-    return noDevices(makeError(ErrorCode::NotFound,
-                               "the driver reports no CUDA devices"));
+    return noDevices(
+        makeError(ErrorCode::NotFound, "the driver reports no CUDA devices"));
 
   for (int I = 0; I < Count; ++I) {
     CUdevice Device;

@@ -10,8 +10,9 @@ CUDAEventTy::create(const CUDAApiTy &Api, CUcontext Context, int32_t DeviceId) {
                          "context {0} of device {1}", Context, DeviceId))
     return std::move(Err);
   CUevent Event = nullptr;
-  if (auto Err = checkCU(Api, Api.cuEventCreate(&Event, CU_EVENT_DISABLE_TIMING),
-                         "cuEventCreate", "event for device {0}", DeviceId))
+  if (auto Err =
+          checkCU(Api, Api.cuEventCreate(&Event, CU_EVENT_DISABLE_TIMING),
+                  "cuEventCreate", "event for device {0}", DeviceId))
     return std::move(Err);
   return std::unique_ptr<CUDAEventTy>(
       new CUDAEventTy(Api, Context, DeviceId, Event));
@@ -77,25 +78,23 @@ Error CUDAStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
     return Err;
   // The driver refuses a copy whose host side crosses from one host
   // registration into another (see CUDAHostRegistry.h), so split there.
-  // Without any registration this is one flag test.
-  const void *Host = Kind == CopyKindTy::HostToDevice   ? Src
-                     : Kind == CopyKindTy::DeviceToHost ? Dst
-                                                        : nullptr;
+  // Without any registration this costs one flag test.
+  bool HostSrc = Kind == CopyKindTy::HostToDevice;
+  bool HostDst = Kind == CopyKindTy::DeviceToHost;
   auto *D = static_cast<char *>(Dst);
   auto *S = static_cast<const char *>(Src);
   while (Size > 0) {
-    size_t Piece = Host ? Registry.contiguousBytes(
-                              Kind == CopyKindTy::HostToDevice ? S : D, Size)
-                        : Size;
-    if (auto Err = checkCU(Api,
-                           Api.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(D),
-                                             reinterpret_cast<CUdeviceptr>(S),
-                                             Piece, Stream),
-                           "cuMemcpyAsync",
-                           "{0} copy of {1} bytes from {2} to {3} on device "
-                           "{4}",
-                           copyKindName(Kind), Piece, static_cast<const void *>(S),
-                           static_cast<void *>(D), DeviceId))
+    size_t Piece = HostSrc   ? Registry.contiguousBytes(S, Size)
+                   : HostDst ? Registry.contiguousBytes(D, Size)
+                             : Size;
+    CUresult Result =
+        Api.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(D),
+                          reinterpret_cast<CUdeviceptr>(S), Piece, Stream);
+    if (auto Err =
+            checkCU(Api, Result, "cuMemcpyAsync",
+                    "{0} copy of {1} bytes from {2} to {3} on device {4}",
+                    copyKindName(Kind), Piece, static_cast<const void *>(S),
+                    static_cast<void *>(D), DeviceId))
       return Err;
     D += Piece;
     S += Piece;
@@ -109,13 +108,12 @@ Error CUDAStreamTy::copyPeerAsync(void *Dst, CUcontext DstContext,
   if (auto Err = activate())
     return Err;
   return checkCU(Api,
-                 Api.cuMemcpyPeerAsync(reinterpret_cast<CUdeviceptr>(Dst),
-                                       DstContext,
-                                       reinterpret_cast<CUdeviceptr>(Src),
-                                       Context, Size, Stream),
+                 Api.cuMemcpyPeerAsync(
+                     reinterpret_cast<CUdeviceptr>(Dst), DstContext,
+                     reinterpret_cast<CUdeviceptr>(Src), Context, Size, Stream),
                  "cuMemcpyPeerAsync",
-                 "{0} bytes from {1} on device {2} to {3} in context {4}",
-                 Size, Src, DeviceId, Dst, DstContext);
+                 "{0} bytes from {1} on device {2} to {3} in context {4}", Size,
+                 Src, DeviceId, Dst, DstContext);
 }
 
 Error CUDAStreamTy::recordEvent(EventTy &Event) {
@@ -133,7 +131,8 @@ Error CUDAStreamTy::waitEvent(EventTy &Event) {
     return Err;
   // Works across streams and devices; a never-recorded event is complete.
   return checkCU(Api, Api.cuStreamWaitEvent(Stream, Handle, 0),
-                 "cuStreamWaitEvent", "stream {0} waiting for event {1} on "
+                 "cuStreamWaitEvent",
+                 "stream {0} waiting for event {1} on "
                  "device {2}",
                  Stream, Handle, DeviceId);
 }
@@ -213,9 +212,9 @@ Error CUDAStreamTy::hostCallback(HostCallbackTy Fn, void *Data) {
 Error CUDAStreamTy::synchronize() {
   if (auto Err = activate())
     return llvm::joinErrors(std::move(Err), takeCallbackError());
-  Error Err = checkCU(Api, Api.cuStreamSynchronize(Stream),
-                      "cuStreamSynchronize", "stream {0} of device {1}",
-                      Stream, DeviceId);
+  Error Err =
+      checkCU(Api, Api.cuStreamSynchronize(Stream), "cuStreamSynchronize",
+              "stream {0} of device {1}", Stream, DeviceId);
   return llvm::joinErrors(std::move(Err), takeCallbackError());
 }
 

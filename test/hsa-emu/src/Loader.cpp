@@ -153,8 +153,7 @@ hsa_status_t loadObject(StringRef Bytes, AgentTy *Agent, LoadedObjectTy &Out) {
   std::optional<StringRef> Cpu = Elf->tryGetCPUName();
   if (!Cpu || *Cpu != Agent->Name) {
     warn("code object for %s cannot be loaded on a %s agent",
-         Cpu ? Cpu->str().c_str() : "<unknown processor>",
-         Agent->Name.c_str());
+         Cpu ? Cpu->str().c_str() : "<unknown processor>", Agent->Name.c_str());
     return HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS;
   }
 
@@ -232,8 +231,8 @@ hsa_status_t loadObject(StringRef Bytes, AgentTy *Agent, LoadedObjectTy &Out) {
       uint8_t *Where = Segment + (R.r_offset - Lo);
       uint64_t S = 0;
       if (uint32_t SymIdx = R.getSymbol(false)) {
-        auto SymOrErr = File.getEntry<object::ELF64LE::Sym>(**SymTabOrErr,
-                                                            SymIdx);
+        auto SymOrErr =
+            File.getEntry<object::ELF64LE::Sym>(**SymTabOrErr, SymIdx);
         if (!SymOrErr) {
           consumeError(SymOrErr.takeError());
           return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
@@ -381,8 +380,8 @@ hsa_code_object_reader_create_from_memory(const void *CodeObject, size_t Size,
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   if (Size < 4 || std::memcmp(CodeObject, ELF::ElfMagic, 4) != 0)
     return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
-  auto *R = new ReaderTy{
-      std::string(static_cast<const char *>(CodeObject), Size)};
+  auto *R =
+      new ReaderTy{std::string(static_cast<const char *>(CodeObject), Size)};
   std::lock_guard<std::mutex> Guard(LoaderLock);
   Readers.insert(R);
   Reader->handle = reinterpret_cast<uint64_t>(R);
@@ -399,9 +398,10 @@ hsa_status_t hsa_code_object_reader_destroy(hsa_code_object_reader_t Reader) {
   return HSA_STATUS_SUCCESS;
 }
 
-hsa_status_t hsa_executable_create_alt(
-    hsa_profile_t Profile, hsa_default_float_rounding_mode_t RoundingMode,
-    const char *Options, hsa_executable_t *Executable) {
+hsa_status_t
+hsa_executable_create_alt(hsa_profile_t Profile,
+                          hsa_default_float_rounding_mode_t RoundingMode,
+                          const char *Options, hsa_executable_t *Executable) {
   CHECK_INIT();
   if (!Executable ||
       (Profile != HSA_PROFILE_BASE && Profile != HSA_PROFILE_FULL))
@@ -478,10 +478,10 @@ hsa_status_t hsa_executable_destroy(hsa_executable_t Executable) {
   return HSA_STATUS_SUCCESS;
 }
 
-hsa_status_t hsa_executable_get_symbol_by_name(hsa_executable_t Executable,
-                                               const char *Name,
-                                               const hsa_agent_t *Agent,
-                                               hsa_executable_symbol_t *Symbol) {
+hsa_status_t
+hsa_executable_get_symbol_by_name(hsa_executable_t Executable, const char *Name,
+                                  const hsa_agent_t *Agent,
+                                  hsa_executable_symbol_t *Symbol) {
   CHECK_INIT();
   if (!Name || !Symbol)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;

@@ -196,8 +196,7 @@ ResolvedRangeTy hsaemu::resolveRange(const void *Ptr, size_t Size,
       std::snprintf(Buffer, sizeof(Buffer),
                     "%zu bytes at agent address %p run past the end of the "
                     "%zu-byte locked region aliased at %p",
-                    Size, Ptr, L->Size,
-                    reinterpret_cast<void *>(L->AliasBase));
+                    Size, Ptr, L->Size, reinterpret_cast<void *>(L->AliasBase));
       R.Usable = false;
       R.Why = Buffer;
       return R;
@@ -257,8 +256,7 @@ bool hsaemu::isKernargMemory(const void *Ptr, size_t Size, AgentTy *Agent) {
   auto P = reinterpret_cast<uintptr_t>(Ptr);
   std::shared_lock<std::shared_mutex> Guard(RegistryLock);
   auto It = findAllocation(P);
-  if (It == Allocations.end() ||
-      !contains(It->first, It->second.Size, P, Size))
+  if (It == Allocations.end() || !contains(It->first, It->second.Size, P, Size))
     return false;
   return (It->second.Pool->GlobalFlags &
           HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT) &&
@@ -461,8 +459,8 @@ hsa_status_t hsa_amd_pointer_info(const void *Ptr, hsa_amd_pointer_info_t *Info,
                                   uint32_t *NumAgentsAccessible,
                                   hsa_agent_t **Accessible) {
   CHECK_INIT();
-  if (!Ptr || !Info || Info->size < offsetof(hsa_amd_pointer_info_t, type) +
-                                        sizeof(Info->type))
+  if (!Ptr || !Info ||
+      Info->size < offsetof(hsa_amd_pointer_info_t, type) + sizeof(Info->type))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   hsa_amd_pointer_info_t Out;
   std::memset(&Out, 0, sizeof(Out));
@@ -551,24 +549,23 @@ hsa_status_t hsa_amd_memory_async_copy(void *Dst, hsa_agent_t DstAgent,
   // The engine is the source GPU's, else the destination GPU's (host to
   // host copies have none). It must reach both buffers.
   AgentTy *Engine = SA->isGpu() ? SA : (DA->isGpu() ? DA : nullptr);
-  submitAsync(std::move(DepList), toSignal(Completion),
-              [=]() -> bool {
-                ResolvedRangeTy D = resolveRange(Dst, Size, Engine);
-                ResolvedRangeTy S = resolveRange(Src, Size, Engine);
-                bool Strict = config().Strict;
-                for (auto *R : {&D, &S}) {
-                  if (!R->Usable || (Strict && !R->Accessible)) {
-                    warn("async copy of %zu bytes from %p to %p by %s "
-                         "failed: %s %s",
-                         Size, Src, Dst, describeAgent(Engine).c_str(),
-                         R == &D ? "destination" : "source", R->Why.c_str());
-                    return false;
-                  }
-                }
-                if (Size)
-                  std::memmove(D.HostPtr, S.HostPtr, Size);
-                return true;
-              });
+  submitAsync(std::move(DepList), toSignal(Completion), [=]() -> bool {
+    ResolvedRangeTy D = resolveRange(Dst, Size, Engine);
+    ResolvedRangeTy S = resolveRange(Src, Size, Engine);
+    bool Strict = config().Strict;
+    for (auto *R : {&D, &S}) {
+      if (!R->Usable || (Strict && !R->Accessible)) {
+        warn("async copy of %zu bytes from %p to %p by %s "
+             "failed: %s %s",
+             Size, Src, Dst, describeAgent(Engine).c_str(),
+             R == &D ? "destination" : "source", R->Why.c_str());
+        return false;
+      }
+    }
+    if (Size)
+      std::memmove(D.HostPtr, S.HostPtr, Size);
+    return true;
+  });
   return HSA_STATUS_SUCCESS;
 }
 

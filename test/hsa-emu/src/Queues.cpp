@@ -51,7 +51,8 @@ struct QueueTy {
 
 // Leaked: see Signals.cpp.
 std::mutex &LiveLock = *new std::mutex();
-std::unordered_set<QueueTy *> &LiveQueues = *new std::unordered_set<QueueTy *>();
+std::unordered_set<QueueTy *> &LiveQueues =
+    *new std::unordered_set<QueueTy *>();
 std::atomic<uint64_t> NextQueueNumber{0};
 
 inline QueueTy *fromPublic(const hsa_queue_t *Q) {
@@ -79,8 +80,8 @@ void traceDispatch(const QueueTy &Q, const hsa_kernel_dispatch_packet_t &D,
   unsigned Dims = (D.setup >> HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS) & 3;
   warn("dispatch %s on GPU %u: dims %u grid [%u,%u,%u] workgroup "
        "[%u,%u,%u] group_segment %u private_segment %u kernarg %u bytes",
-       K ? K->Name.c_str() : "<unknown kernel object>", Q.Agent->GpuIndex,
-       Dims, D.grid_size_x, D.grid_size_y, D.grid_size_z,
+       K ? K->Name.c_str() : "<unknown kernel object>", Q.Agent->GpuIndex, Dims,
+       D.grid_size_x, D.grid_size_y, D.grid_size_z,
        unsigned(D.workgroup_size_x), unsigned(D.workgroup_size_y),
        unsigned(D.workgroup_size_z), D.group_segment_size,
        D.private_segment_size, K ? K->KernargSize : 0);
@@ -93,8 +94,8 @@ void traceDispatch(const QueueTy &Q, const hsa_kernel_dispatch_packet_t &D,
       continue;
     uint64_t V = readArg(Args, A.Offset, A.Size);
     if (A.ValueKind.rfind("hidden_", 0) == 0)
-      warn("  arg %zu %s offset %u size %u = %" PRIu64, I,
-           A.ValueKind.c_str(), A.Offset, A.Size, V);
+      warn("  arg %zu %s offset %u size %u = %" PRIu64, I, A.ValueKind.c_str(),
+           A.Offset, A.Size, V);
     else
       warn("  arg %zu %s offset %u size %u = 0x%" PRIx64, I,
            A.ValueKind.c_str(), A.Offset, A.Size, V);
@@ -139,8 +140,8 @@ bool QueueTy::runPacket(uint8_t *Packet, uint8_t Type) {
       Any |= Dep.handle != 0;
     while (Any && !Stop.load(std::memory_order_acquire)) {
       for (hsa_signal_t Dep : B->dep_signal)
-        if (Dep.handle && toSignal(Dep)->wait(HSA_SIGNAL_CONDITION_LT, 1,
-                                              1000 * 1000) < 1)
+        if (Dep.handle &&
+            toSignal(Dep)->wait(HSA_SIGNAL_CONDITION_LT, 1, 1000 * 1000) < 1)
           return true;
     }
     return !Any;

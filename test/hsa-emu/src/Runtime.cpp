@@ -36,10 +36,20 @@ uint64_t envU64(const char *Name, uint64_t Default) {
     return Default;
   }
   switch (*End) {
-  case 'k': case 'K': N <<= 10; break;
-  case 'm': case 'M': N <<= 20; break;
-  case 'g': case 'G': N <<= 30; break;
-  default: break;
+  case 'k':
+  case 'K':
+    N <<= 10;
+    break;
+  case 'm':
+  case 'M':
+    N <<= 20;
+    break;
+  case 'g':
+  case 'G':
+    N <<= 30;
+    break;
+  default:
+    break;
   }
   return N;
 }
@@ -223,45 +233,146 @@ hsa_status_t hsa_status_string(hsa_status_t Status, const char **String) {
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   const char *S = nullptr;
   switch (int(Status)) {
-  case HSA_STATUS_SUCCESS: S = "HSA_STATUS_SUCCESS: The function has been executed successfully."; break;
-  case HSA_STATUS_INFO_BREAK: S = "HSA_STATUS_INFO_BREAK: A traversal over a list of elements has been interrupted by the application before completing."; break;
-  case HSA_STATUS_ERROR: S = "HSA_STATUS_ERROR: A generic error has occurred."; break;
-  case HSA_STATUS_ERROR_INVALID_ARGUMENT: S = "HSA_STATUS_ERROR_INVALID_ARGUMENT: One of the actual arguments does not meet a precondition stated in the documentation of the corresponding formal argument."; break;
-  case HSA_STATUS_ERROR_INVALID_QUEUE_CREATION: S = "HSA_STATUS_ERROR_INVALID_QUEUE_CREATION: The requested queue creation is not valid."; break;
-  case HSA_STATUS_ERROR_INVALID_ALLOCATION: S = "HSA_STATUS_ERROR_INVALID_ALLOCATION: The requested allocation is not valid."; break;
-  case HSA_STATUS_ERROR_INVALID_AGENT: S = "HSA_STATUS_ERROR_INVALID_AGENT: The agent is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_REGION: S = "HSA_STATUS_ERROR_INVALID_REGION: The memory region is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_SIGNAL: S = "HSA_STATUS_ERROR_INVALID_SIGNAL: The signal is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_QUEUE: S = "HSA_STATUS_ERROR_INVALID_QUEUE: The queue is invalid."; break;
-  case HSA_STATUS_ERROR_OUT_OF_RESOURCES: S = "HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources."; break;
-  case HSA_STATUS_ERROR_INVALID_PACKET_FORMAT: S = "HSA_STATUS_ERROR_INVALID_PACKET_FORMAT: The AQL packet is malformed."; break;
-  case HSA_STATUS_ERROR_RESOURCE_FREE: S = "HSA_STATUS_ERROR_RESOURCE_FREE: An error has been detected while releasing a resource."; break;
-  case HSA_STATUS_ERROR_NOT_INITIALIZED: S = "HSA_STATUS_ERROR_NOT_INITIALIZED: An API other than hsa_init has been invoked while the reference count of the HSA runtime is zero."; break;
-  case HSA_STATUS_ERROR_REFCOUNT_OVERFLOW: S = "HSA_STATUS_ERROR_REFCOUNT_OVERFLOW: The maximum reference count for the object has been reached."; break;
-  case HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS: S = "HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS: The arguments passed to a functions are not compatible."; break;
-  case HSA_STATUS_ERROR_INVALID_INDEX: S = "HSA_STATUS_ERROR_INVALID_INDEX: The index is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_ISA: S = "HSA_STATUS_ERROR_INVALID_ISA: The instruction set architecture is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_ISA_NAME: S = "HSA_STATUS_ERROR_INVALID_ISA_NAME: The instruction set architecture name is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_CODE_OBJECT: S = "HSA_STATUS_ERROR_INVALID_CODE_OBJECT: The code object is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_EXECUTABLE: S = "HSA_STATUS_ERROR_INVALID_EXECUTABLE: The executable is invalid."; break;
-  case HSA_STATUS_ERROR_FROZEN_EXECUTABLE: S = "HSA_STATUS_ERROR_FROZEN_EXECUTABLE: The executable is frozen."; break;
-  case HSA_STATUS_ERROR_INVALID_SYMBOL_NAME: S = "HSA_STATUS_ERROR_INVALID_SYMBOL_NAME: There is no symbol with the given name."; break;
-  case HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED: S = "HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED: The variable is already defined."; break;
-  case HSA_STATUS_ERROR_VARIABLE_UNDEFINED: S = "HSA_STATUS_ERROR_VARIABLE_UNDEFINED: The variable is undefined."; break;
-  case HSA_STATUS_ERROR_EXCEPTION: S = "HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception."; break;
-  case HSA_STATUS_ERROR_INVALID_CODE_SYMBOL: S = "HSA_STATUS_ERROR_INVALID_CODE_SYMBOL: The code object symbol is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL: S = "HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL: The executable symbol is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_FILE: S = "HSA_STATUS_ERROR_INVALID_FILE: The file descriptor is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER: S = "HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER: The code object reader is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_CACHE: S = "HSA_STATUS_ERROR_INVALID_CACHE: The cache is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_WAVEFRONT: S = "HSA_STATUS_ERROR_INVALID_WAVEFRONT: The wavefront is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP: S = "HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP: The signal group is invalid."; break;
-  case HSA_STATUS_ERROR_INVALID_RUNTIME_STATE: S = "HSA_STATUS_ERROR_INVALID_RUNTIME_STATE: The HSA runtime is not in the configuration state."; break;
-  case HSA_STATUS_ERROR_FATAL: S = "HSA_STATUS_ERROR_FATAL: The queue received an error that may require process termination."; break;
-  case HSA_STATUS_ERROR_INVALID_MEMORY_POOL: S = "HSA_STATUS_ERROR_INVALID_MEMORY_POOL: The memory pool is invalid."; break;
-  case HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: S = "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest legal address."; break;
-  case HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: S = "HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent executed an illegal shader instruction."; break;
-  case HSA_STATUS_ERROR_MEMORY_FAULT: S = "HSA_STATUS_ERROR_MEMORY_FAULT: The agent attempted to access an inaccessible address."; break;
+  case HSA_STATUS_SUCCESS:
+    S = "HSA_STATUS_SUCCESS: The function has been executed successfully.";
+    break;
+  case HSA_STATUS_INFO_BREAK:
+    S = "HSA_STATUS_INFO_BREAK: A traversal over a list of elements has been "
+        "interrupted by the application before completing.";
+    break;
+  case HSA_STATUS_ERROR:
+    S = "HSA_STATUS_ERROR: A generic error has occurred.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_ARGUMENT:
+    S = "HSA_STATUS_ERROR_INVALID_ARGUMENT: One of the actual arguments does "
+        "not meet a precondition stated in the documentation of the "
+        "corresponding formal argument.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_QUEUE_CREATION:
+    S = "HSA_STATUS_ERROR_INVALID_QUEUE_CREATION: The requested queue creation "
+        "is not valid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_ALLOCATION:
+    S = "HSA_STATUS_ERROR_INVALID_ALLOCATION: The requested allocation is not "
+        "valid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_AGENT:
+    S = "HSA_STATUS_ERROR_INVALID_AGENT: The agent is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_REGION:
+    S = "HSA_STATUS_ERROR_INVALID_REGION: The memory region is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_SIGNAL:
+    S = "HSA_STATUS_ERROR_INVALID_SIGNAL: The signal is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_QUEUE:
+    S = "HSA_STATUS_ERROR_INVALID_QUEUE: The queue is invalid.";
+    break;
+  case HSA_STATUS_ERROR_OUT_OF_RESOURCES:
+    S = "HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the "
+        "necessary resources.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_PACKET_FORMAT:
+    S = "HSA_STATUS_ERROR_INVALID_PACKET_FORMAT: The AQL packet is malformed.";
+    break;
+  case HSA_STATUS_ERROR_RESOURCE_FREE:
+    S = "HSA_STATUS_ERROR_RESOURCE_FREE: An error has been detected while "
+        "releasing a resource.";
+    break;
+  case HSA_STATUS_ERROR_NOT_INITIALIZED:
+    S = "HSA_STATUS_ERROR_NOT_INITIALIZED: An API other than hsa_init has been "
+        "invoked while the reference count of the HSA runtime is zero.";
+    break;
+  case HSA_STATUS_ERROR_REFCOUNT_OVERFLOW:
+    S = "HSA_STATUS_ERROR_REFCOUNT_OVERFLOW: The maximum reference count for "
+        "the object has been reached.";
+    break;
+  case HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS:
+    S = "HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS: The arguments passed to a "
+        "functions are not compatible.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_INDEX:
+    S = "HSA_STATUS_ERROR_INVALID_INDEX: The index is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_ISA:
+    S = "HSA_STATUS_ERROR_INVALID_ISA: The instruction set architecture is "
+        "invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_ISA_NAME:
+    S = "HSA_STATUS_ERROR_INVALID_ISA_NAME: The instruction set architecture "
+        "name is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_CODE_OBJECT:
+    S = "HSA_STATUS_ERROR_INVALID_CODE_OBJECT: The code object is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_EXECUTABLE:
+    S = "HSA_STATUS_ERROR_INVALID_EXECUTABLE: The executable is invalid.";
+    break;
+  case HSA_STATUS_ERROR_FROZEN_EXECUTABLE:
+    S = "HSA_STATUS_ERROR_FROZEN_EXECUTABLE: The executable is frozen.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_SYMBOL_NAME:
+    S = "HSA_STATUS_ERROR_INVALID_SYMBOL_NAME: There is no symbol with the "
+        "given name.";
+    break;
+  case HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED:
+    S = "HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED: The variable is already "
+        "defined.";
+    break;
+  case HSA_STATUS_ERROR_VARIABLE_UNDEFINED:
+    S = "HSA_STATUS_ERROR_VARIABLE_UNDEFINED: The variable is undefined.";
+    break;
+  case HSA_STATUS_ERROR_EXCEPTION:
+    S = "HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware "
+        "exception.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_CODE_SYMBOL:
+    S = "HSA_STATUS_ERROR_INVALID_CODE_SYMBOL: The code object symbol is "
+        "invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL:
+    S = "HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL: The executable symbol is "
+        "invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_FILE:
+    S = "HSA_STATUS_ERROR_INVALID_FILE: The file descriptor is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER:
+    S = "HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER: The code object reader "
+        "is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_CACHE:
+    S = "HSA_STATUS_ERROR_INVALID_CACHE: The cache is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_WAVEFRONT:
+    S = "HSA_STATUS_ERROR_INVALID_WAVEFRONT: The wavefront is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP:
+    S = "HSA_STATUS_ERROR_INVALID_SIGNAL_GROUP: The signal group is invalid.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_RUNTIME_STATE:
+    S = "HSA_STATUS_ERROR_INVALID_RUNTIME_STATE: The HSA runtime is not in the "
+        "configuration state.";
+    break;
+  case HSA_STATUS_ERROR_FATAL:
+    S = "HSA_STATUS_ERROR_FATAL: The queue received an error that may require "
+        "process termination.";
+    break;
+  case HSA_STATUS_ERROR_INVALID_MEMORY_POOL:
+    S = "HSA_STATUS_ERROR_INVALID_MEMORY_POOL: The memory pool is invalid.";
+    break;
+  case HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION:
+    S = "HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to "
+        "access memory beyond the largest legal address.";
+    break;
+  case HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION:
+    S = "HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent executed an illegal "
+        "shader instruction.";
+    break;
+  case HSA_STATUS_ERROR_MEMORY_FAULT:
+    S = "HSA_STATUS_ERROR_MEMORY_FAULT: The agent attempted to access an "
+        "inaccessible address.";
+    break;
   default:
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   }
@@ -326,15 +437,14 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t AgentHandle,
   case HSA_AGENT_INFO_VENDOR_NAME:
     return putName(Value, Gpu ? "AMD" : "CPU", 64);
   case HSA_AGENT_INFO_FEATURE:
-    return put<hsa_agent_feature_t>(
-        Value, Gpu ? HSA_AGENT_FEATURE_KERNEL_DISPATCH
-                   : hsa_agent_feature_t(0));
+    return put<hsa_agent_feature_t>(Value,
+                                    Gpu ? HSA_AGENT_FEATURE_KERNEL_DISPATCH
+                                        : hsa_agent_feature_t(0));
   case HSA_AGENT_INFO_MACHINE_MODEL:
     return put<hsa_machine_model_t>(Value, HSA_MACHINE_MODEL_LARGE);
   case HSA_AGENT_INFO_PROFILE:
     // Discrete GPUs are base profile in ROCr.
-    return put<hsa_profile_t>(Value, Gpu ? HSA_PROFILE_BASE
-                                         : HSA_PROFILE_FULL);
+    return put<hsa_profile_t>(Value, Gpu ? HSA_PROFILE_BASE : HSA_PROFILE_FULL);
   case HSA_AGENT_INFO_DEFAULT_FLOAT_ROUNDING_MODE:
   case HSA_AGENT_INFO_BASE_PROFILE_DEFAULT_FLOAT_ROUNDING_MODES:
     return put<hsa_default_float_rounding_mode_t>(
@@ -352,9 +462,9 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t AgentHandle,
   case HSA_AGENT_INFO_WORKGROUP_MAX_SIZE:
     return put<uint32_t>(Value, Gpu ? 1024 : 0);
   case HSA_AGENT_INFO_GRID_MAX_DIM:
-    return put<hsa_dim3_t>(Value, Gpu ? hsa_dim3_t{UINT32_MAX, UINT32_MAX,
-                                                   UINT32_MAX}
-                                      : hsa_dim3_t{0, 0, 0});
+    return put<hsa_dim3_t>(Value,
+                           Gpu ? hsa_dim3_t{UINT32_MAX, UINT32_MAX, UINT32_MAX}
+                               : hsa_dim3_t{0, 0, 0});
   case HSA_AGENT_INFO_GRID_MAX_SIZE:
     return put<uint32_t>(Value, Gpu ? UINT32_MAX : 0);
   case HSA_AGENT_INFO_FBARRIER_MAX_SIZE:
@@ -547,11 +657,9 @@ hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t PoolHandle,
   }
 }
 
-hsa_status_t
-hsa_amd_agent_memory_pool_get_info(hsa_agent_t AgentHandle,
-                                   hsa_amd_memory_pool_t PoolHandle,
-                                   hsa_amd_agent_memory_pool_info_t Attribute,
-                                   void *Value) {
+hsa_status_t hsa_amd_agent_memory_pool_get_info(
+    hsa_agent_t AgentHandle, hsa_amd_memory_pool_t PoolHandle,
+    hsa_amd_agent_memory_pool_info_t Attribute, void *Value) {
   CHECK_INIT();
   AgentTy *A = lookupAgent(AgentHandle);
   if (!A)

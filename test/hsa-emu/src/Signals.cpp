@@ -64,8 +64,7 @@ hsa_status_t createSignal(hsa_signal_value_t Initial, hsa_signal_t *Out) {
   return HSA_STATUS_SUCCESS;
 }
 
-template <typename OpTy>
-hsa_signal_value_t rmw(hsa_signal_t Signal, OpTy Op) {
+template <typename OpTy> hsa_signal_value_t rmw(hsa_signal_t Signal, OpTy Op) {
   return toSignal(Signal)->update(Op);
 }
 
@@ -114,8 +113,7 @@ hsa_signal_value_t SignalTy::wait(hsa_signal_condition_t Cond,
                                   uint64_t TimeoutNs) {
   std::unique_lock<std::mutex> Guard(Lock);
   auto Holds = [&] {
-    return conditionHolds(Cond, Value.load(std::memory_order_acquire),
-                          Compare);
+    return conditionHolds(Cond, Value.load(std::memory_order_acquire), Compare);
   };
   if (TimeoutNs >= ForeverNs)
     Changed.wait(Guard, Holds);

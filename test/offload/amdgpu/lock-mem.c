@@ -5,7 +5,8 @@
 // Copies from and to locked memory are exact; a contained sub-range shares
 // the lock at base + offset; identical locks are counted; memory the runtime
 // already made device-accessible (llvm_omp_target_alloc_host) is returned as
-// it is.  The strict run refuses DMA on anything but agent-accessible
+// it is, and so is host memory another runtime locked through HSA directly
+// (which our unlock must leave locked).  The strict run refuses DMA on anything but agent-accessible
 // addresses, so copies of locked memory must use the agent address.
 //
 // REQUIRES: amdgcn-amd-amdhsa
@@ -13,6 +14,7 @@
 // RUN: %libomptarget-run-generic | %fcheck-generic
 // RUN: env HSA_EMU_STRICT=1 OFFLOADIO_PAGEABLE_PATH=staged %libomptarget-run-generic | %fcheck-generic
 
+#include <dlfcn.h>
 #include <omp.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -85,6 +87,28 @@ int main(void) {
   llvm_omp_target_unlock_mem(h + 64, dev);
   llvm_omp_target_free_host(h, dev);
 
+  // Device memory is already device-accessible.
+  char *dl = llvm_omp_target_lock_mem(d + 16, 64, dev);
+  OT_EXPECT(dl == d + 16, "device memory is returned as it is");
+  llvm_omp_target_unlock_mem(d + 16, dev);
+
+  // Memory another runtime locked through HSA: the plugin uses that lock.
+  typedef int (*LockFn)(void *, size_t, void *, int, void **);
+  typedef int (*UnlockFn)(void *);
+  void *hsa = dlopen("libhsa-runtime64.so.1", RTLD_NOW | RTLD_NOLOAD);
+  LockFn hsa_lock = hsa ? (LockFn)dlsym(hsa, "hsa_amd_memory_lock") : NULL;
+  UnlockFn hsa_unlock =
+      hsa ? (UnlockFn)dlsym(hsa, "hsa_amd_memory_unlock") : NULL;
+  void *ext_agent = NULL;
+  int st = hsa_lock ? hsa_lock(buf, 65536, NULL, 0, &ext_agent) : -1;
+  OT_EXPECT(st == 0 && ext_agent != NULL, "another runtime locks memory");
+  char *ours = llvm_omp_target_lock_mem(buf + 100, 200, dev);
+  OT_EXPECT(ours == (char *)ext_agent + 100,
+            "the plugin reuses the external lock (agent base + offset)");
+  llvm_omp_target_unlock_mem(buf + 100, dev);
+  OT_EXPECT(hsa_unlock && hsa_unlock(buf) == 0,
+            "the external lock survives our unlock");
+
   omp_target_free(d, dev);
   free(raw);
   OT_SUMMARY();
@@ -101,5 +125,9 @@ int main(void) {
 // CHECK: PASS: a copy straddling the end of the locked range
 // CHECK: PASS: lock after unlock
 // CHECK: PASS: host-kind memory is returned as it is
+// CHECK: PASS: device memory is returned as it is
+// CHECK: PASS: another runtime locks memory
+// CHECK: PASS: the plugin reuses the external lock (agent base + offset)
+// CHECK: PASS: the external lock survives our unlock
 // CHECK-NOT: FAIL
 // CHECK: failures: 0

@@ -4,6 +4,7 @@
 // from /dev/full, EIO from an unmapped /proc/self/mem address) is returned
 // by ompx_io_wait. Good requests in flight beside failing ones complete.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged OMPX_IO_CHUNK_SIZE=64K \

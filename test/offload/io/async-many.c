@@ -3,6 +3,7 @@
 // another, then 64 async writes of slices to a new file; the data lands
 // exactly. A few requests are polled with ompx_io_test first.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged %libomptarget-run-generic %t.dat \

@@ -4,6 +4,7 @@
 // region sees the bytes read into each (sum computed on the device), and
 // bytes a kernel wrote are what a write puts in the file.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged %libomptarget-run-generic %t.dat \

@@ -4,7 +4,7 @@
 // foreign to another (EFAULT); omp_get_num_devices() + 1 is no device
 // (ENODEV). With OFFLOADIO_HOST_NUM_DEVICES=6 device 5 works and 7 does not.
 //
-// REQUIRES: host-plugin
+// REQUIRES: ompx-io, host-plugin
 // RUN: %libomptarget-compile-generic
 // RUN: env -u OFFLOADIO_HOST_NUM_DEVICES %libomptarget-run-generic %t.dat \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,FOUR

@@ -5,6 +5,7 @@
 // device and host memory still move exact data, and a read across end of
 // file still stops exactly at the end.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic -rdynamic -ldl
 // RUN: env OMPX_IO_PATH=staged %libomptarget-run-generic %t.dat \
 // RUN:   | %fcheck-generic

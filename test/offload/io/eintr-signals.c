@@ -5,6 +5,7 @@
 // transfers so that the signals land on the engine's threads, and takes them
 // itself during transfers on the initial device. Counts and data stay exact.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged OMPX_IO_CHUNK_SIZE=1M \

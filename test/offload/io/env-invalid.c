@@ -3,6 +3,7 @@
 // with the default and move exact data. Valid values (with K/M suffixes,
 // any case for the path) produce no warning.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: env OMPX_IO_THREADS=abc %libomptarget-run-generic %t.dat 2>&1 \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,THREADS -DVALUE=abc

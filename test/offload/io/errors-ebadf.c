@@ -3,6 +3,7 @@
 // descriptor and a write to an O_RDONLY one. Count 0 does not skip the
 // check. Async submissions fail the same way and leave the request NULL.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 

@@ -4,6 +4,7 @@
 // empty transfer. Host memory (the initial device) accepts malloc buffers
 // but not NULL.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 

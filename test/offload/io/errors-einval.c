@@ -2,6 +2,7 @@
 // an offset + count beyond the off_t range, a NULL request pointer, and
 // ompx_io_test / ompx_io_wait of NULL. Device and host memory alike.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 

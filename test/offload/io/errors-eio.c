@@ -4,6 +4,7 @@
 // rest is not fails as a whole with EIO (no silent short count), whichever
 // chunk hits the hole; async reads report it at ompx_io_wait.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged %libomptarget-run-generic | %fcheck-generic

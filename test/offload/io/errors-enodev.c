@@ -2,6 +2,7 @@
 // omp_get_num_devices() + 1 (one past the initial device), a large number
 // and omp_invalid_device (-2). Async submissions leave the request NULL.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 

@@ -3,6 +3,7 @@
 // ompx_io_wait (the submission itself succeeds). Device and host memory,
 // every path that can serve the device.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged %libomptarget-run-generic | %fcheck-generic

@@ -5,7 +5,7 @@
 // transfer fails with ENOTSUP at submission (async requests stay NULL) and
 // nothing is counted. The initial device ignores the setting.
 //
-// REQUIRES: host-plugin
+// REQUIRES: ompx-io, host-plugin
 // RUN: %libomptarget-compile-generic
 // RUN: env -u OMPX_IO_PATH %libomptarget-run-generic %t.dat \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,OK,DIRECT

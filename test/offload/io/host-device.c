@@ -3,6 +3,7 @@
 // untouched, file extended exactly), async requests that capture their
 // arguments, and only the host path in ompx_io_paths.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 

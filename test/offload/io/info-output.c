@@ -3,7 +3,7 @@
 // was chosen. Requests refused at submission print nothing; without the
 // variable nothing is printed.
 //
-// REQUIRES: host-plugin
+// REQUIRES: ompx-io, host-plugin
 // RUN: %libomptarget-compile-generic
 // RUN: env OMPX_IO_INFO=1 -u OMPX_IO_PATH %libomptarget-run-generic %t.dat \
 // RUN:   2>&1 | %fcheck-generic --check-prefixes=CHECK,AUTO

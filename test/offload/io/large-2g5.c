@@ -5,7 +5,7 @@
 // and zeros at sample points (pre-set to 0xCC) are checked in place, which
 // needs host-addressable device memory.
 //
-// REQUIRES: host-plugin
+// REQUIRES: ompx-io, host-plugin
 // RUN: %libomptarget-compile-generic
 // RUN: env OMPX_IO_PATH=direct %libomptarget-run-generic %t.dat \
 // RUN:   | %fcheck-generic

@@ -4,6 +4,7 @@
 // gone. Memory from llvm_omp_target_alloc_host is an external region from
 // allocation to free. Bytes just outside a region are not in it.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-run-and-check-generic
 
 #include <errno.h>

@@ -4,7 +4,7 @@
 // ompx_io_path_name names the paths. A short why buffer is truncated and
 // terminated; why may be NULL; mask may not.
 //
-// REQUIRES: host-plugin
+// REQUIRES: ompx-io, host-plugin
 // RUN: %libomptarget-compile-run-and-check-generic
 
 #include <errno.h>

@@ -2,6 +2,7 @@
 // interior offsets of the file and of the buffer, and count 0. The device
 // buffer is checked by copying it back with omp_target_memcpy.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged %libomptarget-run-generic %t.dat \

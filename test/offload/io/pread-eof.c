@@ -3,6 +3,7 @@
 // end of file returns 0 and writes nothing. Small chunks put the end of file
 // inside a middle chunk with whole chunks after it.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 // RUN: env OMPX_IO_CHUNK_SIZE=64K OMPX_IO_THREADS=4 \

@@ -2,6 +2,7 @@
 // the file to exactly offset + count; a write past the end leaves a hole of
 // zeros; a write inside the file keeps its size; count 0 writes nothing.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged %libomptarget-run-generic %t.dat \

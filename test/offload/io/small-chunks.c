@@ -3,6 +3,7 @@
 // many times; reads and writes at unaligned offsets and lengths still move
 // exact data, on every path that serves the device.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: env OMPX_IO_CHUNK_SIZE=64K OMPX_IO_THREADS=16 \
 // RUN:   %libomptarget-run-generic %t.dat | %fcheck-generic

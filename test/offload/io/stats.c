@@ -4,6 +4,7 @@
 // submission are not counted. Under OMPX_IO_PATH=staged every byte is on the
 // staged path and there are no fallbacks.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t.dat | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged %libomptarget-run-generic %t.dat \

@@ -2,6 +2,7 @@
 // reads and writes its own slice with its own device's memory, mixing sync
 // and async calls; libompx_io's device lookup and the engines are shared.
 //
+// REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: env OMP_NUM_THREADS=8 %libomptarget-run-generic %t.dat \
 // RUN:   | %fcheck-generic

@@ -104,7 +104,7 @@ private:
   std::atomic<unsigned> Path; ///< IOPathTy; may fall back to Staged.
   size_t ChunkSize;
   size_t NumChunks;
-  std::atomic<size_t> NextChunk{0};
+  size_t NextChunk = 0; ///< Claimed under the engine's QueueLock.
 
   mutable std::mutex Lock;
   std::condition_variable DoneCV;
@@ -159,8 +159,15 @@ private:
                                 off_t Offset, std::string &Why) const;
   /// Start the workers on first use.
   Error startWorkers();
-  /// Next request with unclaimed chunks; blocks; null when stopping.
-  IORequestTy *nextRequest();
+  /// Next request with unclaimed chunks, with its next chunk claimed into
+  /// \p Chunk; blocks; null when stopping.
+  IORequestTy *nextRequest(size_t &Chunk);
+  /// Claim the next chunk of \p R, whose earlier chunk the caller holds
+  /// unfinished; false when all are claimed.
+  bool nextChunk(IORequestTy &R, size_t &Chunk);
+  /// Claim a chunk of \p R under QueueLock; the last claim takes \p R off
+  /// the queue, before any worker can finish it and wait() can free it.
+  size_t claimLocked(IORequestTy &R);
   /// Note a fastpath -> staged fallback.
   void noteFallback(const std::string &Why);
 

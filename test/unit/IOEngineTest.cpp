@@ -1,0 +1,1030 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// IOEngineTy driven directly: a fake device whose memory is host memory it
+// tracks (so ownsPointer works) with the host backend's streams and events,
+// a fake SysTy holding the file in memory and injecting EINTR, short counts,
+// EIO, ENOSPC, zero-length writes and truncation, and fake fastpaths that
+// work, refuse, or fail with ENODEV/EREMOTEIO/ENOTSUP (fallback to staged)
+// or EIO (no fallback). Both the direct and the staged path are run with
+// small chunks and rings so that requests span many chunks and rings wrap.
+#include "HostStream.h"
+
+#include "offloadio/Device.h"
+#include "offloadio/Plugin.h"
+#include "offloadio/io/IOEngine.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
+#include <mutex>
+#include <random>
+#include <shared_mutex>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace offloadio;
+using offloadio::host::HostEventTy;
+using offloadio::host::HostStreamTy;
+
+namespace {
+
+char pat(size_t O, unsigned Seed = 1) {
+  return char(O * 7 + (O >> 8) * 31 + (O >> 16) * 131 + Seed);
+}
+
+//===----------------------------------------------------------------------===//
+// Fake plugin and device
+//===----------------------------------------------------------------------===//
+
+Error notHere(const char *What) {
+  return makeError(ErrorCode::Unsupported, "fake device: no {0}", What);
+}
+
+class FakePluginTy final : public GenericPluginTy {
+public:
+  FakePluginTy() : GenericPluginTy("fake") {}
+
+protected:
+  Expected<int32_t> initImpl() override { return 1; }
+  Expected<std::unique_ptr<GenericDeviceTy>>
+  createDeviceImpl(int32_t) override {
+    return notHere("devices from the plugin");
+  }
+  bool isImageCompatibleImpl(const __tgt_device_image &,
+                             llvm::StringRef) override {
+    return false;
+  }
+  Expected<void *> pinHostMemoryImpl(void *HstPtr, size_t) override {
+    return HstPtr;
+  }
+  Error unpinHostMemoryImpl(void *, void *, size_t) override {
+    return Error::success();
+  }
+};
+
+/// A stream whose copies fail (the staged path's device errors).
+class FailingStreamTy final : public StreamTy {
+public:
+  Error copyAsync(void *, const void *, size_t, CopyKindTy) override {
+    return makeError(ErrorCode::Internal, "fake stream: copy failed");
+  }
+  Error recordEvent(EventTy &) override { return Error::success(); }
+  Error waitEvent(EventTy &) override { return Error::success(); }
+  Error hostCallback(HostCallbackTy Fn, void *Data) override {
+    return Fn(Data);
+  }
+  Error synchronize() override { return Error::success(); }
+  Expected<bool> query() override { return true; }
+};
+
+/// Memory is host memory with a registry of allocations; whether the host
+/// may address device-kind memory is the test's choice.
+class FakeDeviceTy final : public GenericDeviceTy {
+public:
+  FakeDeviceTy(GenericPluginTy &Plugin, bool HostAddressable)
+      : GenericDeviceTy(Plugin, 0) {
+    Limits.HostCanAccessDeviceMemory = HostAddressable;
+  }
+  ~FakeDeviceTy() override {
+    for (auto &[Addr, A] : Allocations)
+      std::free(reinterpret_cast<void *>(Addr));
+  }
+
+  /// An allocation of \p Kind (device memory by default).
+  char *alloc(size_t Size, AllocKindTy Kind = AllocKindTy::Device) {
+    auto P = allocateImpl(Size, Kind);
+    EXPECT_TRUE(bool(P));
+    return static_cast<char *>(*P);
+  }
+  void release(void *Ptr) {
+    llvm::consumeError(freeImpl(Ptr, AllocKindTy::Device));
+  }
+
+  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override {
+    auto Addr = reinterpret_cast<uintptr_t>(Ptr);
+    std::shared_lock<std::shared_mutex> Guard(Lock);
+    auto It = Allocations.upper_bound(Addr);
+    if (It == Allocations.begin())
+      return false;
+    --It;
+    if (Addr >= It->first + std::max<size_t>(It->second.Size, 1))
+      return false;
+    if (Kind)
+      *Kind = It->second.Kind;
+    return true;
+  }
+
+  /// Host-kind (pinned) allocations alive: the engine's staging buffers.
+  size_t livePinned() const {
+    std::shared_lock<std::shared_mutex> Guard(Lock);
+    size_t N = 0;
+    for (auto &[Addr, A] : Allocations)
+      N += A.Kind == AllocKindTy::Host;
+    return N;
+  }
+
+  /// Streams created from now on fail their copies.
+  std::atomic<bool> FailCopies{false};
+
+protected:
+  Error initImpl(DeviceLimitsTy &) override { return Error::success(); }
+  Error deinitImpl() override { return Error::success(); }
+  Expected<std::unique_ptr<DeviceImageTy>>
+  loadImageImpl(const __tgt_device_image &, int32_t) override {
+    return notHere("images");
+  }
+  Expected<std::unique_ptr<GenericKernelTy>>
+  constructKernelImpl(DeviceImageTy &, llvm::StringRef) override {
+    return notHere("kernels");
+  }
+  Expected<void *> getGlobalAddressImpl(DeviceImageTy &, llvm::StringRef,
+                                        size_t) override {
+    return notHere("globals");
+  }
+  Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override {
+    void *Ptr =
+        std::aligned_alloc(64, (std::max<size_t>(Size, 1) + 63) & ~size_t(63));
+    if (!Ptr)
+      return makeError(ErrorCode::OutOfResources, "fake: out of memory");
+    std::unique_lock<std::shared_mutex> Guard(Lock);
+    Allocations[reinterpret_cast<uintptr_t>(Ptr)] = {Size, Kind};
+    return Ptr;
+  }
+  Error freeImpl(void *Ptr, AllocKindTy) override {
+    {
+      std::unique_lock<std::shared_mutex> Guard(Lock);
+      if (!Allocations.erase(reinterpret_cast<uintptr_t>(Ptr)))
+        return makeError(ErrorCode::NotFound, "fake: free of {0}", Ptr);
+    }
+    std::free(Ptr);
+    return Error::success();
+  }
+  Expected<std::unique_ptr<StreamTy>> createStreamImpl() override {
+    if (FailCopies)
+      return std::make_unique<FailingStreamTy>();
+    return std::make_unique<HostStreamTy>();
+  }
+  Expected<std::unique_ptr<EventTy>> createEventImpl() override {
+    return std::make_unique<HostEventTy>();
+  }
+  Error initDeviceInfoImpl(__tgt_device_info &) override {
+    return Error::success();
+  }
+  void printInfoImpl(llvm::raw_ostream &) override {}
+
+private:
+  struct AllocationTy {
+    size_t Size;
+    AllocKindTy Kind;
+  };
+  mutable std::shared_mutex Lock;
+  std::map<uintptr_t, AllocationTy> Allocations;
+};
+
+//===----------------------------------------------------------------------===//
+// Fake system calls: the file lives in memory
+//===----------------------------------------------------------------------===//
+
+class FakeSysTy : public SysTy {
+public:
+  // Settings; set before submitting.
+  int Mode = O_RDWR;            ///< Access mode getFlags reports.
+  bool EintrEveryOther = false; ///< Each thread: every 2nd call EINTR.
+  size_t MaxPerCall = SIZE_MAX; ///< Short counts.
+  size_t EioAt = SIZE_MAX;      ///< File offset whose access fails with EIO.
+  size_t SpaceLimit = SIZE_MAX; ///< Writes past it: ENOSPC.
+  bool WritesReturnZero = false;
+  size_t TruncateAfter = SIZE_MAX; ///< Once this many bytes were read ...
+  size_t TruncateTo = 0;           ///< ... the file shrinks to this size.
+  int DupErrno = 0;                ///< dup fails with this errno.
+
+  // Observations.
+  std::atomic<unsigned> Eintrs{0}, Preads{0}, Pwrites{0};
+  std::atomic<size_t> LargestCall{0};
+
+  std::vector<char> file() {
+    std::lock_guard<std::mutex> Guard(Lock);
+    return File;
+  }
+  void setFile(std::vector<char> F) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    File = std::move(F);
+  }
+
+  ssize_t pread(int, void *Buf, size_t Count, off_t Offset) override {
+    if (interrupt())
+      return -1;
+    ++Preads;
+    noteCall(Count);
+    std::lock_guard<std::mutex> Guard(Lock);
+    size_t N = std::min(Count, MaxPerCall);
+    if (auto Err = eio(Offset, N))
+      return Err;
+    if (size_t(Offset) >= File.size())
+      return 0;
+    N = std::min(N, File.size() - size_t(Offset));
+    std::memcpy(Buf, File.data() + Offset, N);
+    Served += N;
+    if (Served >= TruncateAfter && File.size() > TruncateTo)
+      File.resize(TruncateTo);
+    return ssize_t(N);
+  }
+
+  ssize_t pwrite(int, const void *Buf, size_t Count, off_t Offset) override {
+    if (interrupt())
+      return -1;
+    ++Pwrites;
+    noteCall(Count);
+    std::lock_guard<std::mutex> Guard(Lock);
+    if (WritesReturnZero)
+      return 0;
+    size_t N = std::min(Count, MaxPerCall);
+    if (auto Err = eio(Offset, N))
+      return Err;
+    if (size_t(Offset) + N > SpaceLimit) {
+      if (size_t(Offset) >= SpaceLimit) {
+        errno = ENOSPC;
+        return -1;
+      }
+      N = SpaceLimit - size_t(Offset);
+    }
+    if (File.size() < size_t(Offset) + N)
+      File.resize(size_t(Offset) + N);
+    std::memcpy(File.data() + Offset, Buf, N);
+    return ssize_t(N);
+  }
+
+  int getFlags(int Fd) override {
+    int Flags = SysTy::getFlags(Fd);
+    return Flags < 0 ? Flags : (Flags & ~O_ACCMODE) | Mode;
+  }
+
+  int dup(int Fd) override {
+    if (DupErrno) {
+      errno = DupErrno;
+      return -1;
+    }
+    return SysTy::dup(Fd);
+  }
+
+  /// Read the file directly (for the fake fastpath).
+  size_t readAt(char *Dst, size_t Count, size_t Offset) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    if (Offset >= File.size())
+      return 0;
+    size_t N = std::min(Count, File.size() - Offset);
+    std::memcpy(Dst, File.data() + Offset, N);
+    return N;
+  }
+  void writeAt(const char *Src, size_t Count, size_t Offset) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    if (File.size() < Offset + Count)
+      File.resize(Offset + Count);
+    std::memcpy(File.data() + Offset, Src, Count);
+  }
+
+private:
+  bool interrupt() {
+    static thread_local unsigned Calls = 0;
+    if (!EintrEveryOther || Calls++ % 2)
+      return false;
+    ++Eintrs;
+    errno = EINTR;
+    return true;
+  }
+  void noteCall(size_t Count) {
+    size_t Prev = LargestCall.load();
+    while (Count > Prev && !LargestCall.compare_exchange_weak(Prev, Count))
+      ;
+  }
+  /// Bytes up to EioAt first; the call that starts at EioAt fails.
+  ssize_t eio(off_t Offset, size_t &N) {
+    if (EioAt == SIZE_MAX || size_t(Offset) + N <= EioAt)
+      return 0;
+    if (size_t(Offset) < EioAt) {
+      N = EioAt - size_t(Offset);
+      return 0;
+    }
+    errno = EIO;
+    return -1;
+  }
+
+  std::mutex Lock;
+  std::vector<char> File;
+  size_t Served = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Fake fastpath
+//===----------------------------------------------------------------------===//
+
+class FakeFastpathTy final : public IOFastpathTy {
+public:
+  explicit FakeFastpathTy(FakeSysTy &Sys) : Sys(Sys) {}
+
+  bool Accept = true;
+  std::string RefuseWhy = "fake: the file is on tmpfs";
+  int ReadErrno = 0;  ///< 0: reads work.
+  int WriteErrno = 0; ///< 0: writes work.
+  /// Time every call takes: lets all workers reach the fastpath at once.
+  std::chrono::milliseconds Delay{0};
+  std::atomic<unsigned> Reads{0}, Writes{0};
+
+  bool accepts(int, const void *, size_t, off_t, std::string &Why) override {
+    if (!Accept)
+      Why = RefuseWhy;
+    return Accept;
+  }
+  Expected<size_t> read(int Fd, void *DevPtr, size_t Count,
+                        off_t Offset) override {
+    ++Reads;
+    std::this_thread::sleep_for(Delay);
+    if (ReadErrno)
+      return makeErrnoError(ReadErrno, "fake cuFileRead(fd {0})", Fd);
+    return Sys.readAt(static_cast<char *>(DevPtr), Count, size_t(Offset));
+  }
+  Error write(int Fd, const void *DevPtr, size_t Count, off_t Offset) override {
+    ++Writes;
+    std::this_thread::sleep_for(Delay);
+    if (WriteErrno)
+      return makeErrnoError(WriteErrno, "fake cuFileWrite(fd {0})", Fd);
+    Sys.writeAt(static_cast<const char *>(DevPtr), Count, size_t(Offset));
+    return Error::success();
+  }
+
+private:
+  FakeSysTy &Sys;
+};
+
+//===----------------------------------------------------------------------===//
+// Fixture
+//===----------------------------------------------------------------------===//
+
+/// Small chunks and rings: every request spans several chunks.
+IOConfigTy smallConfig(int Path, unsigned Threads = 4, size_t Chunk = 4096,
+                       unsigned Ring = 2) {
+  IOConfigTy C;
+  C.Threads = Threads;
+  C.ChunkSize = Chunk;
+  C.RingDepth = Ring;
+  C.ForcedPath = Path;
+  C.Info = false;
+  return C;
+}
+
+class IOEngineTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    ASSERT_GE(Fd, 0);
+  }
+  void TearDown() override {
+    Engine.reset();
+    ::close(Fd);
+  }
+
+  /// (Re)create the device's engine.
+  IOEngineTy &engine(IOConfigTy Config, IOFastpathTy *Fastpath = nullptr,
+                     bool HostAddressable = true) {
+    Engine.reset();
+    if (!Device ||
+        Device->getLimits().HostCanAccessDeviceMemory != HostAddressable)
+      Device = std::make_unique<FakeDeviceTy>(Plugin, HostAddressable);
+    Engine = std::make_unique<IOEngineTy>(*Device, Sys, Fastpath, Config);
+    return *Engine;
+  }
+
+  Expected<size_t> transfer(IORequestTy::OpTy Op, void *Buf, size_t Count,
+                            off_t Offset) {
+    auto R = Engine->submit(Op, Fd, Buf, Count, Offset);
+    if (!R)
+      return R.takeError();
+    return (*R)->wait();
+  }
+  Expected<size_t> read(void *Buf, size_t Count, off_t Offset) {
+    return transfer(IORequestTy::Read, Buf, Count, Offset);
+  }
+  Expected<size_t> write(void *Buf, size_t Count, off_t Offset) {
+    return transfer(IORequestTy::Write, Buf, Count, Offset);
+  }
+
+  /// A file of \p Size pattern bytes.
+  void makeFile(size_t Size, unsigned Seed = 1) {
+    std::vector<char> F(Size);
+    for (size_t I = 0; I < Size; ++I)
+      F[I] = pat(I, Seed);
+    Sys.setFile(std::move(F));
+  }
+  /// Bytes of Buf[0, N) that are not the file's pattern at Offset.
+  static size_t mismatches(const char *Buf, size_t N, size_t Offset,
+                           unsigned Seed = 1) {
+    size_t Bad = 0;
+    for (size_t I = 0; I < N; ++I)
+      Bad += Buf[I] != pat(Offset + I, Seed);
+    return Bad;
+  }
+
+  FakePluginTy Plugin;
+  std::unique_ptr<FakeDeviceTy> Device;
+  FakeSysTy Sys;
+  std::unique_ptr<IOEngineTy> Engine;
+  int Fd = -1;
+};
+
+int errnoOf(Error E) { return takeErrorDetails(std::move(E)).Errno; }
+template <typename T> int errnoOf(Expected<T> V) {
+  return V ? 0 : errnoOf(V.takeError());
+}
+
+/// Tests run once per path the engine can be forced to.
+class IOEnginePathTest : public IOEngineTest,
+                         public ::testing::WithParamInterface<IOPathTy> {
+protected:
+  int path() const { return int(GetParam()); }
+};
+
+std::string pathName(const ::testing::TestParamInfo<IOPathTy> &Info) {
+  return ioPathName(Info.param);
+}
+
+//===----------------------------------------------------------------------===//
+// Data and semantics, on the direct and the staged path
+//===----------------------------------------------------------------------===//
+
+TEST_P(IOEnginePathTest, ReadIsExact) {
+  IOEngineTy &E = engine(smallConfig(path()));
+  makeFile(100000 + 333);
+  char *Buf = Device->alloc(100333);
+  auto N = read(Buf, 100333, 0);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 100333u);
+  EXPECT_EQ(mismatches(Buf, 100333, 0), 0u);
+  // Interior pointer, unaligned offset.
+  std::memset(Buf, 0, 100333);
+  N = read(Buf + 3, 50001, 777);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(*N, 50001u);
+  EXPECT_EQ(mismatches(Buf + 3, 50001, 777), 0u);
+  IOStatsTy &S = E.getStats();
+  EXPECT_EQ(S.BytesRead[path()].load(), 100333u + 50001u);
+  EXPECT_EQ(S.Reads[path()].load(), 2u);
+  for (unsigned P = 0; P < 4; ++P)
+    if (int(P) != path())
+      EXPECT_EQ(S.BytesRead[P].load(), 0u) << P;
+}
+
+TEST_P(IOEnginePathTest, WriteIsExactAndExtendsTheFile) {
+  IOEngineTy &E = engine(smallConfig(path()));
+  char *Buf = Device->alloc(70001);
+  for (size_t I = 0; I < 70001; ++I)
+    Buf[I] = pat(I, 5);
+  auto N = write(Buf, 70001, 123);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 70001u);
+  std::vector<char> F = Sys.file();
+  ASSERT_EQ(F.size(), 70124u);
+  EXPECT_EQ(mismatches(F.data() + 123, 70001, 0, 5), 0u);
+  EXPECT_EQ(E.getStats().BytesWritten[path()].load(), 70001u);
+  EXPECT_EQ(E.getStats().Writes[path()].load(), 1u);
+}
+
+TEST_P(IOEnginePathTest, EintrAndShortCountsAtEveryStep) {
+  engine(smallConfig(path(), 3, 8192));
+  makeFile(200000);
+  Sys.EintrEveryOther = true;
+  Sys.MaxPerCall = 1000;
+  char *Buf = Device->alloc(200000);
+  auto N = read(Buf, 200000, 0);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 200000u);
+  EXPECT_EQ(mismatches(Buf, 200000, 0), 0u);
+  // Write it back elsewhere through the same storm.
+  N = write(Buf, 200000, 300000);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 200000u);
+  std::vector<char> F = Sys.file();
+  ASSERT_EQ(F.size(), 500000u);
+  EXPECT_EQ(mismatches(F.data() + 300000, 200000, 0), 0u);
+  EXPECT_GE(Sys.Eintrs.load(), Sys.Preads.load() + Sys.Pwrites.load() - 6);
+  EXPECT_LE(Sys.LargestCall.load(), 8192u);
+}
+
+TEST_P(IOEnginePathTest, ReadAcrossEofIsShortAndWritesNothingPastIt) {
+  engine(smallConfig(path(), 4, 4096));
+  makeFile(30000);
+  Sys.MaxPerCall = 3000;
+  char *Buf = Device->alloc(100000);
+  std::memset(Buf, 0xAB, 100000);
+  auto N = read(Buf, 100000, 1000);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(*N, 29000u);
+  EXPECT_EQ(mismatches(Buf, 29000, 1000), 0u);
+  EXPECT_TRUE(std::all_of(Buf + 29000, Buf + 100000,
+                          [](char C) { return C == char(0xAB); }));
+  // At and past the end: 0, nothing written.
+  N = read(Buf + 29000, 5000, 30000);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(*N, 0u);
+  N = read(Buf + 29000, 5000, 1 << 30);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(*N, 0u);
+  EXPECT_TRUE(std::all_of(Buf + 29000, Buf + 100000,
+                          [](char C) { return C == char(0xAB); }));
+}
+
+TEST_P(IOEnginePathTest, FileTruncatedMidTransfer) {
+  // One worker takes the chunks in order; after three chunks have been
+  // read the file shrinks into the fourth: the count is short and nothing
+  // past it is written.
+  engine(smallConfig(path(), 1, 4096, 2));
+  makeFile(64 * 4096);
+  Sys.EintrEveryOther = true;
+  Sys.TruncateAfter = 3 * 4096;
+  Sys.TruncateTo = 3 * 4096 + 1000;
+  char *Buf = Device->alloc(64 * 4096);
+  std::memset(Buf, 0xAB, 64 * 4096);
+  auto N = read(Buf, 64 * 4096, 0);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 3u * 4096 + 1000);
+  EXPECT_EQ(mismatches(Buf, 3 * 4096 + 1000, 0), 0u);
+  EXPECT_TRUE(std::all_of(Buf + 3 * 4096 + 1000, Buf + 64 * 4096,
+                          [](char C) { return C == char(0xAB); }));
+}
+
+TEST_P(IOEnginePathTest, EndOfFileInsideAManyChunkRequestWithManyWorkers) {
+  engine(smallConfig(path(), 8, 4096, 1));
+  makeFile(10 * 4096 + 17);
+  char *Buf = Device->alloc(64 * 4096);
+  std::memset(Buf, 0xAB, 64 * 4096);
+  auto N = read(Buf, 64 * 4096, 0);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(*N, 10u * 4096 + 17);
+  EXPECT_EQ(mismatches(Buf, 10 * 4096 + 17, 0), 0u);
+  EXPECT_TRUE(std::all_of(Buf + 10 * 4096 + 17, Buf + 64 * 4096,
+                          [](char C) { return C == char(0xAB); }));
+}
+
+TEST_P(IOEnginePathTest, EioMidRequestFailsTheWholeRequest) {
+  engine(smallConfig(path(), 4, 4096));
+  makeFile(16 * 4096);
+  Sys.EioAt = 5 * 4096 + 100;
+  char *Buf = Device->alloc(16 * 4096);
+  auto N = read(Buf, 16 * 4096, 0);
+  ASSERT_FALSE(bool(N));
+  ErrorDetailsTy D = takeErrorDetails(N.takeError());
+  EXPECT_EQ(D.Errno, EIO);
+  EXPECT_NE(D.Message.find("pread"), std::string::npos) << D.Message;
+  // The engine is fine afterwards.
+  Sys.EioAt = SIZE_MAX;
+  N = read(Buf, 16 * 4096, 0);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(*N, 16u * 4096);
+}
+
+TEST_P(IOEnginePathTest, EioOnWrite) {
+  engine(smallConfig(path(), 4, 4096));
+  Sys.EioAt = 9 * 4096;
+  char *Buf = Device->alloc(16 * 4096);
+  EXPECT_EQ(errnoOf(write(Buf, 16 * 4096, 0)), EIO);
+}
+
+TEST_P(IOEnginePathTest, EnospcOnWrite) {
+  engine(smallConfig(path(), 4, 4096));
+  Sys.SpaceLimit = 7 * 4096 + 5;
+  Sys.EintrEveryOther = true;
+  char *Buf = Device->alloc(16 * 4096);
+  auto N = write(Buf, 16 * 4096, 0);
+  ASSERT_FALSE(bool(N));
+  ErrorDetailsTy D = takeErrorDetails(N.takeError());
+  EXPECT_EQ(D.Errno, ENOSPC);
+  EXPECT_NE(D.Message.find("pwrite"), std::string::npos) << D.Message;
+}
+
+TEST_P(IOEnginePathTest, WriteReturningZeroFailsWithEio) {
+  engine(smallConfig(path(), 2, 4096));
+  Sys.WritesReturnZero = true;
+  char *Buf = Device->alloc(3 * 4096);
+  EXPECT_EQ(errnoOf(write(Buf, 3 * 4096, 0)), EIO);
+}
+
+TEST_P(IOEnginePathTest, ManyConcurrentRequests) {
+  engine(smallConfig(path(), 8, 4096, 2));
+  const size_t Size = 2 << 20;
+  makeFile(Size);
+  char *Buf = Device->alloc(Size);
+  std::memset(Buf, 0, Size);
+  // 300 requests of 0 to ~5 chunks at scattered places, all in flight.
+  std::mt19937 Rng(42);
+  struct PieceTy {
+    size_t Offset, Count;
+    std::unique_ptr<IORequestTy> R;
+  };
+  std::vector<PieceTy> Pieces;
+  size_t Next = 0;
+  while (Next < Size) {
+    size_t Count = std::min<size_t>(Rng() % (5 * 4096 + 1), Size - Next);
+    auto R =
+        Engine->submit(IORequestTy::Read, Fd, Buf + Next, Count, off_t(Next));
+    ASSERT_TRUE(bool(R)) << takeErrorMessage(R.takeError());
+    Pieces.push_back({Next, Count, std::move(*R)});
+    Next += Count;
+  }
+  EXPECT_GT(Pieces.size(), 150u);
+  std::shuffle(Pieces.begin(), Pieces.end(), Rng);
+  for (PieceTy &P : Pieces) {
+    auto N = P.R->wait();
+    ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+    EXPECT_EQ(*N, P.Count);
+  }
+  EXPECT_EQ(mismatches(Buf, Size, 0), 0u);
+  EXPECT_EQ(Engine->getStats().BytesRead[path()].load(), Size);
+}
+
+TEST_P(IOEnginePathTest, RequestsReleasedAsSoonAsTheyComplete) {
+  // Single-chunk requests waited and freed at once while idle workers race
+  // for them: no worker may touch a request after it completed.
+  engine(smallConfig(path(), 8, 4096, 1));
+  makeFile(4096);
+  char *Buf = Device->alloc(4096);
+  for (int I = 0; I < 3000; ++I) {
+    auto R = Engine->submit(I % 2 ? IORequestTy::Write : IORequestTy::Read, Fd,
+                            Buf, 1 + I % 4096, 0);
+    ASSERT_TRUE(bool(R));
+    auto N = (*R)->wait();
+    ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+    ASSERT_EQ(*N, size_t(1 + I % 4096));
+  }
+}
+
+TEST_P(IOEnginePathTest, RequestsPolledWithIsDone) {
+  engine(smallConfig(path(), 2, 4096));
+  makeFile(40 * 4096);
+  char *Buf = Device->alloc(40 * 4096);
+  auto R = Engine->submit(IORequestTy::Read, Fd, Buf, 40 * 4096, 0);
+  ASSERT_TRUE(bool(R));
+  while (!(*R)->isDone())
+    std::this_thread::yield();
+  auto N = (*R)->wait();
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(*N, 40u * 4096);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, IOEnginePathTest,
+                         ::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
+                         pathName);
+
+//===----------------------------------------------------------------------===//
+// The staged path's ring
+//===----------------------------------------------------------------------===//
+
+TEST_F(IOEngineTest, StagedRingWrapsAndHoldsRingDepthBuffersPerWorker) {
+  for (unsigned Depth : {1u, 2u, 3u}) {
+    engine(smallConfig(int(IOPathTy::Staged), 2, 4096, Depth));
+    makeFile(100 * 4096 + 99, Depth);
+    char *Buf = Device->alloc(100 * 4096 + 99);
+    auto N = read(Buf, 100 * 4096 + 99, 0);
+    ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+    EXPECT_EQ(*N, 100u * 4096 + 99);
+    EXPECT_EQ(mismatches(Buf, 100 * 4096 + 99, 0, Depth), 0u) << Depth;
+    // At most one ring per worker, never more buffers than that.
+    EXPECT_LE(Device->livePinned(), 2 * Depth) << Depth;
+    EXPECT_GE(Device->livePinned(), Depth) << Depth;
+    Device->release(Buf);
+  }
+  Engine.reset();
+  EXPECT_EQ(Device->livePinned(), 0u)
+      << "staging buffers freed with the engine";
+}
+
+TEST_F(IOEngineTest, StagedCopyFailureFailsTheRequest) {
+  engine(smallConfig(int(IOPathTy::Staged), 2, 4096));
+  Device->FailCopies = true;
+  makeFile(8 * 4096);
+  char *Buf = Device->alloc(8 * 4096);
+  auto N = read(Buf, 8 * 4096, 0);
+  ASSERT_FALSE(bool(N));
+  ErrorDetailsTy D = takeErrorDetails(N.takeError());
+  EXPECT_EQ(D.Errno, EIO) << D.Message;
+  EXPECT_NE(D.Message.find("copy failed"), std::string::npos) << D.Message;
+  EXPECT_EQ(errnoOf(write(Buf, 8 * 4096, 0)), EIO);
+}
+
+//===----------------------------------------------------------------------===//
+// Submission: validation, path choice, info
+//===----------------------------------------------------------------------===//
+
+TEST_F(IOEngineTest, SubmitValidatesBeforeAnyIO) {
+  engine(smallConfig(-1));
+  makeFile(4096);
+  char *Buf = Device->alloc(4096);
+  char Foreign[64];
+  using Op = IORequestTy::OpTy;
+  // The errno of the submission; accepted requests are waited for.
+  auto Submit = [&](Op O, int F, void *B, size_t C, off_t Off) {
+    auto R = Engine->submit(O, F, B, C, Off);
+    if (!R)
+      return errnoOf(R.takeError());
+    return errnoOf((*R)->wait());
+  };
+  EXPECT_EQ(Submit(Op::Read, -1, Buf, 10, 0), EBADF);
+  EXPECT_EQ(Submit(Op::Write, 987654, Buf, 10, 0), EBADF);
+  EXPECT_EQ(Submit(Op::Read, Fd, Buf, 10, -1), EINVAL);
+  EXPECT_EQ(Submit(Op::Read, Fd, Buf, size_t(SSIZE_MAX) + 1, 0), EINVAL);
+  EXPECT_EQ(Submit(Op::Read, Fd, Buf, 100, INT64_MAX - 10), EINVAL);
+  EXPECT_EQ(Submit(Op::Read, Fd, nullptr, 10, 0), EFAULT);
+  EXPECT_EQ(Submit(Op::Read, Fd, Foreign, 10, 0), EFAULT);
+  EXPECT_EQ(Submit(Op::Read, Fd, Buf + 4096 + 64, 10, 0), EFAULT);
+  Sys.Mode = O_WRONLY;
+  EXPECT_EQ(Submit(Op::Read, Fd, Buf, 10, 0), EBADF);
+  EXPECT_EQ(Submit(Op::Write, Fd, Buf, 10, 0), 0);
+  Sys.Mode = O_RDONLY;
+  EXPECT_EQ(Submit(Op::Write, Fd, Buf, 10, 0), EBADF);
+  Sys.Mode = O_RDWR;
+  Sys.DupErrno = EMFILE;
+  EXPECT_EQ(Submit(Op::Read, Fd, Buf, 10, 0), EMFILE);
+  Sys.DupErrno = 0;
+  // Nothing refused reached the file; nothing was counted.
+  EXPECT_EQ(Sys.Preads.load(), 0u);
+  EXPECT_EQ(Engine->getStats().Reads[0].load() +
+                Engine->getStats().Reads[2].load(),
+            0u);
+}
+
+TEST_F(IOEngineTest, CountZeroCompletesAtOnce) {
+  engine(smallConfig(-1));
+  makeFile(10);
+  auto R = Engine->submit(IORequestTy::Read, Fd, nullptr, 0, 0);
+  ASSERT_TRUE(bool(R));
+  EXPECT_TRUE((*R)->isDone());
+  auto N = (*R)->wait();
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(*N, 0u);
+  EXPECT_EQ(Sys.Preads.load(), 0u);
+}
+
+TEST_F(IOEngineTest, AutoChoosesDirectWhenTheHostCanAddressTheBuffer) {
+  IOEngineTy &E = engine(smallConfig(-1), nullptr, /*HostAddressable=*/true);
+  makeFile(10000);
+  char *Buf = Device->alloc(10000);
+  ASSERT_TRUE(bool(read(Buf, 10000, 0)));
+  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::Direct)].load(), 10000u);
+  std::string Why;
+  EXPECT_EQ(E.availablePaths(Why), (1u << unsigned(IOPathTy::Direct)) |
+                                       (1u << unsigned(IOPathTy::Staged)));
+  EXPECT_EQ(Why, "fastpath: the fake plugin has no vendor storage DMA\n");
+}
+
+TEST_F(IOEngineTest, AutoChoosesStagedForDeviceMemoryTheHostCannotAddress) {
+  IOEngineTy &E = engine(smallConfig(-1), nullptr, /*HostAddressable=*/false);
+  makeFile(10000);
+  char *DevMem = Device->alloc(10000, AllocKindTy::Device);
+  char *HostMem = Device->alloc(10000, AllocKindTy::Host);
+  char *Shared = Device->alloc(10000, AllocKindTy::Shared);
+  ASSERT_TRUE(bool(read(DevMem, 10000, 0)));
+  ASSERT_TRUE(bool(read(HostMem, 10000, 0)));
+  ASSERT_TRUE(bool(read(Shared, 10000, 0)));
+  EXPECT_EQ(mismatches(DevMem, 10000, 0), 0u);
+  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::Staged)].load(), 10000u);
+  // Host and shared allocations are host-addressable even here.
+  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::Direct)].load(), 20000u);
+  std::string Why;
+  EXPECT_EQ(E.availablePaths(Why), 1u << unsigned(IOPathTy::Staged));
+  EXPECT_NE(Why.find("direct: device memory is not addressable by the host\n"),
+            std::string::npos)
+      << Why;
+  // Forcing direct onto device memory is refused with ENOTSUP.
+  engine(smallConfig(int(IOPathTy::Direct)), nullptr, false);
+  DevMem = Device->alloc(10000, AllocKindTy::Device);
+  auto N = read(DevMem, 10000, 0);
+  ASSERT_FALSE(bool(N));
+  ErrorDetailsTy D = takeErrorDetails(N.takeError());
+  EXPECT_EQ(D.Errno, ENOTSUP);
+  EXPECT_NE(D.Message.find("OMPX_IO_PATH=direct"), std::string::npos)
+      << D.Message;
+}
+
+TEST_F(IOEngineTest, ForcedFastpathWithoutOneIsENOTSUP) {
+  engine(smallConfig(int(IOPathTy::Fastpath)));
+  char *Buf = Device->alloc(100);
+  auto N = read(Buf, 100, 0);
+  ASSERT_FALSE(bool(N));
+  ErrorDetailsTy D = takeErrorDetails(N.takeError());
+  EXPECT_EQ(D.Errno, ENOTSUP);
+  EXPECT_NE(D.Message.find("no vendor storage DMA"), std::string::npos)
+      << D.Message;
+}
+
+TEST_F(IOEngineTest, InfoPrintsOneLinePerTransfer) {
+  IOConfigTy C = smallConfig(-1);
+  C.Info = true;
+  engine(C);
+  makeFile(8192);
+  char *Buf = Device->alloc(8192);
+  ::testing::internal::CaptureStderr();
+  auto N = read(Buf, 8192, 0);
+  auto M = write(Buf, 100, 50);
+  auto Refused = read(nullptr, 10, 0);
+  std::string Err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(bool(N) && bool(M));
+  llvm::consumeError(Refused.takeError());
+  std::string Fd = std::to_string(this->Fd);
+  EXPECT_NE(
+      Err.find("ompx-io device 0: read 8192 bytes, fd " + Fd + " offset 0, "),
+      std::string::npos)
+      << Err;
+  EXPECT_NE(Err.find(": direct path (the host can address the device buffer)"),
+            std::string::npos)
+      << Err;
+  EXPECT_NE(
+      Err.find("ompx-io device 0: write 100 bytes, fd " + Fd + " offset 50, "),
+      std::string::npos)
+      << Err;
+  EXPECT_EQ(std::count(Err.begin(), Err.end(), '\n'), 2) << Err;
+}
+
+//===----------------------------------------------------------------------===//
+// Fastpath
+//===----------------------------------------------------------------------===//
+
+TEST_F(IOEngineTest, FastpathServesWhatItAccepts) {
+  FakeFastpathTy Fast(Sys);
+  IOEngineTy &E = engine(smallConfig(-1, 4, 4096), &Fast);
+  makeFile(50000);
+  char *Buf = Device->alloc(50000);
+  auto N = read(Buf, 50000, 0);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(*N, 50000u);
+  EXPECT_EQ(mismatches(Buf, 50000, 0), 0u);
+  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::Fastpath)].load(),
+            50000u);
+  EXPECT_EQ(E.getStats().Reads[unsigned(IOPathTy::Fastpath)].load(), 1u);
+  EXPECT_EQ(Sys.Preads.load(), 0u);
+  N = write(Buf, 50000, 50000);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(Sys.file().size(), 100000u);
+  EXPECT_EQ(E.getStats().BytesWritten[unsigned(IOPathTy::Fastpath)].load(),
+            50000u);
+  EXPECT_EQ(E.getStats().Fallbacks.load(), 0u);
+  std::string Why;
+  EXPECT_EQ(E.availablePaths(Why), 7u);
+  EXPECT_EQ(Why, "");
+}
+
+TEST_F(IOEngineTest, FastpathThatRefusesIsNotUsed) {
+  FakeFastpathTy Fast(Sys);
+  Fast.Accept = false;
+  IOEngineTy &E = engine(smallConfig(-1), &Fast);
+  makeFile(5000);
+  char *Buf = Device->alloc(5000);
+  ASSERT_TRUE(bool(read(Buf, 5000, 0)));
+  EXPECT_EQ(Fast.Reads.load(), 0u);
+  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::Direct)].load(), 5000u);
+  // Forced, the refusal is the error.
+  engine(smallConfig(int(IOPathTy::Fastpath)), &Fast);
+  Buf = Device->alloc(5000);
+  auto N = read(Buf, 5000, 0);
+  ASSERT_FALSE(bool(N));
+  ErrorDetailsTy D = takeErrorDetails(N.takeError());
+  EXPECT_EQ(D.Errno, ENOTSUP);
+  EXPECT_NE(D.Message.find("the file is on tmpfs"), std::string::npos)
+      << D.Message;
+}
+
+class IOEngineFallbackTest : public IOEngineTest,
+                             public ::testing::WithParamInterface<int> {};
+
+TEST_P(IOEngineFallbackTest, FastpathFailureFallsBackToStagedOnce) {
+  // Every worker reaches the fastpath before the first failure returns: the
+  // request still falls back once, counted once, with the reason.
+  FakeFastpathTy Fast(Sys);
+  Fast.ReadErrno = GetParam();
+  Fast.WriteErrno = GetParam();
+  Fast.Delay = std::chrono::milliseconds(20);
+  IOEngineTy &E = engine(smallConfig(-1, 4, 4096), &Fast);
+  makeFile(40 * 4096);
+  char *Buf = Device->alloc(40 * 4096);
+  auto N = read(Buf, 40 * 4096, 0);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 40u * 4096);
+  EXPECT_EQ(mismatches(Buf, 40 * 4096, 0), 0u);
+  IOStatsTy &S = E.getStats();
+  EXPECT_EQ(S.Reads[unsigned(IOPathTy::Fastpath)].load(), 1u);
+  EXPECT_EQ(S.BytesRead[unsigned(IOPathTy::Staged)].load(), 40u * 4096);
+  EXPECT_EQ(S.BytesRead[unsigned(IOPathTy::Fastpath)].load(), 0u);
+  EXPECT_EQ(S.Fallbacks.load(), 1u) << "fastpath reads: " << Fast.Reads.load();
+  {
+    std::lock_guard<std::mutex> Guard(S.ReasonLock);
+    EXPECT_NE(S.LastFallback.find("fastpath failed (fake cuFileRead"),
+              std::string::npos)
+        << S.LastFallback;
+    EXPECT_NE(S.LastFallback.find("retried on the staged path"),
+              std::string::npos)
+        << S.LastFallback;
+  }
+  // Writes fall back too.
+  N = write(Buf, 40 * 4096, 40 * 4096);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  std::vector<char> F = Sys.file();
+  ASSERT_EQ(F.size(), 80u * 4096);
+  EXPECT_EQ(mismatches(F.data() + 40 * 4096, 40 * 4096, 0), 0u);
+  EXPECT_EQ(S.Fallbacks.load(), 2u);
+}
+
+TEST_P(IOEngineFallbackTest, FallbackWithOneWorkerTriesTheFastpathOnce) {
+  FakeFastpathTy Fast(Sys);
+  Fast.ReadErrno = GetParam();
+  IOEngineTy &E = engine(smallConfig(-1, 1, 4096), &Fast);
+  makeFile(10 * 4096);
+  char *Buf = Device->alloc(10 * 4096);
+  auto N = read(Buf, 10 * 4096, 0);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(mismatches(Buf, 10 * 4096, 0), 0u);
+  EXPECT_EQ(Fast.Reads.load(), 1u);
+  EXPECT_EQ(E.getStats().Fallbacks.load(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Errnos, IOEngineFallbackTest,
+                         ::testing::Values(ENODEV, EREMOTEIO, ENOTSUP));
+
+TEST_F(IOEngineTest, FastpathEioFailsTheRequestWithoutFallback) {
+  FakeFastpathTy Fast(Sys);
+  Fast.ReadErrno = EIO;
+  Fast.WriteErrno = ENOSPC;
+  IOEngineTy &E = engine(smallConfig(-1, 4, 4096), &Fast);
+  makeFile(20 * 4096);
+  char *Buf = Device->alloc(20 * 4096);
+  auto N = read(Buf, 20 * 4096, 0);
+  ASSERT_FALSE(bool(N));
+  ErrorDetailsTy D = takeErrorDetails(N.takeError());
+  EXPECT_EQ(D.Errno, EIO);
+  EXPECT_NE(D.Message.find("fastpath: fake cuFileRead"), std::string::npos)
+      << D.Message;
+  EXPECT_EQ(errnoOf(write(Buf, 20 * 4096, 0)), ENOSPC);
+  EXPECT_EQ(E.getStats().Fallbacks.load(), 0u);
+  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::Staged)].load(), 0u);
+  EXPECT_EQ(Sys.Preads.load(), 0u);
+}
+
+//===----------------------------------------------------------------------===//
+// Settings from the environment
+//===----------------------------------------------------------------------===//
+
+TEST(IOConfigTest, FromEnvDefaultsAndValidValues) {
+  for (const char *V : {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE",
+                        "OMPX_IO_RING_DEPTH", "OMPX_IO_PATH", "OMPX_IO_INFO"})
+    unsetenv(V);
+  IOConfigTy C = IOConfigTy::fromEnv();
+  unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(C.Threads, std::min(8u, Cores));
+  EXPECT_EQ(C.ChunkSize, size_t(8) << 20);
+  EXPECT_EQ(C.RingDepth, 2u);
+  EXPECT_EQ(C.ForcedPath, -1);
+  EXPECT_FALSE(C.Info);
+  setenv("OMPX_IO_THREADS", "16", 1);
+  setenv("OMPX_IO_CHUNK_SIZE", "64K", 1);
+  setenv("OMPX_IO_RING_DEPTH", "5", 1);
+  setenv("OMPX_IO_PATH", "Staged", 1);
+  setenv("OMPX_IO_INFO", "1", 1);
+  C = IOConfigTy::fromEnv();
+  EXPECT_EQ(C.Threads, 16u);
+  EXPECT_EQ(C.ChunkSize, size_t(64) << 10);
+  EXPECT_EQ(C.RingDepth, 5u);
+  EXPECT_EQ(C.ForcedPath, int(IOPathTy::Staged));
+  EXPECT_TRUE(C.Info);
+  for (const char *V : {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE",
+                        "OMPX_IO_RING_DEPTH", "OMPX_IO_PATH", "OMPX_IO_INFO"})
+    unsetenv(V);
+}
+
+TEST(IOConfigTest, InvalidValuesWarnAndUseTheDefault) {
+  setenv("OMPX_IO_THREADS", "0", 1);
+  setenv("OMPX_IO_CHUNK_SIZE", "1000", 1);
+  setenv("OMPX_IO_RING_DEPTH", "many", 1);
+  setenv("OMPX_IO_PATH", "sideways", 1);
+  ::testing::internal::CaptureStderr();
+  IOConfigTy C = IOConfigTy::fromEnv();
+  std::string Err = ::testing::internal::GetCapturedStderr();
+  unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
+  EXPECT_EQ(C.Threads, std::min(8u, Cores));
+  EXPECT_EQ(C.ChunkSize, size_t(8) << 20);
+  EXPECT_EQ(C.RingDepth, 2u);
+  EXPECT_EQ(C.ForcedPath, -1);
+  for (const char *W :
+       {"ignoring OMPX_IO_THREADS='0'", "ignoring OMPX_IO_CHUNK_SIZE='1000'",
+        "ignoring OMPX_IO_RING_DEPTH='many'",
+        "ignoring OMPX_IO_PATH='sideways'"})
+    EXPECT_NE(Err.find(W), std::string::npos) << W << "\n" << Err;
+  for (const char *V : {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE",
+                        "OMPX_IO_RING_DEPTH", "OMPX_IO_PATH"})
+    unsetenv(V);
+}
+
+} // namespace
