@@ -3,27 +3,47 @@
 # One build-test-benchmark round on the NVIDIA machine (device tool), from the
 # repository root there. Needs .pack/llvm16.tar.xz (pack-llvm16-runtime.sh
 # --toolchain) and .pack/build.tar.xz (tools/gpu/pack-build.sh) carried.
-# Writes logs to $OUT (or /tmp/out).
+# Writes logs to $OUT (or /tmp/out). Steps: conformance, lit nvptx64, the
+# memcpy benchmark beside the stock plugin, the file benchmark.
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-/tmp/out}
-mkdir -p "$out" /opt/llvm16 /opt/offload-io
+steps=${STEPS:-conf,lit,memcpy,io}
+mkdir -p "$out" /opt/llvm16 /opt/offload-io/lib
 tar xJf .pack/llvm16.tar.xz -C /opt/llvm16
 tar xJf .pack/build.tar.xz -C /opt/offload-io
 export PATH=/opt/llvm16/bin:/usr/local/cuda/bin:$PATH
+# clang-16 itself needs libraries from the tarball (libicuuc).
+export LD_LIBRARY_PATH=/opt/llvm16/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
+nproc >> "$out/gpu.txt"
 
-# lit site configuration for this machine.
-mkdir -p /tmp/lit/test
-sed -e "s|@PROJECT_SOURCE_DIR@|$root|" -e 's|@PROJECT_BINARY_DIR@|/tmp/lit|' \
-    -e 's|@CMAKE_LIBRARY_OUTPUT_DIRECTORY@|/opt/offload-io/lib|' \
-    -e 's|@LLVM_TOOLS_BINARY_DIR@|/opt/llvm16/bin|' -e 's|@LLVM_LIBRARY_DIR@|/opt/llvm16/lib|' \
-    -e 's|@OFFLOADIO_CLANG@|/opt/llvm16/bin/clang-16|' \
-    test/lit.site.cfg.py.in > /tmp/lit/test/lit.site.cfg.py
-
-{
+if [[ $steps == *conf* ]]; then
   echo "== conformance (cuda)"
-  OFFLOADIO_CONFORMANCE_PLUGINS=cuda /opt/offload-io/bin/ConformanceTest 2>&1 | tail -40
-  echo "== lit nvptx64"
-  timeout 400 python3 /opt/llvm16/lit/lit.py -v -j8 --param target=nvptx64-nvidia-cuda /tmp/lit/test 2>&1 | tail -150
-} 2>&1 | tee "$out/tests.log"
+  OFFLOADIO_CONFORMANCE_PLUGINS=cuda timeout 120 /opt/offload-io/bin/ConformanceTest 2>&1 | tail -15
+fi 2>&1 | tee "$out/conformance.log"
+
+if [[ $steps == *lit* ]]; then
+  mkdir -p /tmp/lit/test
+  sed -e "s|@PROJECT_SOURCE_DIR@|$root|" -e 's|@PROJECT_BINARY_DIR@|/tmp/lit|' \
+      -e 's|@CMAKE_LIBRARY_OUTPUT_DIRECTORY@|/opt/offload-io/lib|' \
+      -e 's|@LLVM_TOOLS_BINARY_DIR@|/opt/llvm16/bin|' -e 's|@LLVM_LIBRARY_DIR@|/opt/llvm16/lib|' \
+      -e 's|@OFFLOADIO_CLANG@|/opt/llvm16/bin/clang-16|' \
+      test/lit.site.cfg.py.in > /tmp/lit/test/lit.site.cfg.py
+  echo "== lit nvptx64-nvidia-cuda"
+  timeout 300 python3 /opt/llvm16/lit/lit.py -sv -j12 --param target=nvptx64-nvidia-cuda /tmp/lit/test 2>&1 | grep -E "^(FAIL|XPASS|UNRESOLVED)|Passed|Failed|Unsupported|Testing Time" | tail -40
+fi 2>&1 | tee "$out/lit.log"
+
+if [[ $steps == *memcpy* ]]; then
+  echo "== memcpy benchmark, ours and stock, 2 GiB"
+  OFFLOADIO_BUILD_DIR=/opt/offload-io CLANG=/opt/llvm16/bin/clang LLVM_LIB=/opt/llvm16/lib \
+    timeout 200 bash tools/bench/run-memcpy-bench.sh --target nvptx64-nvidia-cuda 2>&1 | tail -40
+fi 2>&1 | tee "$out/memcpy.log"
+
+if [[ $steps == *io* ]]; then
+  echo "== file -> device benchmark (page-cached), ompx-io bench"
+  export LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH
+  /opt/offload-io/bin/ompx-io info 2>&1 | head -30
+  timeout 200 /opt/offload-io/bin/ompx-io bench --device 0 --sizes 256M,4G \
+    --threads 4,8,16 --paths auto --write --repeat 2 --csv "$out/io.csv" 2>&1 | tail -30
+fi 2>&1 | tee "$out/io.log"
