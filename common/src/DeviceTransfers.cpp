@@ -48,6 +48,10 @@ bool GenericDeviceTy::lockForCopy(size_t Size) const {
   return Size >= LockThreshold;
 }
 
+/// Largest unlocked copy handed to a driver that stages pageable copies
+/// itself (driverStagesPageableCopies); counted as staged.
+static constexpr size_t SmallDriverCopy = 64 << 10;
+
 /// Walk [HstPtr, HstPtr+Size) as locked and unlocked pieces.
 template <typename FnTy>
 static Error forEachSegment(const PinnedMemoryMapTy &Map, const char *HstPtr,
@@ -152,6 +156,11 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
         std::move(Err),
         Plugin.unpinAfterCopy(const_cast<char *>(HstPtr), *Dev, Size));
   }
+  if (!lockForCopy(Size) && Size <= SmallDriverCopy &&
+      driverStagesPageableCopies()) {
+    countTransfer(TransferPathTy::StagedToDevice, Size);
+    return Stream.copyAsync(TgtPtr, HstPtr, Size, CopyKindTy::HostToDevice);
+  }
   // Staged: each chunk is copied into a bounce buffer (so the caller may
   // reuse its memory on return), then DMAed; the buffer returns to the pool
   // when its copy completes. Large copies share the memcpy side among the
@@ -200,6 +209,11 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
   StagingPoolTy &Pool = *Staging;
   size_t BufferSize = Pool.getBufferSize();
   size_t Chunks = (Size + BufferSize - 1) / BufferSize;
+  if (!lockForCopy(Size) && Size <= SmallDriverCopy &&
+      driverStagesPageableCopies()) {
+    countTransfer(TransferPathTy::StagedFromDevice, Size);
+    return Stream.copyAsync(HstPtr, TgtPtr, Size, CopyKindTy::DeviceToHost);
+  }
   if (!lockForCopy(Size)) {
     // Small: the copy into the bounce buffer and the copy out of it both
     // run on the stream, so the call stays asynchronous.

@@ -20,7 +20,7 @@ nproc >> "$out/gpu.txt"
 
 if [[ $steps == *conf* ]]; then
   echo "== conformance (cuda)"
-  OFFLOADIO_CONFORMANCE_PLUGINS=cuda timeout 120 /opt/offload-io/bin/ConformanceTest 2>&1 | tail -15
+  OFFLOADIO_CONFORMANCE_PLUGIN_DIR=/opt/offload-io/lib OFFLOADIO_CONFORMANCE_PLUGINS=cuda timeout 120 /opt/offload-io/bin/ConformanceTest 2>&1 | tail -15
 fi 2>&1 | tee "$out/conformance.log"
 
 if [[ $steps == *lit* ]]; then
@@ -43,7 +43,10 @@ fi 2>&1 | tee "$out/memcpy.log"
 if [[ $steps == *io* ]]; then
   echo "== file -> device benchmark (page-cached), ompx-io bench"
   export LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH
-  /opt/offload-io/bin/ompx-io info 2>&1 | head -30
-  timeout 200 /opt/offload-io/bin/ompx-io bench --device 0 --sizes 256M,4G \
-    --threads 4,8,16 --paths auto --write --repeat 2 --csv "$out/io.csv" 2>&1 | tail -30
+  # The host plugin's 4 devices come first (0-3): the GPU is device 4,
+  # which also exercises device numbering across plugins.
+  gpu=${OMPX_IO_BENCH_DEVICE:-4}
+  /opt/offload-io/bin/ompx-io info 2>&1 | grep -A8 "^Device $gpu"
+  timeout 240 /opt/offload-io/bin/ompx-io bench --device "$gpu" --sizes 256M,4G \
+    --threads 4,8,16 --paths auto,staged --write --repeat 2 --csv "$out/io.csv" 2>&1 | tail -30
 fi 2>&1 | tee "$out/io.log"

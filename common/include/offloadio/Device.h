@@ -208,6 +208,12 @@ protected:
   /// The backend's vendor storage DMA, or null (with the reason) if none.
   virtual IOFastpathTy *getIOFastpathImpl() { return nullptr; }
 
+  /// Whether the vendor's own copy from or to pageable host memory returns
+  /// only once the host side is done (CUDA stages such copies itself). Small
+  /// unlocked copies then go straight to the driver: no bounce buffer and no
+  /// completion callback, which costs more than the copy.
+  virtual bool driverStagesPageableCopies() const { return false; }
+
   /// Default of OFFLOADIO_LOCK_THRESHOLD for this backend: the size from
   /// which locking unlocked memory for one copy beats staging it.
   virtual size_t getDefaultLockThreshold() const { return 1 << 20; }

@@ -43,6 +43,9 @@ public:
   uint32_t getDynamicSharedMemory() const { return DynamicSharedMemory; }
 
 protected:
+  /// cuMemcpyAsync from pageable memory returns once the data is captured
+  /// in the driver's staging memory; to pageable memory, once it is done.
+  bool driverStagesPageableCopies() const override { return true; }
   Error initImpl(DeviceLimitsTy &Limits) override;
   Error deinitImpl() override;
   Expected<std::unique_ptr<DeviceImageTy>>

@@ -80,7 +80,11 @@ int main(int argc, char **argv) {
     return 3;
   int rdonly = open(argv[1], O_RDONLY);
   int wronly = open(argv[1], O_WRONLY);
-  int closed = open(argv[1], O_RDONLY);
+  // A closed descriptor far above the ones in use: runtimes open files of
+  // their own (the CUDA driver does), and a low number would be reused.
+  int tmp = open(argv[1], O_RDONLY);
+  int closed = dup2(tmp, 900);
+  close(tmp);
   close(closed);
 
   int dev = omp_get_default_device();
