@@ -156,7 +156,7 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
         std::move(Err),
         Plugin.unpinAfterCopy(const_cast<char *>(HstPtr), *Dev, Size));
   }
-  if (!lockForCopy(Size) && Size <= SmallDriverCopy &&
+  if (PageablePolicy == PageablePolicyTy::Auto && Size <= SmallDriverCopy &&
       driverStagesPageableCopies()) {
     countTransfer(TransferPathTy::StagedToDevice, Size);
     return Stream.copyAsync(TgtPtr, HstPtr, Size, CopyKindTy::HostToDevice);
@@ -209,7 +209,7 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
   StagingPoolTy &Pool = *Staging;
   size_t BufferSize = Pool.getBufferSize();
   size_t Chunks = (Size + BufferSize - 1) / BufferSize;
-  if (!lockForCopy(Size) && Size <= SmallDriverCopy &&
+  if (PageablePolicy == PageablePolicyTy::Auto && Size <= SmallDriverCopy &&
       driverStagesPageableCopies()) {
     countTransfer(TransferPathTy::StagedFromDevice, Size);
     return Stream.copyAsync(HstPtr, TgtPtr, Size, CopyKindTy::DeviceToHost);

@@ -23,6 +23,9 @@ public:
   bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
 
 protected:
+  /// A host "copy" of pageable memory is a memcpy: the data is captured
+  /// when it runs, and a small one on an idle stream runs at once.
+  bool driverStagesPageableCopies() const override { return true; }
   Error initImpl(DeviceLimitsTy &Limits) override;
   Error deinitImpl() override;
   Expected<std::unique_ptr<DeviceImageTy>>

@@ -70,11 +70,50 @@ Error HostStreamTy::enqueue(OpTy &&Op) {
 
 Error HostStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
                               CopyKindTy Kind) {
+  // A small copy on an idle stream runs on the caller's thread: handing
+  // 64 bytes to the worker costs two thread wake-ups, hundreds of times the
+  // copy. The stream stays in order: while it runs, the copy holds the
+  // stream's next position and the worker does not start later work.
+  if (Size <= InlineCopyLimit) {
+    std::unique_lock<std::mutex> Guard(Lock);
+    if (Head == Tail && !FailMessage && !InlineRunning) {
+      InlineRunning = true;
+      ++Tail;
+      Guard.unlock();
+      std::memmove(Dst, Src, Size);
+      Guard.lock();
+      InlineRunning = false;
+      ++Head;
+      Completed.store(Head, std::memory_order_release);
+      DoneCV.notify_all();
+      bool More = Head != Tail;
+      Guard.unlock();
+      if (More)
+        WorkCV.notify_one();
+      return Error::success();
+    }
+  }
   OpTy Op;
   Op.Kind = OpTy::CopyOp;
   Op.Dst = Dst;
   Op.Src = Src;
   Op.Size = Size;
+  if (Size <= InlineCopyLimit && Kind == CopyKindTy::HostToDevice) {
+    // The stream is busy: capture the source now, as a driver's pageable
+    // copy does, so the caller may reuse its memory on return. Capture
+    // blocks are recycled, so this allocates only past any earlier depth.
+    {
+      std::lock_guard<std::mutex> Guard(Lock);
+      if (!FreeCaptures.empty()) {
+        Op.Capture = std::move(FreeCaptures.back());
+        FreeCaptures.pop_back();
+      }
+    }
+    if (!Op.Capture)
+      Op.Capture.reset(new char[InlineCopyLimit]);
+    std::memcpy(Op.Capture.get(), Src, Size);
+    Op.Src = Op.Capture.get();
+  }
   return enqueue(std::move(Op));
 }
 
@@ -139,7 +178,8 @@ Error HostStreamTy::execute(OpTy &Op) {
 void HostStreamTy::workerLoop() {
   std::unique_lock<std::mutex> Guard(Lock);
   while (true) {
-    WorkCV.wait(Guard, [&] { return Stop || Head != Tail; });
+    WorkCV.wait(Guard,
+                [&] { return (Stop && !InlineRunning) || (Head != Tail && !InlineRunning); });
     if (Head == Tail)
       return; // Stop requested and nothing left.
     OpTy Op = std::move(Ring[Head & (Ring.size() - 1)]);
@@ -151,8 +191,11 @@ void HostStreamTy::workerLoop() {
                 (Op.Kind == OpTy::CopyOp || Op.Kind == OpTy::LaunchOp);
     Guard.unlock();
     Error Err = Skip ? Error::success() : execute(Op);
+    std::unique_ptr<char[]> Capture = std::move(Op.Capture);
     Op = OpTy();
     Guard.lock();
+    if (Capture)
+      FreeCaptures.push_back(std::move(Capture));
     if (Err) {
       if (!FailMessage) {
         std::string Msg;

@@ -80,6 +80,8 @@ public:
   }
 
 private:
+  /// Copies up to this size on an idle stream run on the caller's thread.
+  static constexpr size_t InlineCopyLimit = 64 << 10;
   /// Inline argument slots; launches with more arguments allocate.
   static constexpr unsigned InlineArgs = 24;
 
@@ -92,6 +94,7 @@ private:
     uint32_t NumArgs = 0;
     void *Args[InlineArgs];
     std::unique_ptr<void *[]> ExtraArgs;
+    std::unique_ptr<char[]> Capture; ///< Source captured at enqueue.
     HostStreamTy *WaitStream = nullptr;
     uint64_t WaitSeq = 0;
     HostCallbackTy Fn = nullptr;
@@ -112,6 +115,10 @@ private:
   uint64_t Tail = 0; ///< Next free slot.
   std::atomic<uint64_t> Completed{0};
   bool Stop = false;
+  /// A small copy runs on the caller's thread (see copyAsync).
+  bool InlineRunning = false;
+  /// Recycled capture blocks of queued small host-to-device copies.
+  std::vector<std::unique_ptr<char[]>> FreeCaptures;
   /// First error of queued work since the last synchronize, and the
   /// sequence number of the operation that failed.
   std::unique_ptr<std::string> FailMessage;
