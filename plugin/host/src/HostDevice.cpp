@@ -15,8 +15,8 @@ using namespace offloadio;
 using namespace offloadio::host;
 
 HostDeviceTy::~HostDeviceTy() {
-  for (auto &[Addr, Alloc] : Allocations)
-    std::free(reinterpret_cast<void *>(Addr));
+  for (const AllocationInfoTy &Alloc : Allocations.takeAll())
+    std::free(Alloc.Ptr);
 }
 
 Error HostDeviceTy::initImpl(DeviceLimitsTy &L) {
@@ -66,38 +66,25 @@ Expected<void *> HostDeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
                      "aligned_alloc of {0} bytes of {1} memory on device {2} "
                      "failed",
                      Size, allocKindName(Kind), DeviceId);
-  std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
-  Allocations[reinterpret_cast<uintptr_t>(Ptr)] = {Size, Kind};
+  Allocations.add(Ptr, Size, Kind);
   return Ptr;
 }
 
 Error HostDeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
-  {
-    std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
-    auto It = Allocations.find(reinterpret_cast<uintptr_t>(Ptr));
-    if (It == Allocations.end())
-      return makeError(ErrorCode::NotFound,
-                       "free of {0} ({1} memory) on device {2}: not allocated "
-                       "by this device",
-                       Ptr, allocKindName(Kind), DeviceId);
-    Allocations.erase(It);
-  }
+  if (!Allocations.remove(Ptr))
+    return makeError(ErrorCode::NotFound,
+                     "free of {0} ({1} memory) on device {2}: not allocated "
+                     "by this device",
+                     Ptr, allocKindName(Kind), DeviceId);
   std::free(Ptr);
   return Error::success();
 }
 
 bool HostDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
-  auto Addr = reinterpret_cast<uintptr_t>(Ptr);
-  std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
-  auto It = Allocations.upper_bound(Addr);
-  if (It == Allocations.begin())
-    return false;
-  --It;
-  if (Addr >= It->first + std::max<size_t>(It->second.Size, 1))
-    return false;
-  if (Kind)
-    *Kind = It->second.Kind;
-  return true;
+  auto Alloc = Allocations.find(Ptr);
+  if (Alloc && Kind)
+    *Kind = Alloc->Kind;
+  return Alloc.has_value();
 }
 
 Expected<std::unique_ptr<StreamTy>> HostDeviceTy::createStreamImpl() {
@@ -116,13 +103,7 @@ Error HostDeviceTy::initDeviceInfoImpl(__tgt_device_info &DeviceInfo) {
 }
 
 void HostDeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
-  size_t Live, Bytes = 0;
-  {
-    std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
-    Live = Allocations.size();
-    for (auto &[Addr, Alloc] : Allocations)
-      Bytes += Alloc.Size;
-  }
+  auto [Live, Bytes] = Allocations.usage();
   printInfoLine(OS, "Device type:", "host CPU (offload-io reference backend)");
   printInfoLine(OS, "Hardware threads:",
                 llvm::Twine(std::thread::hardware_concurrency()));

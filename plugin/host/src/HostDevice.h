@@ -5,10 +5,9 @@
 #ifndef OFFLOADIO_HOST_HOSTDEVICE_H
 #define OFFLOADIO_HOST_HOSTDEVICE_H
 
+#include "offloadio/AllocationRegistry.h"
 #include "offloadio/Device.h"
 
-#include <map>
-#include <shared_mutex>
 
 namespace offloadio {
 namespace host {
@@ -43,14 +42,7 @@ protected:
   void printInfoImpl(llvm::raw_ostream &OS) override;
 
 private:
-  struct AllocationTy {
-    size_t Size;
-    AllocKindTy Kind;
-  };
-  /// Live allocations by start address, to validate frees and answer
-  /// ownsPointer for interior pointers.
-  mutable std::shared_mutex AllocationsLock;
-  std::map<uintptr_t, AllocationTy> Allocations;
+  AllocationRegistryTy Allocations;
 };
 
 } // namespace host
