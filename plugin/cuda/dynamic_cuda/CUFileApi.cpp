@@ -19,8 +19,7 @@ template <typename FnTy> FnTy lookup(void *Handle, const char *Name) {
 
 /// Resolve required function \p Name into \p Slot.
 template <typename FnTy>
-Error resolve(void *Handle, const char *Library, const char *Name,
-              FnTy &Slot) {
+Error resolve(void *Handle, const char *Library, const char *Name, FnTy &Slot) {
   Slot = lookup<FnTy>(Handle, Name);
   if (!Slot)
     return makeError(ErrorCode::NotFound, "{0} has no {1}", Library, Name);
@@ -29,8 +28,7 @@ Error resolve(void *Handle, const char *Library, const char *Name,
 
 } // namespace
 
-Expected<std::unique_ptr<CUFileApiTy>>
-CUFileApiTy::load(const char *Library) {
+Expected<std::unique_ptr<CUFileApiTy>> CUFileApiTy::load(const char *Library) {
   // RTLD_LOCAL: the symbols are ours to look up; a program that links
   // libcufile itself shares the same instance and driver state.
   void *Handle = dlopen(Library, RTLD_NOW | RTLD_LOCAL);
@@ -40,15 +38,14 @@ CUFileApiTy::load(const char *Library) {
     // a library that is there but does not load gets the loader's.
     if (!Why || std::strstr(Why, "No such file"))
       return makeError(ErrorCode::NotFound, "{0} not found", Library);
-    return makeError(ErrorCode::NotFound, "cannot load {0}: {1}", Library,
-                     Why);
+    return makeError(ErrorCode::NotFound, "cannot load {0}: {1}", Library, Why);
   }
   auto Api = std::make_unique<CUFileApiTy>();
   Api->Handle = Handle;
   if (auto Err = resolve(Handle, Library, "cuFileDriverOpen", Api->DriverOpen))
     return std::move(Err);
-  if (auto Err = resolve(Handle, Library, "cuFileHandleRegister",
-                         Api->HandleRegister))
+  if (auto Err =
+          resolve(Handle, Library, "cuFileHandleRegister", Api->HandleRegister))
     return std::move(Err);
   if (auto Err = resolve(Handle, Library, "cuFileHandleDeregister",
                          Api->HandleDeregister))
@@ -151,10 +148,14 @@ const char *offloadio::cuda::cuFileOpErrorName(int Code) {
 
 std::string offloadio::cuda::describeCUFileError(CUFileErrorTy Err,
                                                  const CUDAApiTy *Api) {
+  // Values below cuFile's base are errno values (IS_CUFILE_ERR is false).
+  if (Err.Err > 0 && Err.Err < CUFileErrorBase)
+    return "errno " + std::to_string(Err.Err) + " (" + std::strerror(Err.Err) +
+           ")";
   const char *Name = cuFileOpErrorName(Err.Err);
-  std::string S = Name ? std::string(Name) + " (" + std::to_string(Err.Err) +
-                             ")"
-                       : "CUfileOpError " + std::to_string(Err.Err);
+  std::string S = Name
+                      ? std::string(Name) + " (" + std::to_string(Err.Err) + ")"
+                      : "CUfileOpError " + std::to_string(Err.Err);
   if (Err.Err == CUFileCUDADriverError)
     S += ", " + (Api ? Api->errorName(Err.CuErr)
                      : "CUresult " + std::to_string(int(Err.CuErr)));

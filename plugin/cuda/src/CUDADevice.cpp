@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "CUDADevice.h"
+#include "CUDAFastpath.h"
 #include "CUDAImage.h"
 #include "CUDAKernel.h"
 #include "CUDAStream.h"
@@ -367,6 +368,14 @@ Error CUDADeviceTy::dataExchangeImpl(const void *SrcPtr,
   if (Dst.getContext() == Context)
     return Stream.copyAsync(DstPtr, SrcPtr, Size, CopyKindTy::DeviceToDevice);
   return Stream.copyPeerAsync(DstPtr, Dst.getContext(), SrcPtr, Size);
+}
+
+IOFastpathTy *CUDADeviceTy::getIOFastpathImpl() {
+  std::lock_guard<std::mutex> Guard(FastpathLock);
+  if (!Fastpath)
+    Fastpath =
+        std::make_unique<CUDAFastpathTy>(*this, Api, CUFileDriverTy::process());
+  return Fastpath.get();
 }
 
 Error CUDADeviceTy::initDeviceInfoImpl(__tgt_device_info &DeviceInfo) {

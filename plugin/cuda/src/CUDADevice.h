@@ -10,12 +10,15 @@
 #include "offloadio/Device.h"
 
 #include <map>
+#include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 
 namespace offloadio {
 namespace cuda {
 
+class CUDAFastpathTy;
 class CUDAHostRegistryTy;
 
 /// One CUDA device of the plugin.
@@ -63,6 +66,10 @@ protected:
   void printInfoImpl(llvm::raw_ostream &OS) override;
   Error dataExchangeImpl(const void *SrcPtr, GenericDeviceTy &DstDevice,
                          void *DstPtr, size_t Size, StreamTy &Stream) override;
+  /// cuFile (GPUDirect Storage); whether it is usable is decided per
+  /// request, so that its absence costs nothing until a request could use
+  /// it.
+  IOFastpathTy *getIOFastpathImpl() override;
 
 private:
   /// Read integer attribute \p Attr of the device.
@@ -100,6 +107,12 @@ private:
   /// allocated with, and ownsPointer answers for interior pointers.
   mutable std::shared_mutex AllocationsLock;
   std::map<uintptr_t, AllocationTy> Allocations;
+
+  /// The file engine's fastpath, created with the first engine and kept
+  /// across deinit/init (it only caches what cuFile refused). deinit() stops
+  /// the engine before this goes away.
+  std::mutex FastpathLock;
+  std::unique_ptr<CUDAFastpathTy> Fastpath;
 };
 
 } // namespace cuda
