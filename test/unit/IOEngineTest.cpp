@@ -27,6 +27,7 @@
 #include <random>
 #include <shared_mutex>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 #include <vector>
 
@@ -205,10 +206,41 @@ public:
   size_t TruncateAfter = SIZE_MAX; ///< Once this many bytes were read ...
   size_t TruncateTo = 0;           ///< ... the file shrinks to this size.
   int DupErrno = 0;                ///< dup fails with this errno.
+  bool CallerDirect = false;       ///< The caller's fd has O_DIRECT.
+  int ReopenErrno = 0;             ///< reopen fails with this errno.
+  bool DirectEinval = false;       ///< All I/O on O_DIRECT fds: EINVAL.
+  size_t DioAlign = 4096;          ///< directIOAlignment.
 
   // Observations.
   std::atomic<unsigned> Eintrs{0}, Preads{0}, Pwrites{0};
   std::atomic<size_t> LargestCall{0};
+
+  /// One pread or pwrite that reached the file (or was refused EINVAL).
+  struct CallTy {
+    bool Write;
+    bool Direct; ///< On a descriptor with O_DIRECT.
+    size_t Offset, Count;
+    bool operator<(const CallTy &O) const {
+      return std::tie(Write, Direct, Offset, Count) <
+             std::tie(O.Write, O.Direct, O.Offset, O.Count);
+    }
+    bool operator==(const CallTy &O) const {
+      return !(*this < O) && !(O < *this);
+    }
+  };
+  /// The calls so far, sorted, and forgotten.
+  std::vector<CallTy> takeCalls() {
+    std::lock_guard<std::mutex> Guard(Lock);
+    std::vector<CallTy> C = std::move(Calls);
+    Calls.clear();
+    std::sort(C.begin(), C.end());
+    return C;
+  }
+  /// The flags of each reopen, in order.
+  std::vector<int> reopens() {
+    std::lock_guard<std::mutex> Guard(Lock);
+    return Reopens;
+  }
 
   std::vector<char> file() {
     std::lock_guard<std::mutex> Guard(Lock);
@@ -219,12 +251,14 @@ public:
     File = std::move(F);
   }
 
-  ssize_t pread(int, void *Buf, size_t Count, off_t Offset) override {
+  ssize_t pread(int Fd, void *Buf, size_t Count, off_t Offset) override {
     if (interrupt())
       return -1;
     ++Preads;
     noteCall(Count);
     std::lock_guard<std::mutex> Guard(Lock);
+    if (refuseDirect(Fd, false, Buf, Count, Offset))
+      return -1;
     size_t N = std::min(Count, MaxPerCall);
     if (auto Err = eio(Offset, N))
       return Err;
@@ -238,12 +272,14 @@ public:
     return ssize_t(N);
   }
 
-  ssize_t pwrite(int, const void *Buf, size_t Count, off_t Offset) override {
+  ssize_t pwrite(int Fd, const void *Buf, size_t Count, off_t Offset) override {
     if (interrupt())
       return -1;
     ++Pwrites;
     noteCall(Count);
     std::lock_guard<std::mutex> Guard(Lock);
+    if (refuseDirect(Fd, true, Buf, Count, Offset))
+      return -1;
     if (WritesReturnZero)
       return 0;
     size_t N = std::min(Count, MaxPerCall);
@@ -264,7 +300,9 @@ public:
 
   int getFlags(int Fd) override {
     int Flags = SysTy::getFlags(Fd);
-    return Flags < 0 ? Flags : (Flags & ~O_ACCMODE) | Mode;
+    if (Flags < 0)
+      return Flags;
+    return (Flags & ~O_ACCMODE) | Mode | (CallerDirect ? O_DIRECT : 0);
   }
 
   int dup(int Fd) override {
@@ -272,8 +310,29 @@ public:
       errno = DupErrno;
       return -1;
     }
-    return SysTy::dup(Fd);
+    int New = SysTy::dup(Fd);
+    // A duplicate shares the caller's O_DIRECT. Descriptor numbers are
+    // reused, so each new one is classified afresh.
+    std::lock_guard<std::mutex> Guard(Lock);
+    if (New >= 0)
+      DirectFds[New] = CallerDirect;
+    return New;
   }
+
+  int reopen(int Fd, int Flags) override {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Reopens.push_back(Flags);
+    if (ReopenErrno) {
+      errno = ReopenErrno;
+      return -1;
+    }
+    int New = SysTy::dup(Fd);
+    if (New >= 0)
+      DirectFds[New] = Flags & O_DIRECT;
+    return New;
+  }
+
+  size_t directIOAlignment(int) override { return DioAlign; }
 
   /// Read the file directly (for the fake fastpath).
   size_t readAt(char *Dst, size_t Count, size_t Offset) {
@@ -305,6 +364,21 @@ private:
     while (Count > Prev && !LargestCall.compare_exchange_weak(Prev, Count))
       ;
   }
+  /// Record the call; on an O_DIRECT fd, refuse what the kernel refuses
+  /// (unaligned offset, count or memory) and everything if DirectEinval.
+  bool refuseDirect(int Fd, bool Write, const void *Buf, size_t Count,
+                    off_t Offset) {
+    bool Direct = DirectFds.count(Fd) && DirectFds[Fd];
+    Calls.push_back({Write, Direct, size_t(Offset), Count});
+    if (!Direct)
+      return false;
+    if (DirectEinval || size_t(Offset) % DioAlign || Count % DioAlign ||
+        reinterpret_cast<uintptr_t>(Buf) % DioAlign) {
+      errno = EINVAL;
+      return true;
+    }
+    return false;
+  }
   /// Bytes up to EioAt first; the call that starts at EioAt fails.
   ssize_t eio(off_t Offset, size_t &N) {
     if (EioAt == SIZE_MAX || size_t(Offset) + N <= EioAt)
@@ -320,6 +394,9 @@ private:
   std::mutex Lock;
   std::vector<char> File;
   size_t Served = 0;
+  std::map<int, bool> DirectFds;
+  std::vector<CallTy> Calls;
+  std::vector<int> Reopens;
 };
 
 //===----------------------------------------------------------------------===//
@@ -974,12 +1051,255 @@ TEST_F(IOEngineTest, FastpathEioFailsTheRequestWithoutFallback) {
 }
 
 //===----------------------------------------------------------------------===//
+// O_DIRECT for the aligned middle
+//===----------------------------------------------------------------------===//
+
+using CallTy = FakeSysTy::CallTy;
+
+IOConfigTy directConfig(int Path, IODirectPolicyTy Policy) {
+  IOConfigTy C = smallConfig(Path, 4, 16384);
+  C.ODirect = Policy;
+  return C;
+}
+
+/// Chunks of 16 KiB, alignment 4096: a request at offset 1000 of 70000
+/// bytes is a buffered head [1000, 4096), four O_DIRECT chunks of the middle
+/// [4096, 69632) and a buffered tail [69632, 71000).
+class IOEngineDirectTest : public IOEnginePathTest {
+protected:
+  /// A pointer into a fresh allocation such that Ptr + Skew is
+  /// page-aligned.
+  char *bufferFor(size_t Size, size_t Skew) {
+    char *Base = Device->alloc(Size + 8192);
+    uintptr_t At = reinterpret_cast<uintptr_t>(Base) + Skew;
+    return Base + (4096 - At % 4096) % 4096;
+  }
+  static std::vector<CallTy> headMiddleTail(bool Write) {
+    std::vector<CallTy> C = {{Write, false, 1000, 3096},
+                             {Write, false, 69632, 1368}};
+    for (size_t O = 4096; O < 69632; O += 16384)
+      C.push_back({Write, true, O, 16384});
+    std::sort(C.begin(), C.end());
+    return C;
+  }
+};
+
+TEST_P(IOEngineDirectTest, UnalignedReadSplitsHeadMiddleAndTail) {
+  Sys.CallerDirect = true;
+  IOEngineTy &E = engine(directConfig(path(), IODirectPolicyTy::Auto));
+  makeFile(100000);
+  char *Buf = bufferFor(70000, 3096);
+  auto N = read(Buf, 70000, 1000);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 70000u);
+  EXPECT_EQ(mismatches(Buf, 70000, 1000), 0u);
+  EXPECT_EQ(Sys.takeCalls(), headMiddleTail(false));
+  // The buffered twin was reopened read-only, without O_DIRECT.
+  ASSERT_EQ(Sys.reopens().size(), 1u);
+  EXPECT_EQ(Sys.reopens()[0] & (O_ACCMODE | O_DIRECT), O_RDONLY);
+  EXPECT_EQ(E.getStats().BytesRead[path()].load(), 70000u);
+  EXPECT_EQ(E.getStats().Fallbacks.load(), 0u);
+}
+
+TEST_P(IOEngineDirectTest, UnalignedWriteSplitsHeadMiddleAndTail) {
+  Sys.CallerDirect = true;
+  engine(directConfig(path(), IODirectPolicyTy::Auto));
+  char *Buf = bufferFor(70000, 3096);
+  for (size_t I = 0; I < 70000; ++I)
+    Buf[I] = pat(I, 3);
+  auto N = write(Buf, 70000, 1000);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 70000u);
+  std::vector<char> F = Sys.file();
+  ASSERT_EQ(F.size(), 71000u);
+  EXPECT_EQ(mismatches(F.data() + 1000, 70000, 0, 3), 0u);
+  EXPECT_EQ(Sys.takeCalls(), headMiddleTail(true));
+  ASSERT_EQ(Sys.reopens().size(), 1u);
+  EXPECT_EQ(Sys.reopens()[0] & (O_ACCMODE | O_DIRECT), O_WRONLY);
+}
+
+TEST_P(IOEngineDirectTest, AlignedRequestUsesOnlyTheDirectFd) {
+  Sys.CallerDirect = true;
+  engine(directConfig(path(), IODirectPolicyTy::Auto));
+  makeFile(100000);
+  char *Buf = bufferFor(40960, 0);
+  auto N = read(Buf, 40960, 8192);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 40960u);
+  EXPECT_EQ(mismatches(Buf, 40960, 8192), 0u);
+  std::vector<CallTy> Want = {{false, true, 8192, 16384},
+                              {false, true, 24576, 16384},
+                              {false, true, 40960, 8192}};
+  EXPECT_EQ(Sys.takeCalls(), Want);
+}
+
+TEST_P(IOEngineDirectTest, EndOfFileInTheMiddleAndInTheTail) {
+  Sys.CallerDirect = true;
+  engine(directConfig(path(), IODirectPolicyTy::Auto));
+  makeFile(50000);
+  char *Buf = bufferFor(65536, 0);
+  // Aligned count past EOF: the O_DIRECT chunk at 49152 is short (848).
+  auto N = read(Buf, 65536, 0);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 50000u);
+  EXPECT_EQ(mismatches(Buf, 50000, 0), 0u);
+  // The tail [53248, 54096) lies past EOF: buffered, and reads nothing.
+  Buf = bufferFor(50000, 0);
+  N = read(Buf, 50000, 4096);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 45904u);
+  EXPECT_EQ(mismatches(Buf, 45904, 4096), 0u);
+  for (const CallTy &C : Sys.takeCalls())
+    if (C.Direct)
+      EXPECT_TRUE(C.Offset % 4096 == 0 && C.Count % 4096 == 0)
+          << C.Offset << " " << C.Count;
+}
+
+TEST_P(IOEngineDirectTest, OffPolicyReopensTheDirectFdBuffered) {
+  Sys.CallerDirect = true;
+  engine(directConfig(path(), IODirectPolicyTy::Off));
+  makeFile(100000);
+  char *Buf = bufferFor(70000, 3096);
+  auto N = read(Buf + 1, 70000, 1000); // Unaligned memory too.
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 70000u);
+  EXPECT_EQ(mismatches(Buf + 1, 70000, 1000), 0u);
+  std::vector<CallTy> Calls = Sys.takeCalls();
+  EXPECT_FALSE(Calls.empty());
+  for (const CallTy &C : Calls)
+    EXPECT_FALSE(C.Direct) << C.Offset;
+  ASSERT_EQ(Sys.reopens().size(), 1u);
+  EXPECT_EQ(Sys.reopens()[0] & O_DIRECT, 0);
+}
+
+TEST_P(IOEngineDirectTest, AutoPolicyLeavesABufferedFdAlone) {
+  engine(directConfig(path(), IODirectPolicyTy::Auto));
+  makeFile(100000);
+  char *Buf = bufferFor(70000, 3096);
+  ASSERT_TRUE(bool(read(Buf, 70000, 1000)));
+  for (const CallTy &C : Sys.takeCalls())
+    EXPECT_FALSE(C.Direct);
+  EXPECT_TRUE(Sys.reopens().empty());
+}
+
+TEST_P(IOEngineDirectTest, OnPolicyReopensABufferedFdWithODirect) {
+  Sys.Mode = O_WRONLY;
+  engine(directConfig(path(), IODirectPolicyTy::On));
+  char *Buf = bufferFor(70000, 3096);
+  for (size_t I = 0; I < 70000; ++I)
+    Buf[I] = pat(I, 4);
+  auto N = write(Buf, 70000, 1000);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  std::vector<char> F = Sys.file();
+  ASSERT_EQ(F.size(), 71000u);
+  EXPECT_EQ(mismatches(F.data() + 1000, 70000, 0, 4), 0u);
+  EXPECT_EQ(Sys.takeCalls(), headMiddleTail(true));
+  ASSERT_EQ(Sys.reopens().size(), 1u);
+  EXPECT_EQ(Sys.reopens()[0] & (O_ACCMODE | O_DIRECT), O_WRONLY | O_DIRECT);
+}
+
+TEST_P(IOEngineDirectTest, OnPolicyReopenEinvalFallsBackAndSaysSoOnce) {
+  Sys.ReopenErrno = EINVAL;
+  IOConfigTy C = directConfig(path(), IODirectPolicyTy::On);
+  C.Info = true;
+  engine(C);
+  makeFile(100000);
+  char *Buf = bufferFor(70000, 3096);
+  ::testing::internal::CaptureStderr();
+  auto N = read(Buf, 70000, 1000);
+  std::string Err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 70000u);
+  EXPECT_EQ(mismatches(Buf, 70000, 1000), 0u);
+  for (const CallTy &Call : Sys.takeCalls())
+    EXPECT_FALSE(Call.Direct);
+  EXPECT_EQ(std::count(Err.begin(), Err.end(), '\n'), 1) << Err;
+  EXPECT_NE(Err.find("O_DIRECT unavailable, buffered (reopen: Invalid "
+                     "argument)"),
+            std::string::npos)
+      << Err;
+}
+
+TEST_P(IOEngineDirectTest, EinvalOnTheDirectFdRetriesBuffered) {
+  Sys.CallerDirect = true;
+  Sys.DirectEinval = true;
+  IOEngineTy &E = engine(directConfig(path(), IODirectPolicyTy::Auto));
+  makeFile(100000);
+  char *Buf = bufferFor(70000, 3096);
+  auto N = read(Buf, 70000, 1000);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 70000u);
+  EXPECT_EQ(mismatches(Buf, 70000, 1000), 0u);
+  // Each middle chunk: refused on the O_DIRECT fd, then served buffered.
+  std::vector<CallTy> Want = headMiddleTail(false);
+  for (size_t O = 4096; O < 69632; O += 16384)
+    Want.push_back({false, false, O, 16384});
+  std::sort(Want.begin(), Want.end());
+  EXPECT_EQ(Sys.takeCalls(), Want);
+  for (size_t I = 0; I < 70000; ++I)
+    Buf[I] = pat(I, 6);
+  N = write(Buf, 70000, 1000);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(mismatches(Sys.file().data() + 1000, 70000, 0, 6), 0u);
+  EXPECT_EQ(E.getStats().Fallbacks.load(), 0u);
+}
+
+TEST_F(IOEngineTest, DirectPathUsesODirectOnlyForAlignedMemory) {
+  Sys.CallerDirect = true;
+  engine(directConfig(int(IOPathTy::Direct), IODirectPolicyTy::Auto));
+  makeFile(100000);
+  char *Base = Device->alloc(80000);
+  // Base + 8 + 3096 is not aligned: everything goes buffered.
+  auto N = read(Base + 8, 70000, 1000);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(mismatches(Base + 8, 70000, 1000), 0u);
+  for (const CallTy &C : Sys.takeCalls())
+    EXPECT_FALSE(C.Direct) << C.Offset;
+}
+
+TEST_F(IOEngineTest, SmallerDirectAlignmentKeepsPageGeometry) {
+  // 512-byte O_DIRECT blocks: boundaries stay on pages, so that buffered
+  // heads and tails share no page with the O_DIRECT middle.
+  Sys.CallerDirect = true;
+  Sys.DioAlign = 512;
+  engine(directConfig(int(IOPathTy::Staged), IODirectPolicyTy::Auto));
+  makeFile(100000);
+  char *Buf = Device->alloc(70000);
+  auto N = read(Buf, 70000, 1000);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(mismatches(Buf, 70000, 1000), 0u);
+  std::vector<CallTy> Want = {{false, false, 1000, 3096},
+                              {false, false, 69632, 1368}};
+  for (size_t O = 4096; O < 69632; O += 16384)
+    Want.push_back({false, true, O, 16384});
+  std::sort(Want.begin(), Want.end());
+  EXPECT_EQ(Sys.takeCalls(), Want);
+}
+
+TEST_F(IOEngineTest, RequestWithoutAnAlignedBlockIsBuffered) {
+  Sys.CallerDirect = true;
+  engine(directConfig(-1, IODirectPolicyTy::Auto));
+  makeFile(100000);
+  char *Buf = Device->alloc(4096);
+  auto N = read(Buf, 3000, 5000);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(mismatches(Buf, 3000, 5000), 0u);
+  std::vector<CallTy> Want = {{false, false, 5000, 3000}};
+  EXPECT_EQ(Sys.takeCalls(), Want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, IOEngineDirectTest,
+                         ::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
+                         pathName);
+
+//===----------------------------------------------------------------------===//
 // Settings from the environment
 //===----------------------------------------------------------------------===//
 
 TEST(IOConfigTest, FromEnvDefaultsAndValidValues) {
-  for (const char *V : {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE",
-                        "OMPX_IO_RING_DEPTH", "OMPX_IO_PATH", "OMPX_IO_INFO"})
+  for (const char *V :
+       {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE", "OMPX_IO_RING_DEPTH",
+        "OMPX_IO_PATH", "OMPX_IO_INFO", "OMPX_IO_ODIRECT"})
     unsetenv(V);
   IOConfigTy C = IOConfigTy::fromEnv();
   unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
@@ -988,19 +1308,25 @@ TEST(IOConfigTest, FromEnvDefaultsAndValidValues) {
   EXPECT_EQ(C.RingDepth, 2u);
   EXPECT_EQ(C.ForcedPath, -1);
   EXPECT_FALSE(C.Info);
+  EXPECT_EQ(C.ODirect, IODirectPolicyTy::Auto);
   setenv("OMPX_IO_THREADS", "16", 1);
   setenv("OMPX_IO_CHUNK_SIZE", "64K", 1);
   setenv("OMPX_IO_RING_DEPTH", "5", 1);
   setenv("OMPX_IO_PATH", "Staged", 1);
   setenv("OMPX_IO_INFO", "1", 1);
+  setenv("OMPX_IO_ODIRECT", "On", 1);
   C = IOConfigTy::fromEnv();
   EXPECT_EQ(C.Threads, 16u);
   EXPECT_EQ(C.ChunkSize, size_t(64) << 10);
   EXPECT_EQ(C.RingDepth, 5u);
   EXPECT_EQ(C.ForcedPath, int(IOPathTy::Staged));
   EXPECT_TRUE(C.Info);
-  for (const char *V : {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE",
-                        "OMPX_IO_RING_DEPTH", "OMPX_IO_PATH", "OMPX_IO_INFO"})
+  EXPECT_EQ(C.ODirect, IODirectPolicyTy::On);
+  setenv("OMPX_IO_ODIRECT", "off", 1);
+  EXPECT_EQ(IOConfigTy::fromEnv().ODirect, IODirectPolicyTy::Off);
+  for (const char *V :
+       {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE", "OMPX_IO_RING_DEPTH",
+        "OMPX_IO_PATH", "OMPX_IO_INFO", "OMPX_IO_ODIRECT"})
     unsetenv(V);
 }
 
@@ -1009,6 +1335,7 @@ TEST(IOConfigTest, InvalidValuesWarnAndUseTheDefault) {
   setenv("OMPX_IO_CHUNK_SIZE", "1000", 1);
   setenv("OMPX_IO_RING_DEPTH", "many", 1);
   setenv("OMPX_IO_PATH", "sideways", 1);
+  setenv("OMPX_IO_ODIRECT", "bogus", 1);
   ::testing::internal::CaptureStderr();
   IOConfigTy C = IOConfigTy::fromEnv();
   std::string Err = ::testing::internal::GetCapturedStderr();
@@ -1017,13 +1344,17 @@ TEST(IOConfigTest, InvalidValuesWarnAndUseTheDefault) {
   EXPECT_EQ(C.ChunkSize, size_t(8) << 20);
   EXPECT_EQ(C.RingDepth, 2u);
   EXPECT_EQ(C.ForcedPath, -1);
+  EXPECT_EQ(C.ODirect, IODirectPolicyTy::Auto);
   for (const char *W :
        {"ignoring OMPX_IO_THREADS='0'", "ignoring OMPX_IO_CHUNK_SIZE='1000'",
         "ignoring OMPX_IO_RING_DEPTH='many'",
-        "ignoring OMPX_IO_PATH='sideways'"})
+        "ignoring OMPX_IO_PATH='sideways'",
+        "ignoring OMPX_IO_ODIRECT='bogus': expected one of auto, on, off; "
+        "using auto"})
     EXPECT_NE(Err.find(W), std::string::npos) << W << "\n" << Err;
-  for (const char *V : {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE",
-                        "OMPX_IO_RING_DEPTH", "OMPX_IO_PATH"})
+  for (const char *V :
+       {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE", "OMPX_IO_RING_DEPTH",
+        "OMPX_IO_PATH", "OMPX_IO_ODIRECT"})
     unsetenv(V);
 }
 

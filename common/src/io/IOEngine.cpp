@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -38,6 +39,8 @@ IOConfigTy IOConfigTy::fromEnv() {
   static const char *const Paths[] = {"auto", "direct", "fastpath", "staged"};
   C.ForcedPath = int(readChoiceEnv("OMPX_IO_PATH", Paths, 0)) - 1;
   C.Info = readBoolEnv("OMPX_IO_INFO", false);
+  static const char *const Policies[] = {"auto", "on", "off"};
+  C.ODirect = IODirectPolicyTy(readChoiceEnv("OMPX_IO_ODIRECT", Policies, 0));
   return C;
 }
 
@@ -47,8 +50,8 @@ IOConfigTy IOConfigTy::fromEnv() {
 
 IORequestTy::IORequestTy(OpTy Op, int Fd, char *DevPtr, size_t Count,
                          off_t Offset, IOPathTy Path, size_t ChunkSize)
-    : Op(Op), Fd(Fd), DevPtr(DevPtr), Count(Count), Offset(Offset),
-      Path(unsigned(Path)), ChunkSize(ChunkSize),
+    : Op(Op), Fd(Fd), BufFd(Fd), DevPtr(DevPtr), Count(Count), Offset(Offset),
+      Path(unsigned(Path)), ChunkSize(ChunkSize), MiddleLen(Count),
       NumChunks((Count + ChunkSize - 1) / ChunkSize), ChunkBytes(NumChunks) {
   Done = NumChunks == 0;
 }
@@ -56,6 +59,28 @@ IORequestTy::IORequestTy(OpTy Op, int Fd, char *DevPtr, size_t Count,
 IORequestTy::~IORequestTy() {
   if (Fd >= 0)
     ::close(Fd);
+  if (TwinFd >= 0)
+    ::close(TwinFd);
+}
+
+void IORequestTy::setDirectGeometry(size_t Geometry, size_t MemAlign) {
+  DirectAlign = MemAlign;
+  ChunkSize = ChunkSize / Geometry * Geometry;
+  uint64_t Begin = uint64_t(Offset), End = Begin + Count;
+  uint64_t FirstAligned = (Begin + Geometry - 1) / Geometry * Geometry;
+  uint64_t LastAligned = End / Geometry * Geometry;
+  if (FirstAligned >= LastAligned) {
+    // No aligned block inside: all of it goes buffered, in plain chunks.
+    DirectFd = -1;
+  } else {
+    HeadLen = size_t(FirstAligned - Begin);
+    MiddleLen = size_t(LastAligned - FirstAligned);
+    TailLen = size_t(End - LastAligned);
+  }
+  NumChunks = (HeadLen ? 1 : 0) + (MiddleLen + ChunkSize - 1) / ChunkSize +
+              (TailLen ? 1 : 0);
+  ChunkBytes.assign(NumChunks, 0);
+  Done = NumChunks == 0;
 }
 
 bool IORequestTy::isDone() const {
@@ -118,7 +143,7 @@ public:
     if (Thread.joinable())
       Thread.join();
     for (SlotTy &S : Ring) {
-      llvm::consumeError(Engine.Device.freePinnedHost(S.Buffer));
+      llvm::consumeError(Engine.Device.freePinnedHost(S.Base));
       Engine.Device.releaseEvent(S.Event);
     }
     if (Stream)
@@ -130,8 +155,12 @@ public:
   }
 
 private:
+  /// Staging buffers start on a page: O_DIRECT reads and writes them.
+  static constexpr size_t BufferAlign = 4096;
+
   struct SlotTy {
-    void *Buffer = nullptr;
+    void *Base = nullptr;   ///< As allocated.
+    void *Buffer = nullptr; ///< Base rounded up to BufferAlign.
     EventTy *Event = nullptr;
     bool InFlight = false;
   };
@@ -169,7 +198,8 @@ private:
     }
     while (Ring.size() < Engine.Config.RingDepth) {
       SlotTy Slot;
-      auto Buffer = Engine.Device.allocatePinnedHost(Engine.Config.ChunkSize);
+      auto Buffer = Engine.Device.allocatePinnedHost(Engine.Config.ChunkSize +
+                                                     BufferAlign);
       if (!Buffer)
         return Buffer.takeError();
       auto Event = Engine.Device.acquireEvent();
@@ -177,7 +207,10 @@ private:
         llvm::consumeError(Engine.Device.freePinnedHost(*Buffer));
         return Event.takeError();
       }
-      Slot.Buffer = *Buffer;
+      Slot.Base = *Buffer;
+      uintptr_t Addr = reinterpret_cast<uintptr_t>(*Buffer);
+      Slot.Buffer = reinterpret_cast<void *>((Addr + BufferAlign - 1) /
+                                             BufferAlign * BufferAlign);
       Slot.Event = *Event;
       Ring.push_back(Slot);
     }
@@ -188,6 +221,82 @@ private:
     auto &Counter = R.Op == IORequestTy::Read ? Engine.Stats.BytesRead
                                               : Engine.Stats.BytesWritten;
     Counter[unsigned(Path)].fetch_add(Bytes, std::memory_order_relaxed);
+  }
+
+  /// Whether chunk \p I goes through the O_DIRECT descriptor with memory
+  /// \p Mem.
+  static bool useDirect(const IORequestTy &R, size_t I, const void *Mem) {
+    return R.chunkIsDirect(I) &&
+           reinterpret_cast<uintptr_t>(Mem) % R.DirectAlign == 0;
+  }
+
+  /// Read a chunk of the aligned middle with O_DIRECT. A short count that
+  /// leaves the offset unaligned is the end of file; whatever is left, and
+  /// all of a chunk that O_DIRECT refuses with EINVAL, is read buffered.
+  Expected<size_t> readDirect(IORequestTy &R, char *Buf, size_t Len,
+                              off_t FileOffset) {
+    size_t Done = 0;
+    while (Done < Len) {
+      ssize_t N = Engine.Sys.pread(R.DirectFd, Buf + Done, Len - Done,
+                                   FileOffset + off_t(Done));
+      if (N < 0 && errno == EINTR)
+        continue;
+      if (N < 0 && errno != EINVAL)
+        return makeErrnoError(errno,
+                              "pread(fd {0}, {1}, {2} bytes, offset {3})",
+                              R.DirectFd, static_cast<const void *>(Buf + Done),
+                              Len - Done, FileOffset + off_t(Done));
+      if (N == 0)
+        return Done; // End of file.
+      if (N > 0)
+        Done += size_t(N);
+      if (N < 0 || Done % R.DirectAlign) {
+        auto Rest = readFully(Engine.Sys, R.BufFd, Buf + Done, Len - Done,
+                              FileOffset + off_t(Done));
+        if (!Rest)
+          return Rest.takeError();
+        return Done + *Rest;
+      }
+    }
+    return Done;
+  }
+
+  /// Write a chunk of the aligned middle with O_DIRECT; what O_DIRECT
+  /// refuses with EINVAL, or leaves unaligned, is written buffered.
+  Error writeDirect(IORequestTy &R, const char *Buf, size_t Len,
+                    off_t FileOffset) {
+    size_t Done = 0;
+    while (Done < Len) {
+      ssize_t N = Engine.Sys.pwrite(R.DirectFd, Buf + Done, Len - Done,
+                                    FileOffset + off_t(Done));
+      if (N < 0 && errno == EINTR)
+        continue;
+      if (N == 0 || (N < 0 && errno != EINVAL))
+        return makeErrnoError(N < 0 ? errno : EIO,
+                              "pwrite(fd {0}, {1}, {2} bytes, offset {3})",
+                              R.DirectFd, static_cast<const void *>(Buf + Done),
+                              Len - Done, FileOffset + off_t(Done));
+      if (N > 0)
+        Done += size_t(N);
+      if (N < 0 || Done % R.DirectAlign)
+        return writeFully(Engine.Sys, R.BufFd, Buf + Done, Len - Done,
+                          FileOffset + off_t(Done));
+    }
+    return Error::success();
+  }
+
+  Expected<size_t> readChunk(IORequestTy &R, size_t I, char *Buf, size_t Len,
+                             off_t FileOffset) {
+    if (useDirect(R, I, Buf))
+      return readDirect(R, Buf, Len, FileOffset);
+    return readFully(Engine.Sys, R.BufFd, Buf, Len, FileOffset);
+  }
+
+  Error writeChunk(IORequestTy &R, size_t I, const char *Buf, size_t Len,
+                   off_t FileOffset) {
+    if (useDirect(R, I, Buf))
+      return writeDirect(R, Buf, Len, FileOffset);
+    return writeFully(Engine.Sys, R.BufFd, Buf, Len, FileOffset);
   }
 
   void processChunk(IORequestTy &R, size_t I, size_t &FirstStaged) {
@@ -234,13 +343,13 @@ private:
 
     if (Path == IOPathTy::Direct) {
       if (R.Op == IORequestTy::Read) {
-        auto N = readFully(Engine.Sys, R.Fd, Dev, Len, FileOffset);
+        auto N = readChunk(R, I, Dev, Len, FileOffset);
         if (!N)
           return R.recordError(I, N.takeError());
         R.recordChunk(I, *N);
         count(R, Path, *N);
       } else {
-        if (auto Err = writeFully(Engine.Sys, R.Fd, Dev, Len, FileOffset))
+        if (auto Err = writeChunk(R, I, Dev, Len, FileOffset))
           return R.recordError(I, std::move(Err));
         R.recordChunk(I, Len);
         count(R, Path, Len);
@@ -264,7 +373,7 @@ private:
     }
     char *Buffer = static_cast<char *>(Slot.Buffer);
     if (R.Op == IORequestTy::Read) {
-      auto N = readFully(Engine.Sys, R.Fd, Buffer, Len, FileOffset);
+      auto N = readChunk(R, I, Buffer, Len, FileOffset);
       if (!N)
         return R.recordError(I, N.takeError());
       if (*N) {
@@ -286,7 +395,7 @@ private:
       return R.recordError(I, std::move(Err));
     if (auto Err = Slot.Event->synchronize())
       return R.recordError(I, std::move(Err));
-    if (auto Err = writeFully(Engine.Sys, R.Fd, Buffer, Len, FileOffset))
+    if (auto Err = writeChunk(R, I, Buffer, Len, FileOffset))
       return R.recordError(I, std::move(Err));
     R.recordChunk(I, Len);
     count(R, Path, Len);
@@ -360,6 +469,71 @@ bool IOEngineTy::nextChunk(IORequestTy &R, size_t &Chunk) {
     return false;
   Chunk = claimLocked(R);
   return true;
+}
+
+void IOEngineTy::setupDirect(IORequestTy &R, int CallerFd, int Flags) {
+  bool CallerDirect = Flags & O_DIRECT;
+  IODirectPolicyTy Policy = Config.ODirect;
+  if (!CallerDirect && Policy != IODirectPolicyTy::On)
+    return; // Buffered, as always.
+  // pwrite on an O_APPEND descriptor appends; a reopen without O_APPEND
+  // would not: such writes keep the caller's descriptor alone.
+  if (R.Op == IORequestTy::Write && (Flags & O_APPEND)) {
+    if (Policy == IODirectPolicyTy::On || CallerDirect)
+      R.DirectNote = ", O_DIRECT not split: the fd has O_APPEND";
+    return;
+  }
+  int Mode = (R.Op == IORequestTy::Read ? O_RDONLY : O_WRONLY) |
+             (Flags & (O_SYNC | O_DSYNC));
+  auto ReopenFailed = [&](const char *What) {
+    return std::string(", ") + What + " (reopen: " + std::strerror(errno) + ")";
+  };
+
+  if (CallerDirect) {
+    // Unaligned heads and tails (and, with "off", everything) need a
+    // descriptor of the file without O_DIRECT.
+    int Twin = Sys.reopen(CallerFd, Mode);
+    if (Twin < 0) {
+      R.DirectNote = ReopenFailed("O_DIRECT fd used as is");
+      return;
+    }
+    R.TwinFd = R.BufFd = Twin;
+    if (Policy == IODirectPolicyTy::Off) {
+      R.DirectNote = ", O_DIRECT off: buffered reopen of the fd";
+      return;
+    }
+    R.DirectFd = R.Fd;
+  } else {
+    int Twin = Sys.reopen(CallerFd, Mode | O_DIRECT);
+    if (Twin < 0) {
+      // EINVAL: the file system has no O_DIRECT (tmpfs); buffered it is.
+      R.DirectNote = ReopenFailed("O_DIRECT unavailable, buffered");
+      return;
+    }
+    R.TwinFd = R.DirectFd = Twin;
+  }
+
+  size_t Align = Sys.directIOAlignment(R.DirectFd);
+  if (!Align)
+    Align = 4096;
+  // Buffered heads and tails and O_DIRECT middles share no page: buffered
+  // writes would read-modify-write a page around the middle's blocks.
+  size_t Geometry = Align;
+  long Page = ::sysconf(_SC_PAGESIZE);
+  if (Page > 0 && size_t(Page) > Align && size_t(Page) % Align == 0)
+    Geometry = size_t(Page);
+  if (Geometry > R.ChunkSize) {
+    R.DirectNote = ", O_DIRECT alignment " + std::to_string(Align) +
+                   " exceeds the chunk size, buffered";
+    R.DirectFd = -1;
+    return;
+  }
+  R.setDirectGeometry(Geometry, Align);
+  if (R.DirectFd < 0)
+    R.DirectNote = ", O_DIRECT: no aligned block in the range, buffered";
+  else
+    R.DirectNote = ", O_DIRECT for the aligned middle (alignment " +
+                   std::to_string(Align) + ")";
 }
 
 void IOEngineTy::noteFallback(const std::string &Why) {
@@ -471,14 +645,16 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
   auto R = std::make_unique<IORequestTy>(Op, Dup, static_cast<char *>(DevPtr),
                                          Count, Offset, *Path,
                                          Config.ChunkSize);
+  if (Count)
+    setupDirect(*R, Fd, Flags);
   auto &Requests = Op == IORequestTy::Read ? Stats.Reads : Stats.Writes;
   Requests[unsigned(*Path)].fetch_add(1, std::memory_order_relaxed);
   if (Config.Info)
     std::fprintf(stderr,
                  "ompx-io device %d: %s %zu bytes, fd %d offset %lld, %p: "
-                 "%s path (%s)\n",
+                 "%s path (%s)%s\n",
                  Device.getDeviceId(), OpName, Count, Fd, (long long)Offset,
-                 DevPtr, ioPathName(*Path), Why.c_str());
+                 DevPtr, ioPathName(*Path), Why.c_str(), R->DirectNote.c_str());
   if (R->NumChunks == 0)
     return std::move(R);
   if (auto Err = startWorkers())

@@ -11,6 +11,11 @@
 //               wraps onto a buffer whose copy is still in flight.
 // A fastpath failure with ENODEV, EREMOTEIO or ENOTSUP moves the rest of the
 // request to the staged path, counted and explained.
+//
+// O_DIRECT (OMPX_IO_ODIRECT): when a request may use it, its chunk
+// boundaries are put on aligned file offsets: an unaligned head and tail go
+// through a descriptor without O_DIRECT, the aligned middle through one with
+// it (where the memory it lands in is aligned too).
 #ifndef OFFLOADIO_IO_IOENGINE_H
 #define OFFLOADIO_IO_IOENGINE_H
 
@@ -53,6 +58,13 @@ public:
                       off_t Offset) = 0;
 };
 
+/// When the aligned middle of a request is read or written with O_DIRECT.
+enum class IODirectPolicyTy : unsigned {
+  Auto = 0, ///< When the caller's descriptor has O_DIRECT.
+  On = 1,   ///< Also through an O_DIRECT reopen of a buffered descriptor.
+  Off = 2,  ///< Never; an O_DIRECT descriptor is reopened without it.
+};
+
 /// Engine settings; read from OMPX_IO_* at engine creation.
 struct IOConfigTy {
   unsigned Threads = 4;          ///< OMPX_IO_THREADS.
@@ -60,6 +72,7 @@ struct IOConfigTy {
   unsigned RingDepth = 2;        ///< OMPX_IO_RING_DEPTH.
   int ForcedPath = -1;           ///< OMPX_IO_PATH; -1 = auto.
   bool Info = false;             ///< OMPX_IO_INFO.
+  IODirectPolicyTy ODirect = IODirectPolicyTy::Auto; ///< OMPX_IO_ODIRECT.
 
   /// Read and validate the environment.
   static IOConfigTy fromEnv();
@@ -71,6 +84,7 @@ public:
   /// Direction.
   enum OpTy { Read, Write };
 
+  /// \p Fd is our duplicate of the caller's descriptor; the request owns it.
   IORequestTy(OpTy Op, int Fd, char *DevPtr, size_t Count, off_t Offset,
               IOPathTy Path, size_t ChunkSize);
   ~IORequestTy();
@@ -90,19 +104,49 @@ private:
   void recordChunk(size_t Index, size_t Bytes);
   /// Record an error of chunk \p Index (the earliest chunk's error wins).
   void recordError(size_t Index, Error Err);
-  /// Chunk geometry.
-  size_t chunkOffset(size_t Index) const { return Index * ChunkSize; }
+  /// With DirectFd set: chunk boundaries move to file offsets that are
+  /// multiples of \p Geometry (which must not exceed ChunkSize), the
+  /// middle's chunks to a multiple of it, and O_DIRECT memory must be
+  /// aligned to \p MemAlign. Only before the request is queued.
+  void setDirectGeometry(size_t Geometry, size_t MemAlign);
+  /// Chunk geometry: an optional unaligned head, the middle in chunks of
+  /// ChunkSize, an optional unaligned tail. Without O_DIRECT all is middle.
+  size_t chunkOffset(size_t Index) const {
+    if (HeadLen && Index == 0)
+      return 0;
+    size_t J = Index - (HeadLen ? 1 : 0);
+    return HeadLen + std::min(J * ChunkSize, MiddleLen);
+  }
   size_t chunkLength(size_t Index) const {
-    return std::min(ChunkSize, Count - chunkOffset(Index));
+    if (HeadLen && Index == 0)
+      return HeadLen;
+    size_t J = Index - (HeadLen ? 1 : 0);
+    if (J * ChunkSize >= MiddleLen)
+      return TailLen;
+    return std::min(ChunkSize, MiddleLen - J * ChunkSize);
+  }
+  /// Whether chunk \p Index is in the aligned middle served with O_DIRECT.
+  bool chunkIsDirect(size_t Index) const {
+    if (DirectFd < 0 || (HeadLen && Index == 0))
+      return false;
+    return (Index - (HeadLen ? 1 : 0)) * ChunkSize < MiddleLen;
   }
 
   OpTy Op;
-  int Fd; ///< Our duplicate of the caller's descriptor.
+  int Fd;                 ///< Our duplicate of the caller's descriptor.
+  int BufFd;              ///< Without O_DIRECT: Fd or TwinFd.
+  int DirectFd = -1;      ///< With O_DIRECT for the middle: Fd, TwinFd or -1.
+  int TwinFd = -1;        ///< Our reopen of the file, if any; owned.
+  size_t DirectAlign = 0; ///< Memory alignment O_DIRECT needs.
+  std::string DirectNote; ///< O_DIRECT decision, for OMPX_IO_INFO.
   char *DevPtr;
   size_t Count;
   off_t Offset;
   std::atomic<unsigned> Path; ///< IOPathTy; may fall back to Staged.
   size_t ChunkSize;
+  size_t HeadLen = 0; ///< Bytes before the first aligned file offset.
+  size_t MiddleLen;   ///< Bytes of the aligned middle.
+  size_t TailLen = 0; ///< Bytes after the last aligned file offset.
   size_t NumChunks;
   size_t NextChunk = 0; ///< Claimed under the engine's QueueLock.
 
@@ -168,6 +212,8 @@ private:
   /// Claim a chunk of \p R under QueueLock; the last claim takes \p R off
   /// the queue, before any worker can finish it and wait() can free it.
   size_t claimLocked(IORequestTy &R);
+  /// Set up O_DIRECT for \p R by the policy and the caller's \p Flags.
+  void setupDirect(IORequestTy &R, int CallerFd, int Flags);
   /// Note a fastpath -> staged fallback.
   void noteFallback(const std::string &Why);
 
