@@ -173,6 +173,9 @@ public:
 
   /// Whether \p Ptr lies in memory this device allocated, and of which kind.
   virtual bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const = 0;
+  /// Bytes from \p Ptr to the end of the allocation containing it; backends
+  /// that do not know report SIZE_MAX.
+  virtual size_t bytesAvailableFrom(const void *Ptr) const { return SIZE_MAX; }
 
 protected:
   /// Backend initialisation; fills Limits.

@@ -634,6 +634,11 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
     return makeErrnoError(EFAULT, "{0} of {1} bytes on device {2}: buffer {3} "
                           "is not memory of this device",
                           OpName, Count, Device.getDeviceId(), DevPtr);
+  size_t Room = Device.bytesAvailableFrom(DevPtr);
+  if (Count > Room)
+    return makeErrnoError(EFAULT, "{0} of {1} bytes on device {2}: buffer {3} "
+                          "has only {4} bytes left in its allocation",
+                          OpName, Count, Device.getDeviceId(), DevPtr, Room);
 
   std::string Why;
   auto Path = choosePath(Fd, DevPtr, Count, Offset, Why);

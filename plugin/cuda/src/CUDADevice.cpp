@@ -345,6 +345,17 @@ bool CUDADeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
   return true;
 }
 
+size_t CUDADeviceTy::bytesAvailableFrom(const void *Ptr) const {
+  auto Addr = reinterpret_cast<uintptr_t>(Ptr);
+  std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
+  auto It = Allocations.upper_bound(Addr);
+  if (It == Allocations.begin())
+    return 0;
+  --It;
+  uintptr_t End = It->first + std::max<size_t>(It->second.Size, 1);
+  return Addr < End ? End - Addr : 0;
+}
+
 Expected<std::unique_ptr<StreamTy>> CUDADeviceTy::createStreamImpl() {
   auto Stream = CUDAStreamTy::create(Api, Registry, Context, DeviceId);
   if (!Stream)

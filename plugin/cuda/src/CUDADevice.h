@@ -29,6 +29,7 @@ public:
   ~CUDADeviceTy() override;
 
   bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
+  size_t bytesAvailableFrom(const void *Ptr) const override;
 
   /// Make the device's primary context current on the calling thread.
   /// Threads that enter from libomptarget may have no current context, or

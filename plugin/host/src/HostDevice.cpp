@@ -87,6 +87,14 @@ bool HostDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
   return Alloc.has_value();
 }
 
+size_t HostDeviceTy::bytesAvailableFrom(const void *Ptr) const {
+  auto Alloc = Allocations.find(Ptr);
+  if (!Alloc)
+    return 0;
+  return static_cast<const char *>(Alloc->Ptr) + Alloc->Size -
+         static_cast<const char *>(Ptr);
+}
+
 Expected<std::unique_ptr<StreamTy>> HostDeviceTy::createStreamImpl() {
   return std::make_unique<HostStreamTy>();
 }

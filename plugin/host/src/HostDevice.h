@@ -20,6 +20,7 @@ public:
   ~HostDeviceTy() override;
 
   bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
+  size_t bytesAvailableFrom(const void *Ptr) const override;
 
 protected:
   /// A host "copy" of pageable memory is a memcpy: the data is captured

@@ -69,6 +69,15 @@ int main(int argc, char **argv) {
   EXPECT_ERRNO(ompx_target_pwrite_async(fd, NULL, 64, 0, dev, &req), EFAULT,
                "device: async write from NULL");
   OT_EXPECT(req == NULL, "device: request stays NULL");
+  // A range running past the end of its allocation is refused too.
+  char *small = omp_target_alloc(1 << 20, dev);
+  EXPECT_ERRNO(ompx_target_pread(fd, small, (1 << 20) + 4096, 0, dev), EFAULT,
+               "device: read past the end of the allocation");
+  EXPECT_ERRNO(ompx_target_pwrite(fd, small + 4096, 1 << 20, 0, dev), EFAULT,
+               "device: write past the end of the allocation");
+  OT_EXPECT(ompx_target_pread(fd, small + 4096, 4096, 0, dev) == 4096,
+            "device: read ending inside the allocation works");
+  omp_target_free(small, dev);
   // Nothing was read into the refused buffers, nothing written to the file.
   int untouched = 1;
   for (int i = 0; i < 4096; ++i)
@@ -113,6 +122,9 @@ int main(int argc, char **argv) {
 // CHECK: PASS: device: request stays NULL
 // CHECK: PASS: device: async write from NULL -> -1 EFAULT
 // CHECK: PASS: device: request stays NULL
+// CHECK: PASS: device: read past the end of the allocation -> -1 EFAULT
+// CHECK: PASS: device: write past the end of the allocation -> -1 EFAULT
+// CHECK: PASS: device: read ending inside the allocation works
 // CHECK: PASS: refused transfers touched nothing
 // CHECK: PASS: device: NULL with count 0 returns 0
 // CHECK: PASS: device: NULL write with count 0 returns 0
