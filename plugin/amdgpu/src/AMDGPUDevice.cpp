@@ -226,7 +226,8 @@ Error AMDGPUDeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
                   Ptr, allocKindName(Kind), DeviceId);
 }
 
-bool AMDGPUDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
+bool AMDGPUDeviceTy::findAllocation(const void *Ptr,
+                                    AllocationInfoTy &Info) const {
   auto Addr = reinterpret_cast<uintptr_t>(Ptr);
   std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
   auto It = Allocations.upper_bound(Addr);
@@ -235,9 +236,31 @@ bool AMDGPUDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
   --It;
   if (Addr - It->first >= std::max<size_t>(It->second.Size, 1))
     return false;
-  if (Kind)
-    *Kind = It->second.Kind;
+  Info.Base = It->first;
+  Info.Size = It->second.Size;
+  Info.Kind = It->second.Kind;
   return true;
+}
+
+bool AMDGPUDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
+  AllocationInfoTy Info;
+  if (!findAllocation(Ptr, Info))
+    return false;
+  if (Kind)
+    *Kind = Info.Kind;
+  return true;
+}
+
+IOFastpathTy *AMDGPUDeviceTy::getIOFastpathImpl() {
+  // Without the AIS calls there is no fastpath: the engine then reports it
+  // unavailable, and print_device_info says why.
+  std::string Why;
+  if (!AMDGPUFastpathTy::isAvailable(Ctx.Api, Why))
+    return nullptr;
+  if (!Fastpath)
+    Fastpath =
+        std::make_unique<AMDGPUFastpathTy>(*this, Ctx.Api, Plugin.getSys());
+  return Fastpath.get();
 }
 
 Error AMDGPUDeviceTy::writeDeviceSync(void *Dst, const void *Src, size_t Size) {
@@ -449,6 +472,15 @@ void AMDGPUDeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
       OS, "Kernarg arenas:", llvm::Twine(Kernargs ? Kernargs->arenas() : 0));
   printInfoLine(OS, "Signals created:", llvm::Twine(Ctx.Signals.capacity()));
   printInfoLine(OS, "Peer devices:", llvm::Twine(Gpu.Peers.size()));
+  std::string AisWhy;
+  if (!AMDGPUFastpathTy::isAvailable(Ctx.Api, AisWhy))
+    printInfoLine(OS, "File fastpath (AIS):", "unavailable: " + AisWhy);
+  else if (Fastpath)
+    printInfoLine(OS, "File fastpath (AIS):", Fastpath->describe());
+  else
+    printInfoLine(OS, "File fastpath (AIS):",
+                  "hsa_amd_ais_file_read/write (O_DIRECT files, 4 KiB "
+                  "aligned, device memory)");
   printInfoLine(OS, "Live allocations:",
                 llvm::Twine(Live) + " (" + llvm::Twine(Bytes) + " bytes)");
 }

@@ -12,6 +12,7 @@
 #define OFFLOADIO_AMDGPU_AMDGPUDEVICE_H
 
 #include "AMDGPUContext.h"
+#include "AMDGPUFastpath.h"
 #include "AMDGPUKernel.h"
 #include "AMDGPUQueue.h"
 
@@ -38,6 +39,15 @@ public:
   ~AMDGPUDeviceTy() override;
 
   bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
+
+  /// One allocation of this device.
+  struct AllocationInfoTy {
+    uintptr_t Base = 0;
+    size_t Size = 0;
+    AllocKindTy Kind = AllocKindTy::Device;
+  };
+  /// The allocation of this device that contains \p Ptr, if any.
+  bool findAllocation(const void *Ptr, AllocationInfoTy &Info) const;
 
   /// The GPU agent.
   hsa_agent_t getAgent() const { return Gpu.Agent; }
@@ -66,6 +76,8 @@ protected:
   void printInfoImpl(llvm::raw_ostream &OS) override;
   Error dataExchangeImpl(const void *SrcPtr, GenericDeviceTy &DstDevice,
                          void *DstPtr, size_t Size, StreamTy &Stream) override;
+  /// AIS (AMDGPUFastpath.h) when the runtime has it, else null.
+  IOFastpathTy *getIOFastpathImpl() override;
 
 private:
   /// Query agent attribute \p Attr into \p Value.
@@ -100,6 +112,9 @@ private:
   /// Round-robin assignment of new streams to queues.
   std::atomic<unsigned> NextQueue{0};
   std::unique_ptr<AMDGPUKernargPoolTy> Kernargs;
+  /// The file engine's fastpath, made on first use; kept for the device's
+  /// life (engines come and go with init/deinit).
+  std::unique_ptr<AMDGPUFastpathTy> Fastpath;
 
   struct AllocationTy {
     size_t Size;

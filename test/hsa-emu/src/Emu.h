@@ -28,6 +28,22 @@
 
 namespace hsaemu {
 
+/// HSA_EMU_AIS: whether the AMD Infinity Storage calls (HSA_AMD interface
+/// 1.14, ROCm 7) exist and how they behave.
+enum class AisModeTy {
+  Off,       ///< Absent, as in ROCm 5.2: dlsym finds no hsa_amd_ais_file_*.
+  On,        ///< Present; pread/pwrite between the file and device memory.
+  Enodev,    ///< Present, but every transfer fails with ENODEV (no P2PDMA).
+  Eremoteio, ///< Present, transfers fail with EREMOTEIO (the block layer
+             ///< refuses peer-to-peer pages).
+  Enotty,    ///< Present, but the driver has no AIS ioctl: ENOTTY in errno,
+             ///< status and size untouched.
+};
+
+/// HSA_EMU_AIS parsed from the environment. Callable before hsa_init (the
+/// AIS symbols are resolved at dlsym time); \p Warn reports a bad value.
+AisModeTy aisModeFromEnv(bool Warn);
+
 /// Settings read from the environment at the first hsa_init.
 struct ConfigTy {
   /// HSA_EMU_NUM_GPUS: number of GPU agents (0 is allowed).
@@ -53,6 +69,8 @@ struct ConfigTy {
   bool Trace = false;
   /// Number of copy worker threads.
   unsigned CopyWorkers = 4;
+  /// HSA_EMU_AIS: off (default, as ROCm 5.2), on, enodev, eremoteio, enotty.
+  AisModeTy Ais = AisModeTy::Off;
 };
 
 /// The configuration of the running emulation.
@@ -207,6 +225,9 @@ struct ResolvedRangeTy {
   bool Accessible = false;
   /// Whether the range is HSA memory at all (allocation or locked alias).
   bool Known = false;
+  /// The pool of the allocation holding the range; null for locked memory
+  /// and unknown pointers.
+  PoolTy *Pool = nullptr;
   /// Why not, for diagnostics.
   std::string Why;
 };

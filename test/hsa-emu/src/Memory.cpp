@@ -220,6 +220,7 @@ ResolvedRangeTy hsaemu::resolveRange(const void *Ptr, size_t Size,
       R.Why = Buffer;
       return R;
     }
+    R.Pool = It->second.Pool;
     R.Accessible = allocationAccessible(It->second, Agent);
     if (!R.Accessible)
       R.Why = describeAgent(Agent) +

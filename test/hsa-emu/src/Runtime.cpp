@@ -77,6 +77,7 @@ ConfigTy *readConfig() {
     else if (std::strcmp(D, "fail"))
       warn("ignoring HSA_EMU_DISPATCH='%s': expected fail or noop", D);
   }
+  C->Ais = aisModeFromEnv(/*Warn=*/true);
   if (const char *Q = std::getenv("HSA_EMU_QUEUE_ERRORS"); Q && *Q) {
     if (!std::strcmp(Q, "stop"))
       C->StopFailedQueues = true;
