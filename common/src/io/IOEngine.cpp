@@ -100,7 +100,9 @@ void IORequestTy::recordError(size_t Index, Error Err) {
     return;
   ErrorChunk = Index;
   ErrorMessage = std::make_unique<std::string>(std::move(D.Message));
-  ErrorErrno = D.Errno ? D.Errno : EIO;
+  // Non-POSIX failures (no staging memory, a backend error) map to the
+  // closest errno: ENOMEM for resources, EIO otherwise.
+  ErrorErrno = D.Errno ? D.Errno : takeErrno(makeError(D.Code, "{0}", D.Message));
 }
 
 void IORequestTy::finishChunks(size_t N) {
