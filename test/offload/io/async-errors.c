@@ -19,29 +19,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include "offload_test.h"
+#include "offload_io_test.h"
 #include "ompx_io.h"
-
-static const char *ename(int e) {
-  switch (e) {
-  case 0: return "0";
-  case EBADF: return "EBADF";
-  case EINVAL: return "EINVAL";
-  case EFAULT: return "EFAULT";
-  case ENODEV: return "ENODEV";
-  case ENOSPC: return "ENOSPC";
-  case EIO: return "EIO";
-  default: return strerror(e);
-  }
-}
-
-#define EXPECT_ERRNO(expr, err, what)                                          \
-  do {                                                                         \
-    errno = 0;                                                                 \
-    long long r_ = (long long)(expr);                                          \
-    int e_ = errno;                                                            \
-    OT_EXPECT(r_ == -1 && e_ == (err), "%s -> %lld %s", what, r_, ename(e_));  \
-  } while (0)
 
 #define SIZE (1 << 20)
 

@@ -16,26 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "offload_test.h"
+#include "offload_io_test.h"
 #include "ompx_io.h"
-
-static const char *ename(int e) {
-  switch (e) {
-  case 0: return "0";
-  case ENOSPC: return "ENOSPC";
-  case EIO: return "EIO";
-  case EBADF: return "EBADF";
-  default: return strerror(e);
-  }
-}
-
-#define EXPECT_ERRNO(expr, err, what)                                          \
-  do {                                                                         \
-    errno = 0;                                                                 \
-    long long r_ = (long long)(expr);                                          \
-    int e_ = errno;                                                            \
-    OT_EXPECT(r_ == -1 && e_ == (err), "%s -> %lld %s", what, r_, ename(e_));  \
-  } while (0)
 
 static void check(const char *where, int dev, void *buf, int full) {
   char what[128];
