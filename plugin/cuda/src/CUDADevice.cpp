@@ -141,17 +141,12 @@ Error CUDADeviceTy::applyContextLimits() {
 }
 
 Error CUDADeviceTy::freeAllAllocations() {
-  std::map<uintptr_t, AllocationTy> Remaining;
-  {
-    std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
-    Remaining.swap(Allocations);
-  }
   Error Result = Error::success();
-  for (auto &[Addr, Alloc] : Remaining) {
-    void *Ptr = reinterpret_cast<void *>(Addr);
+  for (const AllocationInfoTy &Alloc : Allocations.takeAll()) {
+    void *Ptr = Alloc.Ptr;
     CUresult Res = Alloc.Kind == AllocKindTy::Host
                        ? Api.cuMemFreeHost(Ptr)
-                       : Api.cuMemFree(CUdeviceptr(Addr));
+                       : Api.cuMemFree(CUdeviceptr(Ptr));
     if (auto Err = checkCU(Api, Res,
                            Alloc.Kind == AllocKindTy::Host ? "cuMemFreeHost"
                                                            : "cuMemFree",
@@ -293,27 +288,21 @@ Expected<void *> CUDADeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
                          "device {2}",
                          Size, allocKindName(Kind), DeviceId))
     return std::move(Err);
-  std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
-  Allocations[reinterpret_cast<uintptr_t>(Ptr)] = {Size, Kind};
+  Allocations.add(Ptr, Size, Kind);
   return Ptr;
 }
 
 Error CUDADeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
   auto Addr = reinterpret_cast<uintptr_t>(Ptr);
-  AllocationTy Alloc;
-  {
-    // Take the entry out first so that a concurrent double free cannot
-    // reach the driver twice; it goes back if the driver refuses.
-    std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
-    auto It = Allocations.find(Addr);
-    if (It == Allocations.end())
-      return makeError(ErrorCode::NotFound,
-                       "free of {0} ({1} memory) on device {2}: not allocated "
-                       "by this device",
-                       Ptr, allocKindName(Kind), DeviceId);
-    Alloc = It->second;
-    Allocations.erase(It);
-  }
+  // Take the entry out first so that a concurrent double free cannot reach
+  // the driver twice; it goes back if the driver refuses.
+  auto Removed = Allocations.remove(Ptr);
+  if (!Removed)
+    return makeError(ErrorCode::NotFound,
+                     "free of {0} ({1} memory) on device {2}: not allocated "
+                     "by this device",
+                     Ptr, allocKindName(Kind), DeviceId);
+  AllocationInfoTy Alloc = *Removed;
   // The kind the memory was allocated with decides the call, whatever kind
   // the caller names.
   bool IsHost = Alloc.Kind == AllocKindTy::Host;
@@ -324,36 +313,24 @@ Error CUDADeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
         IsHost ? "cuMemFreeHost" : "cuMemFree",
         "{0} ({1} bytes of {2} memory) on device {3}", Ptr, Alloc.Size,
         allocKindName(Alloc.Kind), DeviceId);
-  if (Err) {
-    std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
-    Allocations.emplace(Addr, Alloc);
-  }
+  if (Err)
+    Allocations.add(Ptr, Alloc.Size, Alloc.Kind);
   return Err;
 }
 
 bool CUDADeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
-  auto Addr = reinterpret_cast<uintptr_t>(Ptr);
-  std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
-  auto It = Allocations.upper_bound(Addr);
-  if (It == Allocations.begin())
-    return false;
-  --It;
-  if (Addr >= It->first + std::max<size_t>(It->second.Size, 1))
-    return false;
-  if (Kind)
-    *Kind = It->second.Kind;
-  return true;
+  auto Alloc = Allocations.find(Ptr);
+  if (Alloc && Kind)
+    *Kind = Alloc->Kind;
+  return Alloc.has_value();
 }
 
 size_t CUDADeviceTy::bytesAvailableFrom(const void *Ptr) const {
-  auto Addr = reinterpret_cast<uintptr_t>(Ptr);
-  std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
-  auto It = Allocations.upper_bound(Addr);
-  if (It == Allocations.begin())
+  auto Alloc = Allocations.find(Ptr);
+  if (!Alloc)
     return 0;
-  --It;
-  uintptr_t End = It->first + std::max<size_t>(It->second.Size, 1);
-  return Addr < End ? End - Addr : 0;
+  return static_cast<const char *>(Alloc->Ptr) + Alloc->Size -
+         static_cast<const char *>(Ptr);
 }
 
 Expected<std::unique_ptr<StreamTy>> CUDADeviceTy::createStreamImpl() {

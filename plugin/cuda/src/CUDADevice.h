@@ -7,6 +7,7 @@
 
 #include "CUDAApi.h"
 
+#include "offloadio/AllocationRegistry.h"
 #include "offloadio/Device.h"
 
 #include <map>
@@ -99,15 +100,9 @@ private:
   uint32_t DynamicSharedMemory = 0;
   uint32_t DeviceRTLDebug = 0;
 
-  /// What the registry keeps about one allocation.
-  struct AllocationTy {
-    size_t Size;
-    AllocKindTy Kind;
-  };
-  /// Live allocations by start address: frees use the kind the memory was
-  /// allocated with, and ownsPointer answers for interior pointers.
-  mutable std::shared_mutex AllocationsLock;
-  std::map<uintptr_t, AllocationTy> Allocations;
+  /// Live allocations: frees use the kind the memory was allocated with,
+  /// and ownsPointer answers for interior pointers.
+  AllocationRegistryTy Allocations;
 
   /// The file engine's fastpath, created with the first engine and kept
   /// across deinit/init (it only caches what cuFile refused). deinit() stops
