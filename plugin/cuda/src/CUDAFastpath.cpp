@@ -124,7 +124,9 @@ std::string misalignment(const void *DevPtr, size_t Count, off_t Offset) {
 CUDAFastpathTy::CUDAFastpathTy(CUDADeviceTy &Device, const CUDAApiTy &CUDA,
                                CUFileDriverTy &Driver)
     : Device(Device), CUDA(CUDA), Driver(Driver),
-      IOInfo(readBoolEnv("OMPX_IO_INFO", false)) {}
+      // The engine validates and reports OMPX_IO_INFO (IOConfigTy::fromEnv);
+      // reading it quietly here keeps an invalid value to one warning.
+      IOInfo(parseBool(getEnv("OMPX_IO_INFO").value_or("0")).value_or(false)) {}
 
 CUDAFastpathTy::~CUDAFastpathTy() {
   // The engine (and so every read and write) has stopped by now; handles
