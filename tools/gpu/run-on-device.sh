@@ -50,3 +50,15 @@ if [[ $steps == *io* ]]; then
   timeout 240 /opt/offload-io/bin/ompx-io bench --device "$gpu" --sizes 256M,4G \
     --threads 4,8,16 --paths auto,staged --write --repeat 2 --csv "$out/io.csv" 2>&1 | tail -30
 fi 2>&1 | tee "$out/io.log"
+
+if [[ $steps == *disk* ]]; then
+  echo "== disk benchmark (O_DIRECT, caches dropped) and two-device checks"
+  clang-16 -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \
+    -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_90 --cuda-path=/usr/local/cuda \
+    --libomptarget-nvptx-bc-path=/opt/llvm16/lib -Wno-unknown-cuda-version \
+    -Iinclude tools/bench/disk-bench.c -o /tmp/disk-bench \
+    -L/opt/offload-io/lib -lompx_io -L/opt/llvm16/lib
+  # Only the nvptx image: the GPUs are devices 0.. here.
+  LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 300 \
+    /tmp/disk-bench /root/offload-io-disk.dat ${DISK_MIB:-8192} 0 ${DISK_THREADS:-8}
+fi 2>&1 | tee "$out/disk.log"
