@@ -59,6 +59,9 @@ if [[ $steps == *disk* ]]; then
     -Iinclude tools/bench/disk-bench.c -o /tmp/disk-bench \
     -L/opt/offload-io/lib -lompx_io -L/opt/llvm16/lib
   # Only the nvptx image: the GPUs are devices 0.. here.
-  LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 300 \
-    /tmp/disk-bench /root/offload-io-disk.dat ${DISK_MIB:-8192} 0 ${DISK_THREADS:-8}
+  for cfg in "" "OMPX_IO_CHUNK_SIZE=32M" "OMPX_IO_CHUNK_SIZE=32M OMPX_IO_THREADS=16"; do
+    echo "-- engine settings: ${cfg:-defaults}"
+    env $cfg LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 200 \
+      /tmp/disk-bench /root/offload-io-disk.dat ${DISK_MIB:-8192} 0 ${DISK_THREADS:-8}
+  done
 fi 2>&1 | tee "$out/disk.log"
