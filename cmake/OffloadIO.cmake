@@ -4,6 +4,15 @@
 set(OFFLOADIO_COMMON_FLAGS -Wall -Wextra -Wno-unused-parameter -fno-exceptions
     -fvisibility=hidden -fvisibility-inlines-hidden)
 
+# Plugins link with --no-undefined, so the sanitizer runtime must be a shared
+# library they can link against (clang puts the static one into executables
+# only).
+if(NOT SANITIZE STREQUAL "")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libclang_rt.asan-x86_64.so
+                  OUTPUT_VARIABLE OFFLOADIO_SANITIZER_RT OUTPUT_STRIP_TRAILING_WHITESPACE)
+  get_filename_component(OFFLOADIO_SANITIZER_RT_DIR "${OFFLOADIO_SANITIZER_RT}" DIRECTORY)
+  add_link_options(-shared-libsan -Wl,-rpath,${OFFLOADIO_SANITIZER_RT_DIR})
+endif()
 if(SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)

@@ -402,6 +402,6 @@ void GenericDeviceTy::printInfo(llvm::raw_ostream &OS) {
                                        llvm::Twine(Limits.DefaultThreads));
   Line("Streams (pooled / free):", llvm::Twine(Streams.capacity()) + " / " +
                                        llvm::Twine(Streams.available()));
-  Line("Memory manager threshold:",
+  Line("Small-allocation cache:",
        MemoryManager ? llvm::Twine("enabled") : llvm::Twine("disabled"));
 }
