@@ -32,8 +32,8 @@ static_assert(sizeof(DeviceEnvironmentTy) == 16, "DeviceRTL ABI");
 
 AMDGPUDeviceTy::~AMDGPUDeviceTy() {
   // Free what the program leaked; the pools outlive the device.
-  for (auto &[Addr, Alloc] : Allocations)
-    Ctx.Api.hsa_amd_memory_pool_free(reinterpret_cast<void *>(Addr));
+  for (const AllocationInfoTy &Alloc : Allocations.takeAll())
+    Ctx.Api.hsa_amd_memory_pool_free(Alloc.Ptr);
 }
 
 Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
@@ -188,67 +188,45 @@ Expected<void *> AMDGPUDeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
       return std::move(Err);
     }
   }
-  std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
-  Allocations[reinterpret_cast<uintptr_t>(Ptr)] = {Size, Kind};
+  Allocations.add(Ptr, Size, Kind);
   return Ptr;
 }
 
 Error AMDGPUDeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
-  {
-    std::unique_lock<std::shared_mutex> Guard(AllocationsLock);
-    auto It = Allocations.find(reinterpret_cast<uintptr_t>(Ptr));
-    if (It == Allocations.end()) {
-      Guard.unlock();
-      AllocKindTy Owner;
-      if (ownsPointer(Ptr, &Owner))
-        return makeError(ErrorCode::InvalidArgument,
-                         "free of {0} ({1} memory) on device {2}: the pointer "
-                         "is inside a {3} allocation, not its start",
-                         Ptr, allocKindName(Kind), DeviceId,
-                         allocKindName(Owner));
-      return makeError(ErrorCode::NotFound,
-                       "free of {0} ({1} memory) on device {2}: not allocated "
-                       "by this device",
-                       Ptr, allocKindName(Kind), DeviceId);
-    }
-    AllocKindTy Actual = It->second.Kind;
-    bool Matches = isDeviceKind(Kind) ? isDeviceKind(Actual) : Kind == Actual;
-    if (!Matches)
-      return makeError(ErrorCode::InvalidArgument,
-                       "free of {0} on device {1} as {2} memory, but it was "
-                       "allocated as {3} memory",
-                       Ptr, DeviceId, allocKindName(Kind),
-                       allocKindName(Actual));
-    Allocations.erase(It);
-  }
+  auto Alloc = Allocations.find(Ptr);
+  if (!Alloc)
+    return makeError(ErrorCode::NotFound,
+                     "free of {0} ({1} memory) on device {2}: not allocated "
+                     "by this device",
+                     Ptr, allocKindName(Kind), DeviceId);
+  if (Alloc->Ptr != Ptr)
+    return makeError(ErrorCode::InvalidArgument,
+                     "free of {0} ({1} memory) on device {2}: the pointer is "
+                     "inside a {3} allocation, not its start",
+                     Ptr, allocKindName(Kind), DeviceId,
+                     allocKindName(Alloc->Kind));
+  AllocKindTy Actual = Alloc->Kind;
+  bool Matches = isDeviceKind(Kind) ? isDeviceKind(Actual) : Kind == Actual;
+  if (!Matches)
+    return makeError(ErrorCode::InvalidArgument,
+                     "free of {0} on device {1} as {2} memory, but it was "
+                     "allocated as {3} memory",
+                     Ptr, DeviceId, allocKindName(Kind), allocKindName(Actual));
+  // A concurrent free of the same pointer loses here, not in the runtime.
+  if (!Allocations.remove(Ptr))
+    return makeError(ErrorCode::NotFound,
+                     "free of {0} on device {1}: already freed", Ptr,
+                     DeviceId);
   return checkHSA(Ctx.Api, Ctx.Api.hsa_amd_memory_pool_free(Ptr),
                   "hsa_amd_memory_pool_free", "{0} ({1} memory) on device {2}",
                   Ptr, allocKindName(Kind), DeviceId);
 }
 
-bool AMDGPUDeviceTy::findAllocation(const void *Ptr,
-                                    AllocationInfoTy &Info) const {
-  auto Addr = reinterpret_cast<uintptr_t>(Ptr);
-  std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
-  auto It = Allocations.upper_bound(Addr);
-  if (It == Allocations.begin())
-    return false;
-  --It;
-  if (Addr - It->first >= std::max<size_t>(It->second.Size, 1))
-    return false;
-  Info.Base = It->first;
-  Info.Size = It->second.Size;
-  Info.Kind = It->second.Kind;
-  return true;
-}
-
 bool AMDGPUDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
-  AllocationInfoTy Info;
-  if (!findAllocation(Ptr, Info))
-    return false;
-  if (Kind)
-    *Kind = Info.Kind;
-  return true;
+  auto Alloc = Allocations.find(Ptr);
+  if (Alloc && Kind)
+    *Kind = Alloc->Kind;
+  return Alloc.has_value();
 }
 
 IOFastpathTy *AMDGPUDeviceTy::getIOFastpathImpl() {
@@ -446,13 +424,7 @@ Error AMDGPUDeviceTy::initDeviceInfoImpl(__tgt_device_info &DeviceInfo) {
 }
 
 void AMDGPUDeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
-  size_t Live = 0, Bytes = 0;
-  {
-    std::shared_lock<std::shared_mutex> Guard(AllocationsLock);
-    Live = Allocations.size();
-    for (auto &[Addr, Alloc] : Allocations)
-      Bytes += Alloc.Size;
-  }
+  auto [Live, Bytes] = Allocations.usage();
   printInfoLine(OS, "HSA runtime:", Ctx.Api.LibraryPath);
   printInfoLine(OS, "Agent name:", Gpu.Name);
   printInfoLine(OS, "ISA target:", Gpu.Target);

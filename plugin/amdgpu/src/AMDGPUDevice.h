@@ -16,6 +16,7 @@
 #include "AMDGPUKernel.h"
 #include "AMDGPUQueue.h"
 
+#include "offloadio/AllocationRegistry.h"
 #include "offloadio/Device.h"
 
 #include <atomic>
@@ -39,15 +40,17 @@ public:
   ~AMDGPUDeviceTy() override;
 
   bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
+  size_t bytesAvailableFrom(const void *Ptr) const override {
+    auto Alloc = Allocations.find(Ptr);
+    return Alloc ? static_cast<const char *>(Alloc->Ptr) + Alloc->Size -
+                       static_cast<const char *>(Ptr)
+                 : 0;
+  }
 
-  /// One allocation of this device.
-  struct AllocationInfoTy {
-    uintptr_t Base = 0;
-    size_t Size = 0;
-    AllocKindTy Kind = AllocKindTy::Device;
-  };
   /// The allocation of this device that contains \p Ptr, if any.
-  bool findAllocation(const void *Ptr, AllocationInfoTy &Info) const;
+  std::optional<AllocationInfoTy> findAllocation(const void *Ptr) const {
+    return Allocations.find(Ptr);
+  }
 
   /// The GPU agent.
   hsa_agent_t getAgent() const { return Gpu.Agent; }
@@ -116,13 +119,8 @@ private:
   /// life (engines come and go with init/deinit).
   std::unique_ptr<AMDGPUFastpathTy> Fastpath;
 
-  struct AllocationTy {
-    size_t Size;
-    AllocKindTy Kind;
-  };
-  /// Live allocations by start address (frees and ownsPointer).
-  mutable std::shared_mutex AllocationsLock;
-  std::map<uintptr_t, AllocationTy> Allocations;
+  /// Live allocations (frees and ownsPointer).
+  AllocationRegistryTy Allocations;
 };
 
 } // namespace amdgpu

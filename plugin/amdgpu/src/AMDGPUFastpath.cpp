@@ -218,24 +218,24 @@ bool AMDGPUFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
     Why = llvm::formatv("fd {0} is not open with O_DIRECT", Fd).str();
     return false;
   }
-  AMDGPUDeviceTy::AllocationInfoTy Alloc;
-  if (!Device.findAllocation(DevPtr, Alloc)) {
+  auto Alloc = Device.findAllocation(DevPtr);
+  if (!Alloc) {
     Why = llvm::formatv("buffer {0} is not memory of device {1}",
                         ptrText(DevPtr), Device.getDeviceId())
               .str();
     return false;
   }
-  if (Alloc.Kind != AllocKindTy::Device && Alloc.Kind != AllocKindTy::Default) {
+  if (Alloc->Kind != AllocKindTy::Device && Alloc->Kind != AllocKindTy::Default) {
     Why = llvm::formatv("buffer {0} is {1} memory, AIS needs device memory",
-                        ptrText(DevPtr), allocKindName(Alloc.Kind))
+                        ptrText(DevPtr), allocKindName(Alloc->Kind))
               .str();
     return false;
   }
-  size_t Into = reinterpret_cast<uintptr_t>(DevPtr) - Alloc.Base;
-  if (Count > Alloc.Size - Into) {
+  size_t Into = reinterpret_cast<uintptr_t>(DevPtr) - reinterpret_cast<uintptr_t>(Alloc->Ptr);
+  if (Count > Alloc->Size - Into) {
     Why = llvm::formatv("{0} bytes at {1} run past the end of its {2}-byte "
                         "allocation",
-                        Count, ptrText(DevPtr), Alloc.Size)
+                        Count, ptrText(DevPtr), Alloc->Size)
               .str();
     return false;
   }
