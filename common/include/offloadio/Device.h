@@ -7,6 +7,7 @@
 #define OFFLOADIO_DEVICE_H
 
 #include "offloadio/ABI.h"
+#include "offloadio/AllocationRegistry.h"
 #include "offloadio/AsyncInfoWrapper.h"
 #include "offloadio/DeviceImage.h"
 #include "offloadio/Error.h"
@@ -172,10 +173,22 @@ public:
   size_t getLockThreshold() const { return LockThreshold; }
 
   /// Whether \p Ptr lies in memory this device allocated, and of which kind.
-  virtual bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const = 0;
-  /// Bytes from \p Ptr to the end of the allocation containing it; backends
-  /// that do not know report SIZE_MAX.
-  virtual size_t bytesAvailableFrom(const void *Ptr) const { return SIZE_MAX; }
+  /// Answered from the registry of live allocations that backends fill.
+  virtual bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
+    auto Alloc = Allocations.find(Ptr);
+    if (Alloc && Kind)
+      *Kind = Alloc->Kind;
+    return Alloc.has_value();
+  }
+  /// Bytes from \p Ptr to the end of the allocation containing it, or
+  /// SIZE_MAX when the registry does not know the allocation.
+  virtual size_t bytesAvailableFrom(const void *Ptr) const {
+    auto Alloc = Allocations.find(Ptr);
+    if (!Alloc)
+      return SIZE_MAX;
+    return static_cast<const char *>(Alloc->Ptr) + Alloc->Size -
+           static_cast<const char *>(Ptr);
+  }
 
 protected:
   /// Backend initialisation; fills Limits.
@@ -228,6 +241,9 @@ protected:
   GenericPluginTy &Plugin;
   const int32_t DeviceId;
   DeviceLimitsTy Limits;
+  /// Live allocations; each backend records what allocateImpl hands out and
+  /// forgets what freeImpl releases.
+  AllocationRegistryTy Allocations;
 
 private:
   // BlockAllocatorTy for the memory manager.

@@ -222,13 +222,6 @@ Error AMDGPUDeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
                   Ptr, allocKindName(Kind), DeviceId);
 }
 
-bool AMDGPUDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
-  auto Alloc = Allocations.find(Ptr);
-  if (Alloc && Kind)
-    *Kind = Alloc->Kind;
-  return Alloc.has_value();
-}
-
 IOFastpathTy *AMDGPUDeviceTy::getIOFastpathImpl() {
   // Without the AIS calls there is no fastpath: the engine then reports it
   // unavailable, and print_device_info says why.

@@ -16,7 +16,6 @@
 #include "AMDGPUKernel.h"
 #include "AMDGPUQueue.h"
 
-#include "offloadio/AllocationRegistry.h"
 #include "offloadio/Device.h"
 
 #include <atomic>
@@ -38,14 +37,6 @@ public:
                  AMDGPUContextTy &Ctx)
       : GenericDeviceTy(Plugin, DeviceId), Ctx(Ctx), Gpu(Ctx.Gpus[DeviceId]) {}
   ~AMDGPUDeviceTy() override;
-
-  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
-  size_t bytesAvailableFrom(const void *Ptr) const override {
-    auto Alloc = Allocations.find(Ptr);
-    return Alloc ? static_cast<const char *>(Alloc->Ptr) + Alloc->Size -
-                       static_cast<const char *>(Ptr)
-                 : 0;
-  }
 
   /// The allocation of this device that contains \p Ptr, if any.
   std::optional<AllocationInfoTy> findAllocation(const void *Ptr) const {
@@ -119,8 +110,6 @@ private:
   /// life (engines come and go with init/deinit).
   std::unique_ptr<AMDGPUFastpathTy> Fastpath;
 
-  /// Live allocations (frees and ownsPointer).
-  AllocationRegistryTy Allocations;
 };
 
 } // namespace amdgpu

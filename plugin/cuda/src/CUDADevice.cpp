@@ -318,21 +318,6 @@ Error CUDADeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
   return Err;
 }
 
-bool CUDADeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
-  auto Alloc = Allocations.find(Ptr);
-  if (Alloc && Kind)
-    *Kind = Alloc->Kind;
-  return Alloc.has_value();
-}
-
-size_t CUDADeviceTy::bytesAvailableFrom(const void *Ptr) const {
-  auto Alloc = Allocations.find(Ptr);
-  if (!Alloc)
-    return 0;
-  return static_cast<const char *>(Alloc->Ptr) + Alloc->Size -
-         static_cast<const char *>(Ptr);
-}
-
 Expected<std::unique_ptr<StreamTy>> CUDADeviceTy::createStreamImpl() {
   auto Stream = CUDAStreamTy::create(Api, Registry, Context, DeviceId);
   if (!Stream)

@@ -7,7 +7,6 @@
 
 #include "CUDAApi.h"
 
-#include "offloadio/AllocationRegistry.h"
 #include "offloadio/Device.h"
 
 #include <map>
@@ -29,8 +28,6 @@ public:
                const CUDAHostRegistryTy &Registry, CUdevice Device);
   ~CUDADeviceTy() override;
 
-  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
-  size_t bytesAvailableFrom(const void *Ptr) const override;
 
   /// Make the device's primary context current on the calling thread.
   /// Threads that enter from libomptarget may have no current context, or
@@ -100,9 +97,6 @@ private:
   uint32_t DynamicSharedMemory = 0;
   uint32_t DeviceRTLDebug = 0;
 
-  /// Live allocations: frees use the kind the memory was allocated with,
-  /// and ownsPointer answers for interior pointers.
-  AllocationRegistryTy Allocations;
 
   /// The file engine's fastpath, created with the first engine and kept
   /// across deinit/init (it only caches what cuFile refused). deinit() stops

@@ -80,21 +80,6 @@ Error HostDeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
   return Error::success();
 }
 
-bool HostDeviceTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
-  auto Alloc = Allocations.find(Ptr);
-  if (Alloc && Kind)
-    *Kind = Alloc->Kind;
-  return Alloc.has_value();
-}
-
-size_t HostDeviceTy::bytesAvailableFrom(const void *Ptr) const {
-  auto Alloc = Allocations.find(Ptr);
-  if (!Alloc)
-    return 0;
-  return static_cast<const char *>(Alloc->Ptr) + Alloc->Size -
-         static_cast<const char *>(Ptr);
-}
-
 Expected<std::unique_ptr<StreamTy>> HostDeviceTy::createStreamImpl() {
   return std::make_unique<HostStreamTy>();
 }

@@ -5,7 +5,6 @@
 #ifndef OFFLOADIO_HOST_HOSTDEVICE_H
 #define OFFLOADIO_HOST_HOSTDEVICE_H
 
-#include "offloadio/AllocationRegistry.h"
 #include "offloadio/Device.h"
 
 
@@ -19,8 +18,6 @@ public:
       : GenericDeviceTy(Plugin, DeviceId) {}
   ~HostDeviceTy() override;
 
-  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
-  size_t bytesAvailableFrom(const void *Ptr) const override;
 
 protected:
   /// A host "copy" of pageable memory is a memcpy: the data is captured
@@ -43,7 +40,6 @@ protected:
   void printInfoImpl(llvm::raw_ostream &OS) override;
 
 private:
-  AllocationRegistryTy Allocations;
 };
 
 } // namespace host
