@@ -7,7 +7,7 @@
 // work, refuse, or fail with ENODEV/EREMOTEIO/ENOTSUP (fallback to staged)
 // or EIO (no fallback). Both the direct and the staged path are run with
 // small chunks and rings so that requests span many chunks and rings wrap.
-#include "HostStream.h"
+#include "FakeDevice.h"
 
 #include "offloadio/Device.h"
 #include "offloadio/Plugin.h"
@@ -32,163 +32,13 @@
 #include <vector>
 
 using namespace offloadio;
-using offloadio::host::HostEventTy;
-using offloadio::host::HostStreamTy;
+using namespace offloadio::unittest;
 
 namespace {
 
 char pat(size_t O, unsigned Seed = 1) {
   return char(O * 7 + (O >> 8) * 31 + (O >> 16) * 131 + Seed);
 }
-
-//===----------------------------------------------------------------------===//
-// Fake plugin and device
-//===----------------------------------------------------------------------===//
-
-Error notHere(const char *What) {
-  return makeError(ErrorCode::Unsupported, "fake device: no {0}", What);
-}
-
-class FakePluginTy final : public GenericPluginTy {
-public:
-  FakePluginTy() : GenericPluginTy("fake") {}
-
-protected:
-  Expected<int32_t> initImpl() override { return 1; }
-  Expected<std::unique_ptr<GenericDeviceTy>>
-  createDeviceImpl(int32_t) override {
-    return notHere("devices from the plugin");
-  }
-  bool isImageCompatibleImpl(const __tgt_device_image &,
-                             llvm::StringRef) override {
-    return false;
-  }
-  Expected<void *> pinHostMemoryImpl(void *HstPtr, size_t) override {
-    return HstPtr;
-  }
-  Error unpinHostMemoryImpl(void *, void *, size_t) override {
-    return Error::success();
-  }
-};
-
-/// A stream whose copies fail (the staged path's device errors).
-class FailingStreamTy final : public StreamTy {
-public:
-  Error copyAsync(void *, const void *, size_t, CopyKindTy) override {
-    return makeError(ErrorCode::Internal, "fake stream: copy failed");
-  }
-  Error recordEvent(EventTy &) override { return Error::success(); }
-  Error waitEvent(EventTy &) override { return Error::success(); }
-  Error hostCallback(HostCallbackTy Fn, void *Data) override {
-    return Fn(Data);
-  }
-  Error synchronize() override { return Error::success(); }
-  Expected<bool> query() override { return true; }
-};
-
-/// Memory is host memory with a registry of allocations; whether the host
-/// may address device-kind memory is the test's choice.
-class FakeDeviceTy final : public GenericDeviceTy {
-public:
-  FakeDeviceTy(GenericPluginTy &Plugin, bool HostAddressable)
-      : GenericDeviceTy(Plugin, 0) {
-    Limits.HostCanAccessDeviceMemory = HostAddressable;
-  }
-  ~FakeDeviceTy() override {
-    for (auto &[Addr, A] : Allocations)
-      std::free(reinterpret_cast<void *>(Addr));
-  }
-
-  /// An allocation of \p Kind (device memory by default).
-  char *alloc(size_t Size, AllocKindTy Kind = AllocKindTy::Device) {
-    auto P = allocateImpl(Size, Kind);
-    EXPECT_TRUE(bool(P));
-    return static_cast<char *>(*P);
-  }
-  void release(void *Ptr) {
-    llvm::consumeError(freeImpl(Ptr, AllocKindTy::Device));
-  }
-
-  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override {
-    auto Addr = reinterpret_cast<uintptr_t>(Ptr);
-    std::shared_lock<std::shared_mutex> Guard(Lock);
-    auto It = Allocations.upper_bound(Addr);
-    if (It == Allocations.begin())
-      return false;
-    --It;
-    if (Addr >= It->first + std::max<size_t>(It->second.Size, 1))
-      return false;
-    if (Kind)
-      *Kind = It->second.Kind;
-    return true;
-  }
-
-  /// Host-kind (pinned) allocations alive: the engine's staging buffers.
-  size_t livePinned() const {
-    std::shared_lock<std::shared_mutex> Guard(Lock);
-    size_t N = 0;
-    for (auto &[Addr, A] : Allocations)
-      N += A.Kind == AllocKindTy::Host;
-    return N;
-  }
-
-  /// Streams created from now on fail their copies.
-  std::atomic<bool> FailCopies{false};
-
-protected:
-  Error initImpl(DeviceLimitsTy &) override { return Error::success(); }
-  Error deinitImpl() override { return Error::success(); }
-  Expected<std::unique_ptr<DeviceImageTy>>
-  loadImageImpl(const __tgt_device_image &, int32_t) override {
-    return notHere("images");
-  }
-  Expected<std::unique_ptr<GenericKernelTy>>
-  constructKernelImpl(DeviceImageTy &, llvm::StringRef) override {
-    return notHere("kernels");
-  }
-  Expected<void *> getGlobalAddressImpl(DeviceImageTy &, llvm::StringRef,
-                                        size_t) override {
-    return notHere("globals");
-  }
-  Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override {
-    void *Ptr =
-        std::aligned_alloc(64, (std::max<size_t>(Size, 1) + 63) & ~size_t(63));
-    if (!Ptr)
-      return makeError(ErrorCode::OutOfResources, "fake: out of memory");
-    std::unique_lock<std::shared_mutex> Guard(Lock);
-    Allocations[reinterpret_cast<uintptr_t>(Ptr)] = {Size, Kind};
-    return Ptr;
-  }
-  Error freeImpl(void *Ptr, AllocKindTy) override {
-    {
-      std::unique_lock<std::shared_mutex> Guard(Lock);
-      if (!Allocations.erase(reinterpret_cast<uintptr_t>(Ptr)))
-        return makeError(ErrorCode::NotFound, "fake: free of {0}", Ptr);
-    }
-    std::free(Ptr);
-    return Error::success();
-  }
-  Expected<std::unique_ptr<StreamTy>> createStreamImpl() override {
-    if (FailCopies)
-      return std::make_unique<FailingStreamTy>();
-    return std::make_unique<HostStreamTy>();
-  }
-  Expected<std::unique_ptr<EventTy>> createEventImpl() override {
-    return std::make_unique<HostEventTy>();
-  }
-  Error initDeviceInfoImpl(__tgt_device_info &) override {
-    return Error::success();
-  }
-  void printInfoImpl(llvm::raw_ostream &) override {}
-
-private:
-  struct AllocationTy {
-    size_t Size;
-    AllocKindTy Kind;
-  };
-  mutable std::shared_mutex Lock;
-  std::map<uintptr_t, AllocationTy> Allocations;
-};
 
 //===----------------------------------------------------------------------===//
 // Fake system calls: the file lives in memory
@@ -1056,8 +906,11 @@ TEST_F(IOEngineTest, FastpathEioFailsTheRequestWithoutFallback) {
 
 using CallTy = FakeSysTy::CallTy;
 
+/// O_DIRECT middles in chunks of 16 KiB; everything else in chunks of 4 KiB,
+/// so that staging rings grow when a request with an O_DIRECT middle comes.
 IOConfigTy directConfig(int Path, IODirectPolicyTy Policy) {
-  IOConfigTy C = smallConfig(Path, 4, 16384);
+  IOConfigTy C = smallConfig(Path, 4, 4096);
+  C.DirectChunkSize = 16384;
   C.ODirect = Policy;
   return C;
 }
@@ -1276,6 +1129,31 @@ TEST_F(IOEngineTest, SmallerDirectAlignmentKeepsPageGeometry) {
   EXPECT_EQ(Sys.takeCalls(), Want);
 }
 
+TEST_F(IOEngineTest, StagingRingsGrowForDirectChunksAndKeepServingSmallOnes) {
+  // One worker: its ring serves 4 KiB chunks, then 16 KiB O_DIRECT chunks
+  // (the ring is reallocated once its copies are done), then small ones
+  // again from the larger buffers. Every byte must arrive.
+  IOConfigTy C = directConfig(int(IOPathTy::Staged), IODirectPolicyTy::Auto);
+  C.Threads = 1;
+  engine(C);
+  makeFile(200000);
+  char *Buf = Device->alloc(200000);
+  for (bool Direct : {false, true, false}) {
+    Sys.CallerDirect = Direct;
+    std::memset(Buf, 0, 200000);
+    auto N = read(Buf, 150000, 1000);
+    ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+    EXPECT_EQ(*N, 150000u);
+    EXPECT_EQ(mismatches(Buf, 150000, 1000), 0u);
+    size_t DirectCalls = 0;
+    for (const CallTy &Call : Sys.takeCalls()) {
+      DirectCalls += Call.Direct;
+      EXPECT_LE(Call.Count, Call.Direct ? 16384u : 4096u);
+    }
+    EXPECT_EQ(DirectCalls, Direct ? 9u : 0u);
+  }
+}
+
 TEST_F(IOEngineTest, RequestWithoutAnAlignedBlockIsBuffered) {
   Sys.CallerDirect = true;
   engine(directConfig(-1, IODirectPolicyTy::Auto));
@@ -1298,19 +1176,22 @@ INSTANTIATE_TEST_SUITE_P(Paths, IOEngineDirectTest,
 
 TEST(IOConfigTest, FromEnvDefaultsAndValidValues) {
   for (const char *V :
-       {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE", "OMPX_IO_RING_DEPTH",
-        "OMPX_IO_PATH", "OMPX_IO_INFO", "OMPX_IO_ODIRECT"})
+       {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE", "OMPX_IO_DIRECT_CHUNK_SIZE",
+        "OMPX_IO_RING_DEPTH", "OMPX_IO_PATH", "OMPX_IO_INFO",
+        "OMPX_IO_ODIRECT"})
     unsetenv(V);
   IOConfigTy C = IOConfigTy::fromEnv();
   unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
   EXPECT_EQ(C.Threads, std::min(8u, Cores));
   EXPECT_EQ(C.ChunkSize, size_t(8) << 20);
+  EXPECT_EQ(C.DirectChunkSize, size_t(32) << 20);
   EXPECT_EQ(C.RingDepth, 2u);
   EXPECT_EQ(C.ForcedPath, -1);
   EXPECT_FALSE(C.Info);
   EXPECT_EQ(C.ODirect, IODirectPolicyTy::Auto);
   setenv("OMPX_IO_THREADS", "16", 1);
   setenv("OMPX_IO_CHUNK_SIZE", "64K", 1);
+  setenv("OMPX_IO_DIRECT_CHUNK_SIZE", "2M", 1);
   setenv("OMPX_IO_RING_DEPTH", "5", 1);
   setenv("OMPX_IO_PATH", "Staged", 1);
   setenv("OMPX_IO_INFO", "1", 1);
@@ -1318,6 +1199,7 @@ TEST(IOConfigTest, FromEnvDefaultsAndValidValues) {
   C = IOConfigTy::fromEnv();
   EXPECT_EQ(C.Threads, 16u);
   EXPECT_EQ(C.ChunkSize, size_t(64) << 10);
+  EXPECT_EQ(C.DirectChunkSize, size_t(2) << 20);
   EXPECT_EQ(C.RingDepth, 5u);
   EXPECT_EQ(C.ForcedPath, int(IOPathTy::Staged));
   EXPECT_TRUE(C.Info);
@@ -1325,8 +1207,9 @@ TEST(IOConfigTest, FromEnvDefaultsAndValidValues) {
   setenv("OMPX_IO_ODIRECT", "off", 1);
   EXPECT_EQ(IOConfigTy::fromEnv().ODirect, IODirectPolicyTy::Off);
   for (const char *V :
-       {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE", "OMPX_IO_RING_DEPTH",
-        "OMPX_IO_PATH", "OMPX_IO_INFO", "OMPX_IO_ODIRECT"})
+       {"OMPX_IO_THREADS", "OMPX_IO_CHUNK_SIZE", "OMPX_IO_DIRECT_CHUNK_SIZE",
+        "OMPX_IO_RING_DEPTH", "OMPX_IO_PATH", "OMPX_IO_INFO",
+        "OMPX_IO_ODIRECT"})
     unsetenv(V);
 }
 

@@ -35,6 +35,8 @@ IOConfigTy IOConfigTy::fromEnv() {
   unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
   C.Threads = readIntEnv("OMPX_IO_THREADS", std::min(8u, Cores), 1, 256);
   C.ChunkSize = readSizeEnv("OMPX_IO_CHUNK_SIZE", 8 << 20, 64 << 10, 1 << 30);
+  C.DirectChunkSize =
+      readSizeEnv("OMPX_IO_DIRECT_CHUNK_SIZE", 32 << 20, 64 << 10, 1 << 30);
   C.RingDepth = readIntEnv("OMPX_IO_RING_DEPTH", 2, 1, 64);
   static const char *const Paths[] = {"auto", "direct", "fastpath", "staged"};
   C.ForcedPath = int(readChoiceEnv("OMPX_IO_PATH", Paths, 0)) - 1;
@@ -63,9 +65,10 @@ IORequestTy::~IORequestTy() {
     ::close(TwinFd);
 }
 
-void IORequestTy::setDirectGeometry(size_t Geometry, size_t MemAlign) {
+void IORequestTy::setDirectGeometry(size_t Geometry, size_t MemAlign,
+                                    size_t DirectChunkSize) {
   DirectAlign = MemAlign;
-  ChunkSize = ChunkSize / Geometry * Geometry;
+  ChunkSize = DirectChunkSize / Geometry * Geometry;
   uint64_t Begin = uint64_t(Offset), End = Begin + Count;
   uint64_t FirstAligned = (Begin + Geometry - 1) / Geometry * Geometry;
   uint64_t LastAligned = End / Geometry * Geometry;
@@ -191,17 +194,36 @@ private:
     }
   }
 
-  Error ensureStaging() {
+  /// Stream and ring, with buffers of at least \p SlotSize bytes.
+  Error ensureStaging(size_t SlotSize) {
     if (!Stream) {
       auto S = Engine.Device.acquireStream();
       if (!S)
         return S.takeError();
       Stream = *S;
     }
+    if (!Ring.empty() && RingSlotSize < SlotSize) {
+      // A request with larger chunks (an O_DIRECT middle): the ring grows
+      // once, after the copies out of its buffers have finished.
+      if (auto Err = Stream->synchronize())
+        return Err;
+      Error Err = Error::success();
+      for (SlotTy &S : Ring) {
+        Err = llvm::joinErrors(std::move(Err),
+                               Engine.Device.freePinnedHost(S.Base));
+        Engine.Device.releaseEvent(S.Event);
+      }
+      Ring.clear();
+      NextSlot = 0;
+      if (Err)
+        return Err;
+    }
+    if (Ring.empty())
+      RingSlotSize = std::max(SlotSize, Engine.Config.ChunkSize);
     while (Ring.size() < Engine.Config.RingDepth) {
       SlotTy Slot;
-      auto Buffer = Engine.Device.allocatePinnedHost(Engine.Config.ChunkSize +
-                                                     BufferAlign);
+      auto Buffer =
+          Engine.Device.allocatePinnedHost(RingSlotSize + BufferAlign);
       if (!Buffer)
         return Buffer.takeError();
       auto Event = Engine.Device.acquireEvent();
@@ -360,7 +382,7 @@ private:
     }
 
     // Staged.
-    if (auto Err = ensureStaging())
+    if (auto Err = ensureStaging(R.ChunkSize))
       return R.recordError(I, std::move(Err));
     if (FirstStaged == SIZE_MAX)
       FirstStaged = I;
@@ -407,6 +429,7 @@ private:
   std::thread Thread;
   StreamTy *Stream = nullptr;
   std::vector<SlotTy> Ring;
+  size_t RingSlotSize = 0; ///< Usable bytes of each ring buffer.
   size_t NextSlot = 0;
 };
 
@@ -524,13 +547,13 @@ void IOEngineTy::setupDirect(IORequestTy &R, int CallerFd, int Flags) {
   long Page = ::sysconf(_SC_PAGESIZE);
   if (Page > 0 && size_t(Page) > Align && size_t(Page) % Align == 0)
     Geometry = size_t(Page);
-  if (Geometry > R.ChunkSize) {
+  if (Geometry > Config.DirectChunkSize) {
     R.DirectNote = ", O_DIRECT alignment " + std::to_string(Align) +
                    " exceeds the chunk size, buffered";
     R.DirectFd = -1;
     return;
   }
-  R.setDirectGeometry(Geometry, Align);
+  R.setDirectGeometry(Geometry, Align, Config.DirectChunkSize);
   if (R.DirectFd < 0)
     R.DirectNote = ", O_DIRECT: no aligned block in the range, buffered";
   else

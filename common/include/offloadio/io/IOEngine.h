@@ -69,6 +69,10 @@ enum class IODirectPolicyTy : unsigned {
 struct IOConfigTy {
   unsigned Threads = 4;          ///< OMPX_IO_THREADS.
   size_t ChunkSize = 8 << 20;    ///< OMPX_IO_CHUNK_SIZE.
+  /// OMPX_IO_DIRECT_CHUNK_SIZE: chunks of requests with an O_DIRECT middle.
+  /// Disks reach their rate with large requests, the page cache with many
+  /// small ones in flight.
+  size_t DirectChunkSize = 32 << 20;
   unsigned RingDepth = 2;        ///< OMPX_IO_RING_DEPTH.
   int ForcedPath = -1;           ///< OMPX_IO_PATH; -1 = auto.
   bool Info = false;             ///< OMPX_IO_INFO.
@@ -104,11 +108,12 @@ private:
   void recordChunk(size_t Index, size_t Bytes);
   /// Record an error of chunk \p Index (the earliest chunk's error wins).
   void recordError(size_t Index, Error Err);
-  /// With DirectFd set: chunk boundaries move to file offsets that are
-  /// multiples of \p Geometry (which must not exceed ChunkSize), the
-  /// middle's chunks to a multiple of it, and O_DIRECT memory must be
+  /// With DirectFd set: chunks become \p DirectChunkSize rounded down to
+  /// \p Geometry (which must not exceed it), chunk boundaries move to file
+  /// offsets that are multiples of \p Geometry, and O_DIRECT memory must be
   /// aligned to \p MemAlign. Only before the request is queued.
-  void setDirectGeometry(size_t Geometry, size_t MemAlign);
+  void setDirectGeometry(size_t Geometry, size_t MemAlign,
+                         size_t DirectChunkSize);
   /// Chunk geometry: an optional unaligned head, the middle in chunks of
   /// ChunkSize, an optional unaligned tail. Without O_DIRECT all is middle.
   size_t chunkOffset(size_t Index) const {
