@@ -127,3 +127,29 @@ bench_ratio() {
   awk -v a="$1" -v b="$2" 'BEGIN {
     if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
 }
+
+# bench_side_by_side NAME TRIPLE [ARGS...]: compiles tools/bench/NAME.c for
+# TRIPLE once, runs it with our plugin and with the stock one (ARGS passed
+# on), and sets OURS_LOG and STOCK_LOG to the two logs.
+bench_side_by_side() {
+  local name=$1 triple=$2
+  shift 2
+  local out=$build/tools-bench
+  local exe=$out/$name-$PLUGIN
+  echo "== compiling $name for $triple"
+  bench_compile "$bench_root/tools/bench/$name.c" "$exe"
+  echo "== $name ($triple, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  OURS_LOG=$out/$name.ours.log
+  STOCK_LOG=$out/$name.stock.log
+  bench_run ours "$OURS_LOG" "$exe" "$@" || bench_die "$name failed with our plugin"
+  bench_run stock "$STOCK_LOG" "$exe" "$@" || bench_die "$name failed with the stock plugin"
+}
+
+# bench_row WIDTH LABEL KEY: one summary line, ours, stock and their ratio,
+# from the RESULT lines of OURS_LOG and STOCK_LOG.
+bench_row() {
+  local a b
+  a=$(bench_result "$OURS_LOG" "$3")
+  b=$(bench_result "$STOCK_LOG" "$3")
+  printf "%-${1}s %10.3f %10.3f %11s\n" "$2" "$a" "$b" "$(bench_ratio "$a" "$b")"
+}

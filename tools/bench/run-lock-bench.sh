@@ -29,29 +29,14 @@ done
 bench_set_target "$triple"
 bench_check_setup
 
-out=$build/tools-bench
-exe=$out/lock-bench-$PLUGIN
-echo "== compiling lock-bench for $triple"
-bench_compile "$bench_root/tools/bench/lock-bench.c" "$exe"
-
-echo "== lock-bench ($triple, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
-bench_run ours "$out/lock-bench.ours.log" "$exe" "${args[@]}" ||
-  bench_die "lock-bench failed with our plugin"
-bench_run stock "$out/lock-bench.stock.log" "$exe" "${args[@]}" ||
-  bench_die "lock-bench failed with the stock plugin"
-
-o=$out/lock-bench.ours.log
-s=$out/lock-bench.stock.log
+bench_side_by_side lock-bench "$triple" "${args[@]}"
+o=$OURS_LOG
+s=$STOCK_LOG
 regions=$(bench_result "$o" regions)
-row() {
-  local label=$1 key=$2 a b
-  a=$(bench_result "$o" "$key")
-  b=$(bench_result "$s" "$key")
-  printf '%-52s %9.3f %9.3f %11s\n' "$label" "$a" "$b" "$(bench_ratio "$a" "$b")"
-}
+row() { bench_row 52 "$@"; }
 echo
 echo "== summary (microseconds, medians; lower is better)"
-printf '%-52s %9s %9s %11s\n' "" ours stock ours/stock
+printf '%-52s %10s %10s %11s\n' "" ours stock ours/stock
 row "sub-buffer lock+unlock, $regions regions locked" lock_unlock_us
 row "64-byte H2D memcpy, $regions regions, source locked" memcpy64_many_us
 row "64-byte H2D memcpy, 1 region, source locked" memcpy64_one_us

@@ -36,26 +36,9 @@ done
 bench_set_target "$triple"
 bench_check_setup
 
-out=$build/tools-bench
-exe=$out/memcpy-bench-$PLUGIN
-echo "== compiling memcpy-bench for $triple"
-bench_compile "$bench_root/tools/bench/memcpy-bench.c" "$exe"
-
-echo "== memcpy-bench ($triple, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
-bench_run ours "$out/memcpy-bench.ours.log" "$exe" "${args[@]}" ||
-  bench_die "memcpy-bench failed with our plugin"
-bench_run stock "$out/memcpy-bench.stock.log" "$exe" "${args[@]}" ||
-  bench_die "memcpy-bench failed with the stock plugin"
-
-o=$out/memcpy-bench.ours.log
-s=$out/memcpy-bench.stock.log
-mib=$(bench_result "$o" size_mib)
-row() {
-  local label=$1 key=$2 a b
-  a=$(bench_result "$o" "$key")
-  b=$(bench_result "$s" "$key")
-  printf '%-40s %10.3f %10.3f %11s\n' "$label" "$a" "$b" "$(bench_ratio "$a" "$b")"
-}
+bench_side_by_side memcpy-bench "$triple" "${args[@]}"
+mib=$(bench_result "$OURS_LOG" size_mib)
+row() { bench_row 40 "$@"; }
 echo
 echo "== summary ($triple, $mib MiB buffers; GB/s: higher is better, us/ms: lower is better)"
 printf '%-40s %10s %10s %11s\n' "" ours stock ours/stock

@@ -38,6 +38,10 @@ if [[ $steps == *memcpy* ]]; then
   echo "== memcpy benchmark, ours and stock, 2 GiB"
   OFFLOADIO_BUILD_DIR=/opt/offload-io CLANG=/opt/llvm16/bin/clang LLVM_LIB=/opt/llvm16/lib \
     timeout 200 bash tools/bench/run-memcpy-bench.sh --target nvptx64-nvidia-cuda 2>&1 | tail -40
+  # The floor under the small-operation figures: the same operations on the
+  # plain driver API, in the same run.
+  clang-16 -O2 -I/usr/local/cuda/include tools/gpu/cuda-latency.c -o /tmp/cuda-latency -ldl &&
+    timeout 60 /tmp/cuda-latency 50000
 fi 2>&1 | tee "$out/memcpy.log"
 
 if [[ $steps == *io* ]]; then
@@ -59,7 +63,7 @@ if [[ $steps == *disk* ]]; then
     -Iinclude tools/bench/disk-bench.c -o /tmp/disk-bench \
     -L/opt/offload-io/lib -lompx_io -L/opt/llvm16/lib
   # Only the nvptx image: the GPUs are devices 0.. here.
-  for cfg in "" "OMPX_IO_CHUNK_SIZE=32M" "OMPX_IO_CHUNK_SIZE=32M OMPX_IO_THREADS=16"; do
+  for cfg in "" ${DISK_EXTRA_CONFIGS:-}; do
     echo "-- engine settings: ${cfg:-defaults}"
     env $cfg LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 200 \
       /tmp/disk-bench /root/offload-io-disk.dat ${DISK_MIB:-8192} 0 ${DISK_THREADS:-8}
