@@ -133,6 +133,76 @@ config.environment["OFFLOADIO_EXPECT_PLUGIN"] = plugin_name
 config.environment["OFFLOADIO_EXPECT_PLUGIN_DIR"] = plugin_dir
 
 # --------------------------------------------------------------------------
+# Sanitized builds (SANITIZE=...)
+# --------------------------------------------------------------------------
+
+# The test programs are built here without sanitizers and link the stock
+# libomptarget, which dlopens our sanitized plugin. The sanitizer runtime must
+# be in the process from its start (ASan and TSan refuse to load later), so
+# the programs, and only they, run with it preloaded: run_env starts every
+# "%libomptarget-run-*" command line. Compilers and FileCheck run without it.
+# The *_OPTIONS are inert in processes without a sanitizer runtime.
+sanitize = getattr(config, "offloadio_sanitize", "") or ""
+run_env = ""
+if sanitize:
+    sanitizer_rt = config.offloadio_sanitizer_rt
+    if not os.path.isfile(sanitizer_rt):
+        lit_config.fatal("offload-io: sanitizer runtime not found: %s" % sanitizer_rt)
+    for name in sanitize.split(","):
+        config.available_features.add(name + "-sanitizer")
+    run_env = "env LD_PRELOAD=%s " % sanitizer_rt
+    supp_dir = os.path.join(src_root, "test", "sanitizers")
+
+    def sanitizer_options(var, options):
+        # Options from the caller's environment come last and win.
+        inherited = os.environ.get(var)
+        config.environment[var] = ":".join(options + ([inherited] if inherited else []))
+
+    # Leak checking stays on. Allocation stacks hold only the allocating
+    # function (malloc_context_size=2): lsan.supp names the stock libraries
+    # whose own allocations leak at exit, and must not match memory that our
+    # plugin allocated while called from them. For deeper stacks when
+    # debugging a leak of ours: ASAN_OPTIONS=malloc_context_size=30.
+    sanitizer_options("ASAN_OPTIONS", ["detect_leaks=1", "malloc_context_size=2"])
+    sanitizer_options(
+        "LSAN_OPTIONS", ["suppressions=" + os.path.join(supp_dir, "lsan.supp")]
+    )
+    sanitizer_options("UBSAN_OPTIONS", ["print_stacktrace=1", "halt_on_error=1"])
+    sanitizer_options(
+        "TSAN_OPTIONS", ["suppressions=" + os.path.join(supp_dir, "tsan.supp")]
+    )
+    # libomp loads LLVM's Archer tool when it finds TSan in the process; the
+    # LLVM 16 Archer crashes (a null dereference in its callback from
+    # __kmp_fork_call) on libomptarget's hidden helper threads: it stays off.
+    sanitizer_options("ARCHER_OPTIONS", ["enable=0"])
+# "%run-env PROGRAM" starts a program that loads our plugins other than
+# through %libomptarget-run-* (llvm-omp-device-info, say): "env" in a plain
+# build. Local configurations find it here too.
+config.offloadio_run_env = run_env.strip() or "env"
+
+# Leak checks: "%lsan-env" starts a command line that runs a program under
+# LeakSanitizer, so that memory unreachable at exit fails the test. Builds
+# with ASan have it already (run_env); builds without sanitizers preload
+# GCC's standalone runtime (liblsan.so.0, which clang's libgcc dependency
+# installs). The "lsan" feature says whether either is in force.
+lsan_env = run_env.strip() or "env"
+if target_triple == "nvptx64-nvidia-cuda":
+    # The CUDA driver maps terabytes of address space that a leak check
+    # scans at exit: the runs did not finish in minutes on an H200. Leaks
+    # are checked on the host plugin and the HSA emulation, which share
+    # every line of the code under test but the backend's.
+    pass
+elif "address" in sanitize.split(","):
+    config.available_features.add("lsan")
+elif not sanitize:
+    import ctypes.util
+
+    lsan_runtime = ctypes.util.find_library("lsan")
+    if lsan_runtime:
+        config.available_features.add("lsan")
+        lsan_env = "env LD_PRELOAD=%s LSAN_OPTIONS=exitcode=23" % lsan_runtime
+
+# --------------------------------------------------------------------------
 # The plugin check object, built once per configuration
 # --------------------------------------------------------------------------
 
@@ -250,8 +320,8 @@ def target_substitutions(name, triple, active):
     compile_c = cc + " %s -o %t"
     compile_cxx = cxx + " %s -o %t"
     compile_opt = cc + " -O3 %s -o %t"
-    run = "%t"
-    run_fail = not_tool + " --crash %t"
+    run = run_env + "%t"
+    run_fail = not_tool + " --crash " + run
     fcheck = file_check + " %s"
     return [
         ("%clang-" + name, cc),
@@ -287,6 +357,8 @@ subs += [
     ("%llvm-tools-dir", config.llvm_tools_dir),
     ("%stock-ld-path", config.llvm_lib_dir),
     ("%target-triple", target_triple),
+    ("%run-env", config.offloadio_run_env),
+    ("%lsan-env", lsan_env),
 ]
 
 # Longest names first so that no name is replaced by a shorter prefix; the

@@ -4,26 +4,51 @@
 set(OFFLOADIO_COMMON_FLAGS -Wall -Wextra -Wno-unused-parameter -fno-exceptions
     -fvisibility=hidden -fvisibility-inlines-hidden)
 
-# Plugins link with --no-undefined, so the sanitizer runtime must be a shared
-# library they can link against (clang puts the static one into executables
-# only).
+# SANITIZE: a comma-separated list of address, undefined and thread
+# ("address,undefined" is the ASan+UBSan build CI runs). UB reports abort
+# (-fno-sanitize-recover) so that they fail the test that triggered them.
+set(OFFLOADIO_SANITIZERS "")
+set(OFFLOADIO_SANITIZER_RT "")
 if(NOT SANITIZE STREQUAL "")
-  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libclang_rt.asan-x86_64.so
+  string(REPLACE "," ";" OFFLOADIO_SANITIZERS "${SANITIZE}")
+  list(REMOVE_DUPLICATES OFFLOADIO_SANITIZERS)
+  foreach(_san IN LISTS OFFLOADIO_SANITIZERS)
+    if(NOT _san MATCHES "^(address|undefined|thread)$")
+      message(FATAL_ERROR "SANITIZE='${SANITIZE}': unknown sanitizer '${_san}'; use address, "
+                          "undefined, thread, address,undefined or leave it empty")
+    endif()
+  endforeach()
+  if("thread" IN_LIST OFFLOADIO_SANITIZERS AND "address" IN_LIST OFFLOADIO_SANITIZERS)
+    message(FATAL_ERROR "SANITIZE='${SANITIZE}': address and thread cannot be combined")
+  endif()
+  list(JOIN OFFLOADIO_SANITIZERS "," _san_flag)
+  add_compile_options(-fsanitize=${_san_flag} -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=${_san_flag})
+  if("undefined" IN_LIST OFFLOADIO_SANITIZERS)
+    add_compile_options(-fno-sanitize-recover=all)
+  endif()
+
+  # Plugins link with --no-undefined, so the sanitizer runtime must be a
+  # shared library they can link against (clang puts the static one into
+  # executables only). Programs that are not built here (the lit tests) need
+  # that same runtime preloaded: OFFLOADIO_SANITIZER_RT names it for lit.
+  if("address" IN_LIST OFFLOADIO_SANITIZERS)
+    set(_san_runtime libclang_rt.asan-x86_64.so)
+  elseif("thread" IN_LIST OFFLOADIO_SANITIZERS)
+    set(_san_runtime libclang_rt.tsan-x86_64.so)
+  else()
+    set(_san_runtime libclang_rt.ubsan_standalone-x86_64.so)
+  endif()
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=${_san_runtime}
                   OUTPUT_VARIABLE OFFLOADIO_SANITIZER_RT OUTPUT_STRIP_TRAILING_WHITESPACE)
-  get_filename_component(OFFLOADIO_SANITIZER_RT_DIR "${OFFLOADIO_SANITIZER_RT}" DIRECTORY)
-  add_link_options(-shared-libsan -Wl,-rpath,${OFFLOADIO_SANITIZER_RT_DIR})
-endif()
-if(SANITIZE STREQUAL "address")
-  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
-  add_link_options(-fsanitize=address,undefined)
-elseif(SANITIZE STREQUAL "undefined")
-  add_compile_options(-fsanitize=undefined -fno-omit-frame-pointer)
-  add_link_options(-fsanitize=undefined)
-elseif(SANITIZE STREQUAL "thread")
-  add_compile_options(-fsanitize=thread)
-  add_link_options(-fsanitize=thread)
-elseif(NOT SANITIZE STREQUAL "")
-  message(FATAL_ERROR "SANITIZE must be address, undefined, thread or empty, not '${SANITIZE}'")
+  if(NOT IS_ABSOLUTE "${OFFLOADIO_SANITIZER_RT}" OR NOT EXISTS "${OFFLOADIO_SANITIZER_RT}")
+    message(FATAL_ERROR "SANITIZE='${SANITIZE}': ${CMAKE_CXX_COMPILER} has no ${_san_runtime}")
+  endif()
+  get_filename_component(_san_runtime_dir "${OFFLOADIO_SANITIZER_RT}" DIRECTORY)
+  add_link_options(-shared-libsan -Wl,-rpath,${_san_runtime_dir})
+  unset(_san_flag)
+  unset(_san_runtime)
+  unset(_san_runtime_dir)
 endif()
 
 # Apply project warnings and LLVM's include paths to a target.

@@ -19,7 +19,8 @@
 extern "C" {
 #endif
 
-/** An asynchronous transfer in flight. */
+/** An asynchronous transfer in flight: an opaque handle (a request number,
+ *  not memory), never NULL for a submitted request and never reused. */
 typedef struct ompx_io_request *ompx_io_request_t;
 
 /** Read count bytes of fd at offset into device memory. Returns the bytes
@@ -39,10 +40,18 @@ int ompx_target_pread_async(int fd, void *device_buf, size_t count,
 int ompx_target_pwrite_async(int fd, const void *device_buf, size_t count,
                              off_t offset, int device_num,
                              ompx_io_request_t *request);
-/** 1 when done, 0 when pending, -1 with errno on error. */
+/** 1 when done, 0 when pending, -1 with errno on error: EINVAL when
+ *  request is NULL or not in flight (see ompx_io_wait). */
 int ompx_io_test(ompx_io_request_t request);
 /** Wait; returns the bytes transferred or -1 with errno. Releases the
- *  request, which must not be used again. */
+ *  request: from the moment ompx_io_wait starts, the handle is no longer in
+ *  flight, and a second ompx_io_wait or ompx_io_test on it (or on any handle
+ *  no submission returned) fails with -1 and errno EINVAL, touching nothing;
+ *  with OMPX_IO_INFO or LIBOMPTARGET_INFO set, a line on stderr says so.
+ *  Requests never waited for are finished and released when the program
+ *  exits: exit waits for their transfers to complete and discards their
+ *  results (with OMPX_IO_INFO or LIBOMPTARGET_INFO set, a line on stderr
+ *  counts them). */
 ssize_t ompx_io_wait(ompx_io_request_t request);
 
 /** The transfer paths. */

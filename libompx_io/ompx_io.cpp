@@ -3,17 +3,24 @@
 // libompx_io: resolve the OpenMP device number to the offload-io plugin that
 // owns it, then call that plugin's extension entry points. Requests on the
 // initial device (plain host memory) are served here with pread/pwrite.
+//
+// The handles given to the program are request numbers, never reused, looked
+// up in a registry of the requests in flight: a handle waited for twice, or
+// never returned by a submission, is refused with EINVAL instead of touching
+// freed memory; requests never waited for are finished and released when the
+// library's state is destroyed at exit.
 #include "ompx_io.h"
 
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <mutex>
-#include <new>
+#include <strings.h>
 #include <unistd.h>
 #include <unordered_map>
 
@@ -40,9 +47,91 @@ struct DeviceRefTy {
   int32_t Local;
 };
 
-/// The library's state: the plugins found and the devices resolved.
+/// A request in flight, as the registry keeps it.
+struct RequestTy {
+  const PluginFnsTy *Fns = nullptr; ///< Null for host requests, done already.
+  void *Inner = nullptr;            ///< The plugin's request.
+  ssize_t HostResult = 0;           ///< Host requests: the result ...
+  int HostErrno = 0;                ///< ... and its errno.
+};
+
+/// Whether OMPX_IO_INFO or LIBOMPTARGET_INFO asks for diagnostics. Read at
+/// each use: only misuse and exit paths print.
+bool infoEnabled() {
+  const char *IO = std::getenv("OMPX_IO_INFO");
+  if (IO && *IO && std::strcmp(IO, "0") && strcasecmp(IO, "false") &&
+      strcasecmp(IO, "off") && strcasecmp(IO, "no"))
+    return true;
+  const char *Lib = std::getenv("LIBOMPTARGET_INFO");
+  return Lib && std::strtol(Lib, nullptr, 0) != 0;
+}
+
+/// The library's state: the plugins found, the devices resolved and the
+/// requests in flight.
 class IOLibTy {
 public:
+  /// Requests the program never waited for are finished and released here,
+  /// at exit: their transfers run to completion (no data is left half
+  /// written behind the program's back) and nothing stays allocated. This
+  /// object is constructed on first use, after the program registered its
+  /// offload images, so it is destroyed before libomptarget's exit handler
+  /// unregisters them and while the plugins still serve requests.
+  ~IOLibTy() {
+    // A child forked from the program inherits the registry, but the
+    // transfers are the parent's, and a parent thread may have held the
+    // registry's lock at the fork: the child leaves it alone.
+    if (::getpid() != CreatorPid)
+      return;
+    std::unordered_map<uintptr_t, RequestTy> Left;
+    {
+      std::lock_guard<std::mutex> Guard(RequestsLock);
+      Left.swap(Requests);
+    }
+    if (!Left.empty() && infoEnabled())
+      std::fprintf(stderr,
+                   "ompx-io: %zu request(s) never waited for: finishing and "
+                   "releasing them at exit\n",
+                   Left.size());
+    for (auto &[Id, R] : Left) {
+      int64_t Bytes;
+      // Their results, errors included, have no one left to read them.
+      if (R.Fns)
+        (void)R.Fns->Wait(R.Inner, &Bytes);
+    }
+  }
+
+  /// Register request \p R; its handle.
+  ompx_io_request_t track(const RequestTy &R) {
+    std::lock_guard<std::mutex> Guard(RequestsLock);
+    uintptr_t Id = ++LastRequestId;
+    Requests.emplace(Id, R);
+    return reinterpret_cast<ompx_io_request_t>(Id);
+  }
+
+  /// Take the request of \p Handle out of the registry into \p R; false
+  /// when \p Handle is not a request in flight.
+  bool claim(ompx_io_request_t Handle, RequestTy &R) {
+    std::lock_guard<std::mutex> Guard(RequestsLock);
+    auto It = Requests.find(reinterpret_cast<uintptr_t>(Handle));
+    if (It == Requests.end())
+      return false;
+    R = It->second;
+    Requests.erase(It);
+    return true;
+  }
+
+  /// ompx_io_test on \p Handle: 1 done, 0 pending, -1 if not in flight.
+  /// Under the registry's lock, so that no concurrent wait releases the
+  /// plugin's request meanwhile.
+  int test(ompx_io_request_t Handle) {
+    std::lock_guard<std::mutex> Guard(RequestsLock);
+    auto It = Requests.find(reinterpret_cast<uintptr_t>(Handle));
+    if (It == Requests.end())
+      return -1;
+    const RequestTy &R = It->second;
+    return R.Fns ? R.Fns->Test(R.Inner) : 1;
+  }
+
   /// Resolve OpenMP device \p Device; errno-style failure as nullptr.
   bool resolve(int Device, DeviceRefTy &Ref) {
     std::lock_guard<std::mutex> Guard(Lock);
@@ -111,6 +200,15 @@ private:
   PluginFnsTy Plugins[3];
   unsigned NumPlugins = 0;
   std::unordered_map<int, DeviceRefTy> Devices;
+
+  /// The process that created this state (see ~IOLibTy).
+  pid_t CreatorPid = ::getpid();
+  /// Guards Requests and LastRequestId; never held while waiting.
+  std::mutex RequestsLock;
+  /// Handle numbers are never reused: a stale handle cannot name a newer
+  /// request.
+  uintptr_t LastRequestId = 0;
+  std::unordered_map<uintptr_t, RequestTy> Requests;
 };
 
 /// The library's one instance.
@@ -158,13 +256,16 @@ ssize_t hostTransfer(bool IsWrite, int Fd, void *Buf, size_t Count,
 
 } // namespace
 
-/// A request as the user holds it.
-struct ompx_io_request {
-  const PluginFnsTy *Fns; ///< Null for host requests, done at submission.
-  void *Inner;
-  ssize_t HostResult;
-  int HostErrno;
-};
+/// Report a handle that names no request in flight, and fail with EINVAL.
+static int notInFlight(const char *Call, ompx_io_request_t Request) {
+  if (infoEnabled())
+    std::fprintf(stderr,
+                 "ompx-io: %s: request %p is not in flight (already waited "
+                 "for, or not returned by a submission)\n",
+                 Call, static_cast<void *>(Request));
+  errno = EINVAL;
+  return -1;
+}
 
 static int submit(bool IsWrite, int Fd, void *Buf, size_t Count, off_t Offset,
                   int Device, ompx_io_request_t *Request) {
@@ -173,39 +274,31 @@ static int submit(bool IsWrite, int Fd, void *Buf, size_t Count, off_t Offset,
     return -1;
   }
   *Request = nullptr;
-  auto *R = new (std::nothrow) ompx_io_request{nullptr, nullptr, 0, 0};
-  if (!R) {
-    errno = ENOMEM;
-    return -1;
-  }
+  RequestTy R;
   if (Device == lib().initialDevice()) {
     // Host memory: done now; the request only carries the result.
-    R->HostResult = hostTransfer(IsWrite, Fd, Buf, Count, Offset);
-    R->HostErrno = R->HostResult < 0 ? errno : 0;
-    if (R->HostResult < 0 && (R->HostErrno == EBADF || R->HostErrno == EINVAL ||
-                              R->HostErrno == EFAULT)) {
-      delete R;
-      errno = R->HostErrno;
+    R.HostResult = hostTransfer(IsWrite, Fd, Buf, Count, Offset);
+    R.HostErrno = R.HostResult < 0 ? errno : 0;
+    if (R.HostResult < 0 && (R.HostErrno == EBADF || R.HostErrno == EINVAL ||
+                             R.HostErrno == EFAULT)) {
+      errno = R.HostErrno;
       return -1;
     }
-    *Request = R;
+    *Request = lib().track(R);
     return 0;
   }
   DeviceRefTy Ref;
   if (Device < 0 || !lib().resolve(Device, Ref)) {
-    delete R;
     errno = ENODEV;
     return -1;
   }
-  int32_t Err = Ref.Fns->Submit(Ref.Local, IsWrite, Fd, Buf, Count,
-                                int64_t(Offset), &R->Inner);
-  if (Err) {
-    delete R;
+  if (int32_t Err = Ref.Fns->Submit(Ref.Local, IsWrite, Fd, Buf, Count,
+                                    int64_t(Offset), &R.Inner)) {
     errno = Err;
     return -1;
   }
-  R->Fns = Ref.Fns;
-  *Request = R;
+  R.Fns = Ref.Fns;
+  *Request = lib().track(R);
   return 0;
 }
 
@@ -227,9 +320,10 @@ OMPX_API int ompx_io_test(ompx_io_request_t Request) {
     errno = EINVAL;
     return -1;
   }
-  if (!Request->Fns)
-    return 1;
-  return Request->Fns->Test(Request->Inner);
+  int Done = lib().test(Request);
+  if (Done < 0)
+    return notInFlight("ompx_io_test", Request);
+  return Done;
 }
 
 OMPX_API ssize_t ompx_io_wait(ompx_io_request_t Request) {
@@ -237,20 +331,22 @@ OMPX_API ssize_t ompx_io_wait(ompx_io_request_t Request) {
     errno = EINVAL;
     return -1;
   }
-  ssize_t Result;
-  int Errno = 0;
-  if (!Request->Fns) {
-    Result = Request->HostResult;
-    Errno = Request->HostErrno;
-  } else {
-    int64_t Bytes = 0;
-    Errno = Request->Fns->Wait(Request->Inner, &Bytes);
-    Result = Errno ? -1 : ssize_t(Bytes);
+  // Claimed before waiting: a second wait, even a concurrent one, finds
+  // nothing instead of the plugin's request that the first one frees.
+  RequestTy R;
+  if (!lib().claim(Request, R))
+    return notInFlight("ompx_io_wait", Request);
+  if (!R.Fns) {
+    if (R.HostResult < 0)
+      errno = R.HostErrno;
+    return R.HostResult;
   }
-  delete Request;
-  if (Result < 0)
+  int64_t Bytes = 0;
+  if (int32_t Errno = R.Fns->Wait(R.Inner, &Bytes)) {
     errno = Errno;
-  return Result;
+    return -1;
+  }
+  return ssize_t(Bytes);
 }
 
 OMPX_API ssize_t ompx_target_pread(int Fd, void *Buf, size_t Count,

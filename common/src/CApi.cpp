@@ -83,7 +83,8 @@ OFFLOADIO_API int32_t __tgt_rtl_init_plugin() {
 
 OFFLOADIO_API int32_t __tgt_rtl_deinit_plugin() {
   // Called once per unregistered library, and the plugin is used again
-  // afterwards: only wait for outstanding work.
+  // afterwards: only wait for outstanding work. In a forked child (at its
+  // exit) flush() waits for nothing: the streams' threads are the parent's.
   return report(thePlugin().flush(), -1, "deinit_plugin");
 }
 
@@ -369,6 +370,10 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_resolve_device(int32_t GlobalId) {
     llvm::consumeError(Local.takeError());
     return -1;
   }
+  // In a child forked after the parent initialised devices, the device is
+  // ours but unusable: the call that follows says why, with its errno.
+  if (thePlugin().inForkedChild())
+    return *Local;
   if (auto Err = thePlugin().initDevice(*Local)) {
     llvm::consumeError(std::move(Err));
     return -1;
@@ -377,18 +382,27 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_resolve_device(int32_t GlobalId) {
 }
 
 namespace {
+/// Turn \p Err into an errno value; its message is printed under
+/// LIBOMPTARGET_INFO, except that use after fork is always printed: errno
+/// alone (ENODEV) cannot tell the program that fork() is the reason.
+int32_t errnoReport(Error Err, int32_t DeviceId) {
+  ErrorDetailsTy D = takeErrorDetails(std::move(Err));
+  if (D.Code == ErrorCode::ForkedChild)
+    thePlugin().getInfo().error(DeviceId, D.Message);
+  else
+    thePlugin().getInfo().print(~0u, DeviceId, "{0}", D.Message);
+  if (D.Errno)
+    return D.Errno;
+  return takeErrno(makeError(D.Code, "{0}", D.Message));
+}
+
 /// Run \p Fn on device \p DeviceId and turn its error into an errno value.
 template <typename FnTy> int32_t errnoOnDevice(int32_t DeviceId, FnTy Fn) {
   auto Device = thePlugin().getDevice(DeviceId);
   if (!Device)
-    return takeErrno(Device.takeError());
-  if (Error Err = Fn(*Device)) {
-    ErrorDetailsTy D = takeErrorDetails(std::move(Err));
-    thePlugin().getInfo().print(~0u, DeviceId, "{0}", D.Message);
-    if (D.Errno)
-      return D.Errno;
-    return takeErrno(makeError(D.Code, "{0}", D.Message));
-  }
+    return errnoReport(Device.takeError(), DeviceId);
+  if (Error Err = Fn(*Device))
+    return errnoReport(std::move(Err), DeviceId);
   return 0;
 }
 } // namespace
@@ -413,11 +427,21 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_submit(int32_t DeviceId,
 
 /// 1 done, 0 pending.
 OFFLOADIO_API int32_t __tgt_rtl_ompx_io_test(void *Request) {
+  // A request inherited from the parent never progresses here (no worker
+  // threads) and its lock may be held forever: "done", so that the wait
+  // that follows reports the error.
+  if (thePlugin().inForkedChild())
+    return 1;
   return static_cast<IORequestTy *>(Request)->isDone();
 }
 
 /// Wait, store the byte count, release the request; 0 or an errno value.
 OFFLOADIO_API int32_t __tgt_rtl_ompx_io_wait(void *Request, int64_t *Bytes) {
+  // A request inherited from the parent: waiting would never end, and
+  // freeing it could destroy a lock a parent worker held at the fork. The
+  // child's copy is left alone; the parent still owns the transfer.
+  if (thePlugin().inForkedChild())
+    return errnoReport(thePlugin().makeForkedError("an ompx_io request"), -1);
   std::unique_ptr<IORequestTy> R(static_cast<IORequestTy *>(Request));
   auto N = R->wait();
   if (!N) {
@@ -469,6 +493,11 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_paths(int32_t DeviceId,
 /// 1 and *Out filled when \p Ptr is in a locked region, 0 otherwise.
 OFFLOADIO_API int32_t __tgt_rtl_ompx_lock_info(const void *Ptr,
                                                ompx_lock_region_t *Out) {
+  // Memory locks are not inherited across fork (mlock(2), and vendor
+  // registrations belong to the parent's context): nothing is locked for a
+  // forked child, and the map's lock may be held by a parent thread.
+  if (thePlugin().inForkedChild())
+    return 0;
   auto Region = thePlugin().getPinnedMap().lookup(Ptr);
   if (!Region)
     return 0;

@@ -42,6 +42,11 @@ Error GenericDeviceTy::init() {
   size_t BufferSize = readSizeEnv("OFFLOADIO_STAGING_BUFFER_SIZE", 4 << 20,
                                   4096, 1ULL << 30);
   unsigned MaxBuffers = readIntEnv("OFFLOADIO_STAGING_BUFFERS", 16, 1, 4096);
+  // A cap in bytes on the pinned memory of the pool, whatever the buffer
+  // size: it must hold at least one buffer.
+  uint64_t PoolMax = readSizeEnv("OFFLOADIO_STAGING_POOL_MAX", 256 << 20,
+                                 BufferSize, 1ULL << 40);
+  MaxBuffers = unsigned(std::min<uint64_t>(MaxBuffers, PoolMax / BufferSize));
   Staging = std::make_unique<StagingPoolTy>(
       BufferSize, MaxBuffers,
       [this](size_t Size) { return allocateImpl(Size, AllocKindTy::Host); },
@@ -190,9 +195,16 @@ Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
   // omp_target_free passes DEFAULT whatever allocated the memory, and HOST
   // memory's registration in the pinned map must go with the memory.
   AllocKindTy Actual;
-  if (Kind != AllocKindTy::Host && ownsPointer(TgtPtr, &Actual) &&
-      Actual == AllocKindTy::Host)
+  bool Owned = ownsPointer(TgtPtr, &Actual);
+  if (Kind != AllocKindTy::Host && Owned && Actual == AllocKindTy::Host)
     Kind = AllocKindTy::Host;
+  // The registration is plugin-wide: a device that cannot free the memory
+  // must not drop it, or the owner could never free it afterwards.
+  if (Kind == AllocKindTy::Host && !Owned)
+    return makeError(ErrorCode::NotFound,
+                     "free of {0} (host memory) on device {1}: not allocated "
+                     "by this device",
+                     TgtPtr, DeviceId);
   if (auto Err = onFreeing(TgtPtr, Kind))
     return Err;
   if (auto Err = unlockMappedBuffer(TgtPtr))
@@ -402,6 +414,10 @@ void GenericDeviceTy::printInfo(llvm::raw_ostream &OS) {
                                        llvm::Twine(Limits.DefaultThreads));
   Line("Streams (pooled / free):", llvm::Twine(Streams.capacity()) + " / " +
                                        llvm::Twine(Streams.available()));
+  Line("Staging buffers (max / held):",
+       llvm::Twine(Staging->getMaxBuffers()) + " x " +
+           llvm::Twine(Staging->getBufferSize()) + " bytes / " +
+           llvm::Twine(Staging->allocated()));
   Line("Small-allocation cache:",
        MemoryManager ? llvm::Twine("enabled") : llvm::Twine("disabled"));
 }

@@ -70,6 +70,7 @@ int offloadio::takeErrno(Error Err) {
           Result = EINVAL;
           break;
         case ErrorCode::InvalidDevice:
+        case ErrorCode::ForkedChild:
           Result = ENODEV;
           break;
         case ErrorCode::OutOfResources:

@@ -24,7 +24,9 @@ void InfoTy::emit(int32_t DeviceId, const std::string &Msg,
   Line += IsError ? ": error: " : ": ";
   Line += Msg;
   Line += '\n';
-  std::lock_guard<std::mutex> Guard(OutputLock);
-  // stderr is unbuffered; one fwrite keeps the line whole.
+  // stderr is unbuffered and fwrite holds the stream's own lock for the
+  // whole call, so lines from concurrent threads never interleave. No lock
+  // of ours: glibc resets stdio locks in a forked child, so the child can
+  // still report errors even if a parent thread was printing at the fork.
   std::fwrite(Line.data(), 1, Line.size(), stderr);
 }

@@ -27,6 +27,8 @@ Error GenericPluginTy::init() {
   if (!N)
     return N.takeError();
   NumDevices = *N;
+  if (NumDevices > 0 && vendorRuntimeStartsAtInit())
+    ForkGuard.arm();
   // libomptarget 17 spells the values off/on/mandatory; booleans are
   // accepted too. Anything else is reported, never silently taken as off.
   static const char *const Choices[] = {"off", "on", "mandatory", "false",
@@ -53,9 +55,15 @@ Error GenericPluginTy::initDevice(int32_t DeviceId) {
     return makeError(ErrorCode::InvalidDevice,
                      "device {0} does not exist: the {1} plugin has {2} devices",
                      DeviceId, getName(), NumDevices);
+  // Before InitLock: a parent thread may have held it at the fork.
+  if (LLVM_UNLIKELY(ForkGuard.inForkedChild()))
+    return makeForkedDeviceError(DeviceId);
   std::lock_guard<std::mutex> Guard(InitLock);
   if (Devices[DeviceId])
     return Error::success();
+  // From the first device on, the vendor runtime and our threads are this
+  // process's: children forked later must not use them.
+  ForkGuard.arm();
   auto Device = createDeviceImpl(DeviceId);
   if (!Device)
     return Device.takeError();
@@ -73,6 +81,8 @@ Expected<GenericDeviceTy &> GenericPluginTy::getDevice(int32_t DeviceId) {
     return makeError(ErrorCode::InvalidDevice,
                      "device {0} does not exist: the {1} plugin has {2} devices",
                      DeviceId, getName(), NumDevices);
+  if (LLVM_UNLIKELY(ForkGuard.inForkedChild()))
+    return makeForkedDeviceError(DeviceId);
   GenericDeviceTy *Device =
       ReadyDevices[DeviceId].load(std::memory_order_acquire);
   if (!Device)
@@ -80,6 +90,24 @@ Expected<GenericDeviceTy &> GenericPluginTy::getDevice(int32_t DeviceId) {
                      "device {0} of the {1} plugin is not initialised",
                      DeviceId, getName());
   return *Device;
+}
+
+Error GenericPluginTy::makeForkedDeviceError(int32_t DeviceId) const {
+  // Devices[] is the parent's copy: it tells which devices it had set up.
+  bool Initialised = DeviceId >= 0 && DeviceId < NumDevices &&
+                     ReadyDevices[DeviceId].load(std::memory_order_acquire);
+  std::string Detail =
+      Initialised ? std::string("initialised it")
+      : vendorRuntimeStartsAtInit()
+          ? "started the vendor runtime of the " + getName() + " plugin"
+          : "initialised devices of the " + getName() + " plugin";
+  return ForkGuard.makeForkedError("device " + std::to_string(DeviceId),
+                                   Detail);
+}
+
+Error GenericPluginTy::makeForkedError(const llvm::Twine &What) const {
+  return ForkGuard.makeForkedError(What, "initialised the " + getName() +
+                                             " plugin's devices");
 }
 
 bool GenericPluginTy::isValidBinary(const __tgt_device_image &Image,
@@ -96,6 +124,10 @@ bool GenericPluginTy::isDataExchangable(int32_t SrcId, int32_t DstId) {
 }
 
 Error GenericPluginTy::flush() {
+  // A forked child has the parent's streams without their threads: waiting
+  // for them would never end, and the work was the parent's to finish.
+  if (ForkGuard.inForkedChild())
+    return Error::success();
   Error Result = Error::success();
   for (int32_t I = 0; I < NumDevices; ++I)
     if (GenericDeviceTy *Device =

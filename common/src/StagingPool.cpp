@@ -17,27 +17,35 @@ StagingPoolTy::~StagingPoolTy() { llvm::consumeError(clear()); }
 
 Expected<StagingBufferTy *> StagingPoolTy::acquire() {
   std::unique_lock<std::mutex> Guard(Lock);
-  if (Available.empty() && All.size() + Pending < MaxBuffers) {
-    // Allocate outside the lock: vendor allocators (cuMemAllocHost) may wait
-    // for streams whose completion callbacks need this lock to release
-    // buffers.
-    ++Pending;
-    Guard.unlock();
-    auto Ptr = Alloc(BufferSize);
-    auto Buffer = std::make_unique<StagingBufferTy>();
-    Guard.lock();
-    --Pending;
-    if (!Ptr)
-      return Ptr.takeError();
-    Buffer->Pool = this;
-    Buffer->Ptr = *Ptr;
-    All.push_back(std::move(Buffer));
-    return All.back().get();
+  // A free buffer, or room under the cap to allocate one. Room also comes
+  // back when an allocation under way fails: a waiter that counted on that
+  // buffer being returned one day would otherwise wait forever.
+  Returned.wait(Guard, [&] {
+    return !Available.empty() || All.size() + Pending < MaxBuffers;
+  });
+  if (!Available.empty()) {
+    StagingBufferTy *Buffer = Available.back();
+    Available.pop_back();
+    return Buffer;
   }
-  Returned.wait(Guard, [&] { return !Available.empty(); });
-  StagingBufferTy *Buffer = Available.back();
-  Available.pop_back();
-  return Buffer;
+  // Allocate outside the lock: vendor allocators (cuMemAllocHost) may wait
+  // for streams whose completion callbacks need this lock to release
+  // buffers.
+  ++Pending;
+  Guard.unlock();
+  auto Ptr = Alloc(BufferSize);
+  auto Buffer = std::make_unique<StagingBufferTy>();
+  Guard.lock();
+  --Pending;
+  if (!Ptr) {
+    Guard.unlock();
+    Returned.notify_one();
+    return Ptr.takeError();
+  }
+  Buffer->Pool = this;
+  Buffer->Ptr = *Ptr;
+  All.push_back(std::move(Buffer));
+  return All.back().get();
 }
 
 Error StagingPoolTy::releaseCallback(void *Data) {

@@ -1557,6 +1557,28 @@ TEST_P(DeviceConformance, DataDeleteHostMemoryWithDefaultKind) {
   EXPECT_EQ(P->data_delete(Dev, H, KindHost), OFFLOAD_SUCCESS);
 }
 
+TEST_P(DeviceConformance, DataDeleteHostMemoryOnAnotherDeviceFails) {
+  // HOST memory belongs to the device that allocated it, but its
+  // registration in the lock map is plugin-wide: another device must refuse
+  // to free it and leave it registered, or the owner could never free it
+  // (found by test/fuzz/PluginLockFuzzer).
+  if (NumDevices < 2)
+    GTEST_SKIP() << "plugin '" << GetParam() << "' has " << NumDevices
+                 << " device(s)";
+  ASSERT_EQ(P->init_device(1), OFFLOAD_SUCCESS);
+  char *H = static_cast<char *>(alloc(4 * KiB, KindHost));
+  ASSERT_NE(H, nullptr);
+  for (int32_t Kind : {KindHost, KindDefault})
+    EXPECT_NE(P->data_delete(1, H, Kind), OFFLOAD_SUCCESS) << "kind " << Kind;
+  // Still registered: a lock inside shares the allocation and holds off its
+  // deletion until it is released.
+  void *Locked = nullptr;
+  ASSERT_EQ(lock(H + 64, 64, &Locked), OFFLOAD_SUCCESS);
+  EXPECT_NE(P->data_delete(Dev, H, KindHost), OFFLOAD_SUCCESS);
+  EXPECT_EQ(unlock(H + 64), OFFLOAD_SUCCESS);
+  EXPECT_TRUE(release(H));
+}
+
 //===----------------------------------------------------------------------===//
 // Exit
 //===----------------------------------------------------------------------===//

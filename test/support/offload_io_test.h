@@ -21,6 +21,7 @@ static const char *ename(int e) {
   case ENOSPC: return "ENOSPC";
   case EIO: return "EIO";
   case ENOTSUP: return "ENOTSUP";
+  case EAGAIN: return "EAGAIN";
   default: return strerror(e);
   }
 }

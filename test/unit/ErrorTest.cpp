@@ -131,6 +131,7 @@ TEST(ErrorTest, TakeErrnoMapsEveryCode) {
     case ErrorCode::Overlap:
       return EINVAL;
     case ErrorCode::InvalidDevice:
+    case ErrorCode::ForkedChild:
       return ENODEV;
     case ErrorCode::OutOfResources:
       return ENOMEM;

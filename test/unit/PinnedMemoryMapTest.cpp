@@ -5,6 +5,8 @@
 // addresses are made up: the map never dereferences them.
 #include "offloadio/PinnedMemoryMap.h"
 
+#include "PinnedMemoryModel.h"
+
 #include "gtest/gtest.h"
 
 #include <algorithm>
@@ -38,69 +40,10 @@ std::string range(uintptr_t Start, uintptr_t Size) {
 }
 std::string hex(uintptr_t Addr) { return llvm::formatv("{0:x}", Addr).str(); }
 
-/// Records every call and keeps the set of pinned ranges, flagging any call
-/// a real backend would reject (double pin, unpin of something not pinned).
-class FakeOpsTy final : public PinningOpsTy {
+/// The shared fake backend, handing out host addresses plus DevAlias.
+class FakeOpsTy : public test::FakePinningOpsTy {
 public:
-  struct CallTy {
-    bool IsPin;
-    uintptr_t HstPtr;
-    uintptr_t DevPtr;
-    size_t Size;
-  };
-
-  Expected<void *> pinHostMemory(void *HstPtr, size_t Size) override {
-    Calls.push_back({true, addr(HstPtr), 0, Size});
-    if (FailNextPin) {
-      FailNextPin = false;
-      return makeError(ErrorCode::BackendError, "fake pin of {0:x} failed",
-                       addr(HstPtr));
-    }
-    if (NullNextPin) {
-      NullNextPin = false;
-      Pinned[addr(HstPtr)] = Size;
-      return nullptr;
-    }
-    auto It = Pinned.upper_bound(addr(HstPtr) + Size - 1);
-    if (It != Pinned.begin() &&
-        std::prev(It)->first + std::prev(It)->second > addr(HstPtr))
-      Violations.push_back("pin overlaps a pinned range at " +
-                           hex(addr(HstPtr)));
-    Pinned[addr(HstPtr)] = Size;
-    return ptr(addr(HstPtr) + DevAlias);
-  }
-
-  Error unpinHostMemory(void *HstPtr, void *DevPtr, size_t Size) override {
-    Calls.push_back({false, addr(HstPtr), addr(DevPtr), Size});
-    if (FailNextUnpin) {
-      FailNextUnpin = false;
-      return makeError(ErrorCode::BackendError, "fake unpin of {0:x} failed",
-                       addr(HstPtr));
-    }
-    auto It = Pinned.find(addr(HstPtr));
-    if (It == Pinned.end() || It->second != Size)
-      Violations.push_back("unpin of a range not pinned: " +
-                           range(addr(HstPtr), Size));
-    else if (DevPtr && addr(DevPtr) != addr(HstPtr) + DevAlias)
-      Violations.push_back("unpin with the wrong device pointer at " +
-                           hex(addr(HstPtr)));
-    if (It != Pinned.end())
-      Pinned.erase(It);
-    return Error::success();
-  }
-
-  size_t numPins() const {
-    return std::count_if(Calls.begin(), Calls.end(),
-                         [](const CallTy &C) { return C.IsPin; });
-  }
-  size_t numUnpins() const { return Calls.size() - numPins(); }
-
-  std::vector<CallTy> Calls;
-  std::map<uintptr_t, size_t> Pinned;
-  std::vector<std::string> Violations;
-  bool FailNextPin = false;
-  bool FailNextUnpin = false;
-  bool NullNextPin = false;
+  FakeOpsTy() : FakePinningOpsTy(DevAlias) {}
 };
 
 /// Consume an error, returning its code and storing its message.
@@ -627,137 +570,10 @@ TEST(PinnedMemoryMapLifetimeTest, DestructorUnpinsWhatIsLeft) {
 // Differential test against a linear reference model.
 //===----------------------------------------------------------------------===//
 
-/// The rules, written as plainly as possible: an unsorted vector scanned
-/// from the front on every call.
-class ModelTy {
+/// The shared reference model (test/support/PinnedMemoryModel.h).
+class ModelTy : public test::PinnedMemoryModelTy {
 public:
-  struct RegionTy {
-    uintptr_t Start;
-    uintptr_t End;
-    uintptr_t Dev;
-    uint64_t References;
-    bool External;
-  };
-
-  static bool validRange(uintptr_t Start, size_t Size) {
-    return Start != 0 && Size != 0 && Size <= UINTPTR_MAX - Start;
-  }
-
-  /// Index of the region containing Addr, or -1.
-  int containing(uintptr_t Addr) const {
-    for (size_t I = 0; I < Regions.size(); ++I)
-      if (Regions[I].Start <= Addr && Addr < Regions[I].End)
-        return I;
-    return -1;
-  }
-
-  bool intersectsAny(uintptr_t Start, uintptr_t End) const {
-    for (const RegionTy &R : Regions)
-      if (R.Start < End && Start < R.End)
-        return true;
-    return false;
-  }
-
-  /// Returns the code, and the device address on success.
-  ErrorCode lock(uintptr_t Start, size_t Size, bool PinFails, uintptr_t &Dev) {
-    if (!validRange(Start, Size))
-      return ErrorCode::InvalidArgument;
-    uintptr_t End = Start + Size;
-    for (RegionTy &R : Regions) {
-      if (R.Start <= Start && End <= R.End) {
-        ++R.References;
-        Dev = R.Dev + (Start - R.Start);
-        return ErrorCode::Success;
-      }
-    }
-    if (intersectsAny(Start, End))
-      return ErrorCode::Overlap;
-    if (PinFails)
-      return ErrorCode::BackendError;
-    Regions.push_back({Start, End, Start + DevAlias, 1, false});
-    Dev = Start + DevAlias;
-    return ErrorCode::Success;
-  }
-
-  ErrorCode unlock(uintptr_t Addr, bool UnpinFails) {
-    if (!Addr)
-      return ErrorCode::InvalidArgument;
-    int I = containing(Addr);
-    if (I < 0)
-      return ErrorCode::NotFound;
-    RegionTy &R = Regions[I];
-    if (R.External && R.References == 1)
-      return ErrorCode::NotFound;
-    if (R.References == 1) {
-      if (UnpinFails)
-        return ErrorCode::BackendError;
-      Regions.erase(Regions.begin() + I);
-      return ErrorCode::Success;
-    }
-    --R.References;
-    return ErrorCode::Success;
-  }
-
-  ErrorCode registerExternal(uintptr_t Start, uintptr_t Dev, size_t Size) {
-    if (!validRange(Start, Size) || !Dev)
-      return ErrorCode::InvalidArgument;
-    if (intersectsAny(Start, Start + Size))
-      return ErrorCode::Overlap;
-    Regions.push_back({Start, Start + Size, Dev, 1, true});
-    return ErrorCode::Success;
-  }
-
-  ErrorCode unregisterExternal(uintptr_t Start) {
-    if (!Start)
-      return ErrorCode::InvalidArgument;
-    for (size_t I = 0; I < Regions.size(); ++I) {
-      if (Regions[I].Start != Start)
-        continue;
-      if (!Regions[I].External)
-        return ErrorCode::NotFound;
-      if (Regions[I].References > 1)
-        return ErrorCode::Busy;
-      Regions.erase(Regions.begin() + I);
-      return ErrorCode::Success;
-    }
-    return ErrorCode::NotFound;
-  }
-
-  std::vector<PinnedSegmentTy> segments(uintptr_t Start, size_t Size,
-                                        size_t MaxSegs) const {
-    std::vector<PinnedSegmentTy> Result;
-    if (Size == 0 || MaxSegs == 0 || Size > UINTPTR_MAX - Start)
-      return Result;
-    uintptr_t Cur = Start, End = Start + Size;
-    while (Cur < End && Result.size() < MaxSegs) {
-      PinnedSegmentTy Seg;
-      Seg.HstPtr = reinterpret_cast<const char *>(Cur);
-      int I = containing(Cur);
-      uintptr_t SegEnd = End;
-      if (I >= 0) {
-        SegEnd = std::min(End, Regions[I].End);
-        Seg.DevAccessiblePtr = ptr(Regions[I].Dev + (Cur - Regions[I].Start));
-      } else {
-        for (const RegionTy &R : Regions)
-          if (R.Start > Cur && R.Start < SegEnd)
-            SegEnd = R.Start;
-      }
-      Seg.Size = SegEnd - Cur;
-      Result.push_back(Seg);
-      Cur = SegEnd;
-    }
-    return Result;
-  }
-
-  std::map<uintptr_t, size_t> pinned() const {
-    std::map<uintptr_t, size_t> Result;
-    for (const RegionTy &R : Regions)
-      if (!R.External)
-        Result[R.Start] = R.End - R.Start;
-    return Result;
-  }
-
-  std::vector<RegionTy> Regions;
+  ModelTy() : PinnedMemoryModelTy(DevAlias) {}
 };
 
 struct DiffConfigTy {

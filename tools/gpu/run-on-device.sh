@@ -29,9 +29,14 @@ if [[ $steps == *lit* ]]; then
       -e 's|@CMAKE_LIBRARY_OUTPUT_DIRECTORY@|/opt/offload-io/lib|' \
       -e 's|@LLVM_TOOLS_BINARY_DIR@|/opt/llvm16/bin|' -e 's|@LLVM_LIBRARY_DIR@|/opt/llvm16/lib|' \
       -e 's|@OFFLOADIO_CLANG@|/opt/llvm16/bin/clang-16|' \
+      -e 's|@[A-Z_]*@||g' \
       test/lit.site.cfg.py.in > /tmp/lit/test/lit.site.cfg.py
   echo "== lit nvptx64-nvidia-cuda"
-  timeout 300 python3 /opt/llvm16/lit/lit.py -sv -j12 --param target=nvptx64-nvidia-cuda /tmp/lit/test 2>&1 | grep -E "^(FAIL|XPASS|UNRESOLVED)|Passed|Failed|Unsupported|Testing Time" | tail -40
+  timeout 300 python3 /opt/llvm16/lit/lit.py -sv -j12 --param target=nvptx64-nvidia-cuda /tmp/lit/test > /tmp/lit.out 2>&1
+  # The summary, or everything after the last test when lit itself failed.
+  grep -E "^(FAIL|XPASS|UNRESOLVED)|Passed|Failed|Unsupported|Testing Time" /tmp/lit.out | tail -40 |
+    grep . || tail -30 /tmp/lit.out
+  cp /tmp/lit.out "$out/lit-full.log"
 fi 2>&1 | tee "$out/lit.log"
 
 if [[ $steps == *memcpy* ]]; then

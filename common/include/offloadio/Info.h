@@ -11,7 +11,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <string>
 
 namespace offloadio {
@@ -66,8 +65,6 @@ private:
 
   std::string PluginName;
   std::atomic<uint32_t> Flags;
-  /// Serialises lines from concurrent threads so they do not interleave.
-  mutable std::mutex OutputLock;
 };
 
 } // namespace offloadio

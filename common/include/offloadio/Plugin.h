@@ -8,6 +8,7 @@
 #include "offloadio/ABI.h"
 #include "offloadio/Device.h"
 #include "offloadio/Error.h"
+#include "offloadio/ForkGuard.h"
 #include "offloadio/Info.h"
 #include "offloadio/ParallelFor.h"
 #include "offloadio/PinnedMemoryMap.h"
@@ -52,6 +53,14 @@ public:
   /// An initialised device, or an error naming the id.
   Expected<GenericDeviceTy &> getDevice(int32_t DeviceId);
 
+  /// Whether this process is a child forked after the plugin initialised a
+  /// device (or started its vendor runtime) in an ancestor: no device may be
+  /// used then. One atomic load.
+  bool inForkedChild() const { return ForkGuard.inForkedChild(); }
+  /// The error for \p What (e.g. "an ompx_io request") used in such a
+  /// child.
+  Error makeForkedError(const llvm::Twine &What) const;
+
   /// Map the *global* device number libomptarget passes to data_lock,
   /// data_unlock and the interop entry points to our local number.
   Expected<int32_t> resolveGlobalDeviceId(int32_t GlobalId);
@@ -66,9 +75,15 @@ public:
   /// is_data_exchangable.
   bool isDataExchangable(int32_t SrcId, int32_t DstId);
   /// init_requires.
-  void setRequiresFlags(int64_t Flags) { RequiresFlags = Flags; }
+  void setRequiresFlags(int64_t Flags) {
+    // libomptarget calls init_requires before each init_device, from
+    // whichever threads first use each device, so concurrently.
+    RequiresFlags.store(Flags, std::memory_order_relaxed);
+  }
   /// The flags of the last init_requires.
-  int64_t getRequiresFlags() const { return RequiresFlags; }
+  int64_t getRequiresFlags() const {
+    return RequiresFlags.load(std::memory_order_relaxed);
+  }
 
   /// data_lock: lock [HstPtr, HstPtr+Size) for all devices of the plugin
   /// and return its device-accessible address. \p Device is the device the
@@ -119,6 +134,11 @@ protected:
     return true;
   }
 
+  /// Whether initImpl() starts a vendor runtime that a forked child cannot
+  /// use (cuInit, hsa_init): children of this process are then refused
+  /// from plugin initialisation on, not only once a device is initialised.
+  virtual bool vendorRuntimeStartsAtInit() const { return false; }
+
 private:
   Expected<void *> pinHostMemory(void *HstPtr, size_t Size) override {
     return pinHostMemoryImpl(HstPtr, Size);
@@ -128,13 +148,17 @@ private:
     return unpinHostMemoryImpl(HstPtr, DevAccessiblePtr, Size);
   }
 
+  /// Error for device \p DeviceId used in a forked child.
+  Error makeForkedDeviceError(int32_t DeviceId) const;
+
   InfoTy Info;
+  ForkGuardTy ForkGuard;
   SysTy Sys;
   ParallelForTy CopyThreads;
   PinnedMemoryMapTy PinnedMap{*this};
   bool Initialized = false;
   int32_t NumDevices = 0;
-  int64_t RequiresFlags = OMP_REQ_UNDEFINED;
+  std::atomic<int64_t> RequiresFlags{OMP_REQ_UNDEFINED};
   MappedLockPolicyTy MappedLockPolicy = MappedLockPolicyTy::Off;
   std::mutex InitLock;
   std::vector<std::unique_ptr<GenericDeviceTy>> Devices;

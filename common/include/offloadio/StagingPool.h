@@ -3,6 +3,16 @@
 // Pinned bounce buffers for copies from and to memory that is not locked.
 // Buffers are allocated once per device and recycled; a lease returns its
 // buffer when the copy that used it has completed.
+//
+// Bounded: at most MaxBuffers exist (OFFLOADIO_STAGING_BUFFERS, lowered to
+// fit OFFLOADIO_STAGING_POOL_MAX bytes), and a lease beyond them waits for a
+// return. That wait cannot deadlock, even for one caller that needs more
+// buffers than the pool has, because every holder obeys one rule: a buffer
+// is either handed to a stream, whose completion callback returns it, or
+// returned by its holder, before that holder asks for another one. Stream
+// progress never waits for a lease (callbacks only return buffers, and an
+// event names work already enqueued), so every leased buffer comes back in
+// bounded time, whoever waits.
 #ifndef OFFLOADIO_STAGINGPOOL_H
 #define OFFLOADIO_STAGINGPOOL_H
 
@@ -47,7 +57,8 @@ public:
 
   /// Take a buffer, allocating one while under the cap. At the cap it waits
   /// for a buffer to come back: completion of earlier copies always returns
-  /// them, so the wait is bounded by the device's progress.
+  /// them, so the wait is bounded by the device's progress. A failed
+  /// allocation is returned, and leaves its room to the next caller.
   Expected<StagingBufferTy *> acquire();
   /// Give a buffer back (called from completion callbacks).
   void release(StagingBufferTy *Buffer);
@@ -59,6 +70,8 @@ public:
 
   /// Buffers allocated so far.
   unsigned allocated() const;
+  /// The most buffers the pool allocates.
+  unsigned getMaxBuffers() const { return MaxBuffers; }
   /// Free every buffer; all must have been released.
   Error clear();
 

@@ -43,6 +43,7 @@ IOConfigTy IOConfigTy::fromEnv() {
   C.Info = readBoolEnv("OMPX_IO_INFO", false);
   static const char *const Policies[] = {"auto", "on", "off"};
   C.ODirect = IODirectPolicyTy(readChoiceEnv("OMPX_IO_ODIRECT", Policies, 0));
+  C.MaxRequests = readIntEnv("OMPX_IO_MAX_REQUESTS", 256, 1, 1 << 20);
   return C;
 }
 
@@ -59,10 +60,18 @@ IORequestTy::IORequestTy(OpTy Op, int Fd, char *DevPtr, size_t Count,
 }
 
 IORequestTy::~IORequestTy() {
+  // A request dropped without wait() may still have chunks in the workers'
+  // hands: they must be done with it before its memory goes.
+  if (Queued) {
+    std::unique_lock<std::mutex> Guard(Lock);
+    DoneCV.wait(Guard, [&] { return Done; });
+  }
   if (Fd >= 0)
     ::close(Fd);
   if (TwinFd >= 0)
     ::close(TwinFd);
+  if (Slots)
+    Slots->fetch_sub(1, std::memory_order_relaxed);
 }
 
 void IORequestTy::setDirectGeometry(size_t Geometry, size_t MemAlign,
@@ -513,11 +522,20 @@ void IOEngineTy::setupDirect(IORequestTy &R, int CallerFd, int Flags) {
   auto ReopenFailed = [&](const char *What) {
     return std::string(", ") + What + " (reopen: " + std::strerror(errno) + ")";
   };
+  // open(2) of a slow file system (FUSE, NFS) may be interrupted by a
+  // signal: that is no reason to lose O_DIRECT or the buffered twin.
+  auto Reopen = [&](int Flags) {
+    int New;
+    do
+      New = Sys.reopen(CallerFd, Flags);
+    while (New < 0 && errno == EINTR);
+    return New;
+  };
 
   if (CallerDirect) {
     // Unaligned heads and tails (and, with "off", everything) need a
     // descriptor of the file without O_DIRECT.
-    int Twin = Sys.reopen(CallerFd, Mode);
+    int Twin = Reopen(Mode);
     if (Twin < 0) {
       R.DirectNote = ReopenFailed("O_DIRECT fd used as is");
       return;
@@ -529,7 +547,7 @@ void IOEngineTy::setupDirect(IORequestTy &R, int CallerFd, int Flags) {
     }
     R.DirectFd = R.Fd;
   } else {
-    int Twin = Sys.reopen(CallerFd, Mode | O_DIRECT);
+    int Twin = Reopen(Mode | O_DIRECT);
     if (Twin < 0) {
       // EINVAL: the file system has no O_DIRECT (tmpfs); buffered it is.
       R.DirectNote = ReopenFailed("O_DIRECT unavailable, buffered");
@@ -669,12 +687,30 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
   auto Path = choosePath(Fd, DevPtr, Count, Offset, Why);
   if (!Path)
     return Path.takeError();
+  // Every request holds one or two descriptors and its memory until the
+  // program waits for it, so their number is capped. Submission fails
+  // rather than waits: a thread that submits past the cap before waiting
+  // for any of its requests would wait for itself.
+  unsigned Held = Outstanding.load(std::memory_order_relaxed);
+  do
+    if (Held >= Config.MaxRequests)
+      return makeErrnoError(EAGAIN,
+                            "{0} of {1} bytes on device {2}: {3} requests are "
+                            "outstanding, the OMPX_IO_MAX_REQUESTS limit; "
+                            "wait for some first",
+                            OpName, Count, Device.getDeviceId(), Held);
+  while (!Outstanding.compare_exchange_weak(Held, Held + 1,
+                                            std::memory_order_relaxed));
   int Dup = Sys.dup(Fd);
-  if (Dup < 0)
-    return makeErrnoError(errno, "dup of fd {0} for an async {1}", Fd, OpName);
+  if (Dup < 0) {
+    int Errno = errno;
+    Outstanding.fetch_sub(1, std::memory_order_relaxed);
+    return makeErrnoError(Errno, "dup of fd {0} for an async {1}", Fd, OpName);
+  }
   auto R = std::make_unique<IORequestTy>(Op, Dup, static_cast<char *>(DevPtr),
                                          Count, Offset, *Path,
                                          Config.ChunkSize);
+  R->Slots = &Outstanding;
   if (Count)
     setupDirect(*R, Fd, Flags);
   auto &Requests = Op == IORequestTy::Read ? Stats.Reads : Stats.Writes;
@@ -689,6 +725,7 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
     return std::move(R);
   if (auto Err = startWorkers())
     return std::move(Err);
+  R->Queued = true;
   {
     std::lock_guard<std::mutex> Guard(QueueLock);
     Queue.push_back(R.get());

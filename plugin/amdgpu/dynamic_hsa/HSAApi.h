@@ -135,7 +135,12 @@ Error checkHSA(const HSAApiTy &Api, hsa_status_t Status, const char *Call,
                const char *Fmt, ArgsTy &&...Args) {
   if (Status == HSA_STATUS_SUCCESS)
     return Error::success();
-  return makeError(ErrorCode::BackendError, "{0} failed: {1}: {2}", Call,
+  // Memory running out is the program's to handle (ENOMEM for ompx_io, as
+  // on the other backends), not a malfunction of the runtime.
+  ErrorCode Code = Status == HSA_STATUS_ERROR_OUT_OF_RESOURCES
+                       ? ErrorCode::OutOfResources
+                       : ErrorCode::BackendError;
+  return makeError(Code, "{0} failed: {1}: {2}", Call,
                    llvm::formatv(Fmt, std::forward<ArgsTy>(Args)...).str(),
                    Api.describe(Status));
 }

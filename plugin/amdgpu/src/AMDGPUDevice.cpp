@@ -52,9 +52,8 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
           Gpu.Agent, hsa_agent_info_t(HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY),
           &Value) == HSA_STATUS_SUCCESS)
     MaxClockMHz = Value;
-  if (auto Err =
-          queryAgent(hsa_agent_info_t(HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT),
-                     ComputeUnits, "the compute unit count"))
+  if (auto Err = queryAgent(HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, ComputeUnits,
+                            "the compute unit count"))
     return Err;
   if (auto Err = queryAgent(HSA_AGENT_INFO_WAVEFRONT_SIZE, WavefrontSize,
                             "the wavefront size"))

@@ -74,11 +74,16 @@ protected:
   IOFastpathTy *getIOFastpathImpl() override;
 
 private:
-  /// Query agent attribute \p Attr into \p Value.
+  /// Query agent attribute \p Attr (an hsa_agent_info_t or
+  /// hsa_amd_agent_info_t value) into \p Value.
   template <typename T>
-  Error queryAgent(hsa_agent_info_t Attr, T &Value, const char *What) const {
+  Error queryAgent(int Attr, T &Value, const char *What) const {
+    // An int, not hsa_agent_info_t: the AMD attributes lie outside that
+    // enum's range, and holding one in a variable of the enum type is
+    // undefined behaviour (UBSan reports the load).
     return checkHSA(Ctx.Api,
-                    Ctx.Api.hsa_agent_get_info(Gpu.Agent, Attr, &Value),
+                    Ctx.Api.hsa_agent_get_info(
+                        Gpu.Agent, static_cast<hsa_agent_info_t>(Attr), &Value),
                     "hsa_agent_get_info", "{0} of device {1}", What, DeviceId);
   }
   /// Copy \p Size host bytes to device address \p Dst and wait, through a

@@ -82,6 +82,8 @@ protected:
   Error unpinHostMemoryImpl(void *HstPtr, void *DevAccessiblePtr,
                             size_t Size) override;
   bool isDataExchangableImpl(int32_t SrcId, int32_t DstId) override;
+  /// hsa_init: KFD refuses a forked child the parent's device state.
+  bool vendorRuntimeStartsAtInit() const override { return true; }
 
 private:
   /// Set up the context; errors mean "no usable GPU".

@@ -39,6 +39,8 @@ protected:
   Error unpinHostMemoryImpl(void *HstPtr, void *DevAccessiblePtr,
                             size_t Size) override;
   bool isDataExchangableImpl(int32_t SrcId, int32_t DstId) override;
+  /// cuInit: a child forked afterwards cannot use the driver.
+  bool vendorRuntimeStartsAtInit() const override { return true; }
 
 private:
   /// Report why the plugin has no devices; the plugin then loads quietly

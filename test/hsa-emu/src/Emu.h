@@ -54,6 +54,9 @@ struct ConfigTy {
   uint32_t ComputeUnits = 104;
   /// HSA_EMU_GPU_MEMORY: bytes each GPU's device pool reports and enforces.
   uint64_t GpuMemory = uint64_t(16) << 30;
+  /// HSA_EMU_HOST_MEMORY: bytes each CPU pool reports and enforces (pinned
+  /// host memory, kernel arguments included); 0: the machine's memory.
+  uint64_t HostMemory = 0;
   /// HSA_EMU_STRICT=1: async copies and fills fail unless every pointer is
   /// agent-accessible (a pool allocation the agent may access, or a locked
   /// alias). Default off: plain host pointers are copied as ROCr never would.

@@ -69,6 +69,7 @@ ConfigTy *readConfig() {
     C->GpuArch = Arch;
   C->ComputeUnits = uint32_t(envU64("HSA_EMU_COMPUTE_UNITS", C->ComputeUnits));
   C->GpuMemory = envU64("HSA_EMU_GPU_MEMORY", C->GpuMemory);
+  C->HostMemory = envU64("HSA_EMU_HOST_MEMORY", C->HostMemory);
   C->Strict = envBool("HSA_EMU_STRICT");
   C->Trace = envBool("HSA_EMU_TRACE");
   if (const char *D = std::getenv("HSA_EMU_DISPATCH"); D && *D) {
@@ -103,7 +104,9 @@ PoolTy *addPool(TopologyTy &T, AgentTy &Owner, hsa_amd_segment_t Segment,
 TopologyTy *buildTopology(const ConfigTy &C) {
   auto *T = new TopologyTy();
   uint64_t HostMemory =
-      uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+      C.HostMemory ? C.HostMemory
+                   : uint64_t(sysconf(_SC_PHYS_PAGES)) *
+                         uint64_t(sysconf(_SC_PAGESIZE));
 
   // ROCr lists CPU agents first. Its CPU agent has a fine-grained pool that
   // also serves kernel arguments, and a coarse-grained one.
@@ -153,6 +156,17 @@ hsa_status_t putName(void *Value, const std::string &Name, size_t Capacity) {
   std::memset(Value, 0, Capacity);
   std::memcpy(Value, Name.data(), std::min(Name.size(), Capacity - 1));
   return HSA_STATUS_SUCCESS;
+}
+
+/// The attribute \p Attr as an integer. Callers pass extension attributes
+/// (hsa_amd_agent_info_t, hsa_amd_system_info_t) through the core enum
+/// parameter, outside the range of its enumerators, and reading such a value
+/// as the enum type is undefined: copy its bytes instead.
+template <typename EnumTy> int rawAttribute(const EnumTy &Attr) {
+  static_assert(sizeof(EnumTy) == sizeof(int), "HSA enums are int-sized");
+  int Raw;
+  std::memcpy(&Raw, &Attr, sizeof(Raw));
+  return Raw;
 }
 
 } // namespace
@@ -385,7 +399,7 @@ hsa_status_t hsa_system_get_info(hsa_system_info_t Attribute, void *Value) {
   CHECK_INIT();
   if (!Value)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  switch (int(Attribute)) {
+  switch (rawAttribute(Attribute)) {
   case HSA_SYSTEM_INFO_VERSION_MAJOR:
     return put<uint16_t>(Value, 1);
   case HSA_SYSTEM_INFO_VERSION_MINOR:
@@ -432,7 +446,7 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t AgentHandle,
   if (!Value)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   const bool Gpu = A->isGpu();
-  switch (int(Attribute)) {
+  switch (rawAttribute(Attribute)) {
   case HSA_AGENT_INFO_NAME:
     return putName(Value, A->Name, 64);
   case HSA_AGENT_INFO_VENDOR_NAME:

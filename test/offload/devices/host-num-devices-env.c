@@ -32,7 +32,9 @@ int main(void) {
   long total = 0;
   for (int d = 0; d < ndev; ++d) {
     int got = -2, sum = 0;
-#pragma omp target device(d) map(from : got, sum) firstprivate(d)
+    // tofrom: the sum starts from the host's 0; the device copy of a
+    // from-only variable is uninitialised.
+#pragma omp target device(d) map(from : got) map(tofrom : sum) firstprivate(d)
     {
       got = device_id;
       for (int i = 0; i <= d; ++i)

@@ -36,7 +36,9 @@ int main(void) {
   for (int d = 0; d < ndev; ++d) {
     int got = 0;
     double s = 0;
-#pragma omp target device(d) map(from : got, s)
+    // tofrom: the sum starts from the host's 0; the device copy of a
+    // from-only variable is uninitialised.
+#pragma omp target device(d) map(from : got) map(tofrom : s)
     {
       got = tag;
       for (int i = 0; i < 8; ++i)

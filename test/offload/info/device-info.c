@@ -4,9 +4,9 @@
 // (The stock LLVM 16 nextgen x86_64 plugin crashes here.)
 //
 // REQUIRES: host-plugin
-// RUN: env OFFLOADIO_HOST_NUM_DEVICES=3 %llvm-tools-dir/llvm-omp-device-info \
+// RUN: env OFFLOADIO_HOST_NUM_DEVICES=3 %run-env %llvm-tools-dir/llvm-omp-device-info \
 // RUN:   | %fcheck-generic --check-prefix=THREE
-// RUN: env -u OFFLOADIO_HOST_NUM_DEVICES %llvm-tools-dir/llvm-omp-device-info \
+// RUN: env -u OFFLOADIO_HOST_NUM_DEVICES %run-env %llvm-tools-dir/llvm-omp-device-info \
 // RUN:   | %fcheck-generic --check-prefix=DEFAULT
 
 // THREE: Device (0):

@@ -7,8 +7,11 @@
 // RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
 // RUN: env LIBOMPTARGET_INFO=0x20 %libomptarget-run-generic 2>&1 \
 // RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
-// RUN: env LIBOMPTARGET_INFO=-1 %libomptarget-run-generic 2>&1 \
-// RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
+// With every info bit set, libomptarget 16 takes two of its own mutexes in
+// both orders, which ThreadSanitizer reports as a lock-order inversion; that
+// run is left out of the TSan build.
+// RUN: %if !thread-sanitizer %{ env LIBOMPTARGET_INFO=-1 \
+// RUN:   %libomptarget-run-generic 2>&1 | %fcheck-generic -DPLUGIN=%plugin-name %}
 // RUN: env LIBOMPTARGET_INFO=0 %libomptarget-run-generic 2>&1 \
 // RUN:   | %fcheck-generic --check-prefix=QUIET
 // RUN: env -u LIBOMPTARGET_INFO %libomptarget-run-generic 2>&1 \

@@ -1,7 +1,7 @@
 // Errors of async transfers: what submission can see (bad descriptor,
 // negative offset, unknown device, foreign buffer) fails at once with -1,
 // errno set and the request left NULL; what only the transfer finds (ENOSPC
-// from /dev/full, EIO from an unmapped /proc/self/mem address) is returned
+// from /dev/full, EIO from an unreadable /proc/self/mem address) is returned
 // by ompx_io_wait. Good requests in flight beside failing ones complete.
 //
 // REQUIRES: ompx-io
@@ -10,6 +10,7 @@
 // RUN: env OMPX_IO_PATH=staged OMPX_IO_CHUNK_SIZE=64K \
 // RUN:   %libomptarget-run-generic %t.dat | %fcheck-generic
 
+#define _GNU_SOURCE // memfd_create
 #include <errno.h>
 #include <fcntl.h>
 #include <omp.h>
@@ -34,7 +35,9 @@ int main(int argc, char **argv) {
   if (fd < 0 || pwrite(fd, h, SIZE, 0) != SIZE)
     return 3;
   int dev = omp_get_default_device();
-  char *dbuf = omp_target_alloc(4 * SIZE, dev);
+  // Four read targets and, last, the source of the write to /dev/full: the
+  // requests run at once, so none may read what another writes.
+  char *dbuf = omp_target_alloc(5 * SIZE, dev);
   char *heap = malloc(64);
 
   // Submission errors.
@@ -56,15 +59,24 @@ int main(int argc, char **argv) {
   // Transfer errors, with good requests in flight around them.
   int full = open("/dev/full", O_WRONLY);
   int mem = open("/proc/self/mem", O_RDONLY);
+  // The second half of a mapping of a SIZE-byte memfd lies past the end of
+  // the file: unreadable like an unmapped address, but unlike a hole in the
+  // address space nothing can be mapped there meanwhile (a thread start
+  // maps memory, 512 KiB under ThreadSanitizer).
+  int backing = memfd_create("async-errors", 0);
+  if (backing < 0 || ftruncate(backing, SIZE) != 0)
+    return 3;
   unsigned char *region = mmap(NULL, 2 * SIZE, PROT_READ | PROT_WRITE,
-                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  munmap(region + SIZE, SIZE);
+                               MAP_SHARED, backing, 0);
+  if (region == MAP_FAILED)
+    return 3;
+  close(backing);
   off_t hole = (off_t)(uintptr_t)region + SIZE / 2;
 
   ompx_io_request_t good1, nospc, good2, eio, good3;
   int rc = 0;
   rc |= ompx_target_pread_async(fd, dbuf, SIZE, 0, dev, &good1);
-  rc |= ompx_target_pwrite_async(full, dbuf, SIZE, 0, dev, &nospc);
+  rc |= ompx_target_pwrite_async(full, dbuf + 4 * SIZE, SIZE, 0, dev, &nospc);
   rc |= ompx_target_pread_async(fd, dbuf + SIZE, SIZE, 0, dev, &good2);
   rc |= ompx_target_pread_async(mem, dbuf + 2 * SIZE, SIZE, hole, dev, &eio);
   rc |= ompx_target_pread_async(fd, dbuf + 3 * SIZE, SIZE, 0, dev, &good3);
@@ -87,7 +99,7 @@ int main(int argc, char **argv) {
   }
   OT_EXPECT(same, "the good requests moved the right data");
 
-  munmap(region, SIZE);
+  munmap(region, 2 * SIZE);
   omp_target_free(dbuf, dev);
   free(h);
   free(back);

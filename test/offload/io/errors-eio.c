@@ -1,8 +1,9 @@
 // EIO from the file reaches the caller unchanged. /proc/self/mem is a real
-// file whose offsets are addresses of this process: reading an unmapped
-// address fails with EIO. A request whose first part is readable and whose
-// rest is not fails as a whole with EIO (no silent short count), whichever
-// chunk hits the hole; async reads report it at ompx_io_wait.
+// file whose offsets are addresses of this process: reading an address with
+// nothing readable behind it fails with EIO. A request whose first part is
+// readable and whose rest is not fails as a whole with EIO (no silent short
+// count), whichever chunk hits the unreadable part; async reads report it at
+// ompx_io_wait.
 //
 // REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
@@ -13,6 +14,7 @@
 // RUN: env OMPX_IO_CHUNK_SIZE=64K OMPX_IO_THREADS=4 OMPX_IO_PATH=staged \
 // RUN:   %libomptarget-run-generic | %fcheck-generic
 
+#define _GNU_SOURCE // memfd_create
 #include <errno.h>
 #include <fcntl.h>
 #include <omp.h>
@@ -30,14 +32,20 @@
 int main(void) {
   int mem = open("/proc/self/mem", O_RDONLY);
   OT_EXPECT(mem >= 0, "/proc/self/mem opened");
-  // 1 MiB of address space: the first 512 KiB mapped and filled, the rest
-  // unmapped (a hole that nothing else is given while the test runs; the
-  // program maps nothing else meanwhile).
+  // 1 MiB of address space: the first 512 KiB readable and filled, the rest
+  // not. The mapping is of a 512 KiB memfd, so its second half lies past the
+  // end of the file: reading it fails as an unmapped address does, but unlike
+  // a hole in the address space, nothing else can be mapped there while the
+  // test runs (starting a thread maps memory: ThreadSanitizer's 512 KiB per
+  // thread filled such a hole exactly).
+  int backing = memfd_create("errors-eio", 0);
+  if (backing < 0 || ftruncate(backing, MAPPED) != 0)
+    return 2;
   unsigned char *region = mmap(NULL, 2 * MAPPED, PROT_READ | PROT_WRITE,
-                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                               MAP_SHARED, backing, 0);
   if (region == MAP_FAILED)
     return 2;
-  munmap(region + MAPPED, MAPPED);
+  close(backing);
   for (size_t i = 0; i < MAPPED; ++i)
     region[i] = (unsigned char)(i * 13 + 5);
   off_t base = (off_t)(uintptr_t)region;
@@ -79,7 +87,7 @@ int main(void) {
   n = ompx_target_pread(mem, dbuf, 4096, base, dev);
   OT_EXPECT(n == 4096, "device reads again after the errors");
 
-  munmap(region, MAPPED);
+  munmap(region, 2 * MAPPED);
   omp_target_free(dbuf, dev);
   free(hbuf);
   OT_SUMMARY();

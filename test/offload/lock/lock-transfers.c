@@ -67,6 +67,9 @@ int main(void) {
   llvm_omp_target_unlock_mem(two, dev);
   llvm_omp_target_unlock_mem(a, dev);
   omp_target_free(d, dev);
+  free(back);
+  free(two);
+  free(a);
   OT_SUMMARY();
   return 0;
 }

@@ -77,6 +77,7 @@ struct IOConfigTy {
   int ForcedPath = -1;           ///< OMPX_IO_PATH; -1 = auto.
   bool Info = false;             ///< OMPX_IO_INFO.
   IODirectPolicyTy ODirect = IODirectPolicyTy::Auto; ///< OMPX_IO_ODIRECT.
+  unsigned MaxRequests = 256;    ///< OMPX_IO_MAX_REQUESTS.
 
   /// Read and validate the environment.
   static IOConfigTy fromEnv();
@@ -91,6 +92,7 @@ public:
   /// \p Fd is our duplicate of the caller's descriptor; the request owns it.
   IORequestTy(OpTy Op, int Fd, char *DevPtr, size_t Count, off_t Offset,
               IOPathTy Path, size_t ChunkSize);
+  /// Waits for the workers if the request is still in flight.
   ~IORequestTy();
 
   /// 1 done, 0 pending; errors surface in wait().
@@ -154,6 +156,10 @@ private:
   size_t TailLen = 0; ///< Bytes after the last aligned file offset.
   size_t NumChunks;
   size_t NextChunk = 0; ///< Claimed under the engine's QueueLock.
+  bool Queued = false;  ///< Handed to the workers, who use it until Done.
+  /// The engine's count of outstanding requests; this request's slot in it
+  /// is given back when the request is destroyed.
+  std::atomic<unsigned> *Slots = nullptr;
 
   mutable std::mutex Lock;
   std::condition_variable DoneCV;
@@ -187,10 +193,18 @@ public:
   IOEngineTy &operator=(const IOEngineTy &) = delete;
 
   /// Validate and start a transfer. Arguments are captured; the descriptor
-  /// is duplicated.
+  /// is duplicated. At most Config.MaxRequests requests exist at once (each
+  /// holds descriptors and memory until it is destroyed); beyond that the
+  /// submission fails with EAGAIN. Every request must be destroyed before
+  /// the engine.
   Expected<std::unique_ptr<IORequestTy>>
   submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
          off_t Offset);
+
+  /// Requests submitted and not yet destroyed.
+  unsigned outstandingRequests() const {
+    return Outstanding.load(std::memory_order_relaxed);
+  }
 
   /// Which paths can serve this device; \p Why gets a line per other path.
   unsigned availablePaths(std::string &Why) const;
@@ -227,6 +241,8 @@ private:
   IOFastpathTy *Fastpath;
   IOConfigTy Config;
   IOStatsTy Stats;
+  /// Requests alive, bounded by Config.MaxRequests.
+  std::atomic<unsigned> Outstanding{0};
 
   std::mutex QueueLock;
   std::condition_variable QueueCV;

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Keep docs/errors-and-env.md true.
+
+Fails (exit 1, one line per problem) when
+  * a source reads an environment variable that no table of the page lists,
+  * a table of the page lists a variable of ours that no source reads, or
+  * common/include/offloadio/ErrorCodes.def has a code the page does not name.
+
+A variable counts as read when
+  * C/C++ (common, plugin, libompx_io, include, tools, examples, test/support,
+    test/hsa-emu, test/conformance, test/fuzz): a string literal that is
+    exactly a name of our prefixes (LIBOMPTARGET_, OFFLOADIO_, OMPX_, OMP_,
+    HSA_EMU_), which are reserved for variables, or any literal given first
+    to getenv, secure_getenv, getEnv, read*Env or env* helpers;
+  * shell (tools, .ci): ${NAME:-...}, ${NAME-...}, ${NAME:=...}, ${NAME:+...};
+  * Python (lit.cfg.py, test/lit.site.cfg.py.in, tools): os.environ.get("NAME"),
+    os.environ["NAME"], os.getenv("NAME");
+  * CMake: $ENV{NAME}.
+Usage: check-errors-and-env.py <source root>
+"""
+
+import os
+import re
+import sys
+
+OUR_PREFIXES = ("LIBOMPTARGET_", "OFFLOADIO_", "OMPX_", "OMP_", "HSA_EMU_")
+NAME = r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
+
+C_DIRS = ["common", "plugin", "libompx_io", "include", "tools", "examples",
+          "test/support", "test/hsa-emu", "test/conformance", "test/fuzz"]
+C_SUFFIXES = (".c", ".cpp", ".h", ".inc", ".def")
+SHELL_DIRS = ["tools", ".ci"]
+PY_FILES = ["lit.cfg.py", "test/lit.site.cfg.py.in"]
+PY_DIRS = ["tools"]
+
+C_OURS = re.compile(r'"((?:%s)[A-Z0-9_]*[A-Z0-9])"' %
+                    "|".join(re.escape(p) for p in OUR_PREFIXES))
+C_CALL = re.compile(
+    r'\b(?:std::)?(?:getenv|secure_getenv|getEnv|read[A-Z]\w*Env|env[A-Z]\w*)'
+    r'\s*\(\s*"(' + NAME + r')"')
+SHELL_READ = re.compile(r"\$\{(" + NAME + r"|[A-Z][A-Z0-9]*)(?::?[-=+?])")
+PY_READ = re.compile(
+    r'os\.(?:environ\.get|getenv)\(\s*"(' + NAME + r')"|os\.environ\[\s*"(' +
+    NAME + r')"\s*\]')
+CMAKE_READ = re.compile(r"\$ENV\{(" + NAME + r")\}")
+
+
+def walk(root, rel_dirs, accept):
+    for rel in rel_dirs:
+        top = os.path.join(root, rel)
+        for dirpath, dirnames, filenames in os.walk(top):
+            dirnames[:] = [d for d in dirnames if not d.startswith("build")]
+            for name in filenames:
+                path = os.path.join(dirpath, name)
+                if accept(path):
+                    yield path
+
+
+def shell_script(path):
+    if path.endswith(".sh"):
+        return True
+    if "." in os.path.basename(path):
+        return False
+    try:
+        with open(path, "rb") as f:
+            first = f.readline()
+    except OSError:
+        return False
+    return first.startswith(b"#!") and (b"bash" in first or b"/sh" in first)
+
+
+def read_vars(root):
+    """{name: [file, ...]} of every variable the sources read."""
+    found = {}
+
+    def add(name, path):
+        found.setdefault(name, set()).add(os.path.relpath(path, root))
+
+    for path in walk(root, C_DIRS, lambda p: p.endswith(C_SUFFIXES)):
+        text = open(path, encoding="utf-8", errors="replace").read()
+        for m in C_OURS.finditer(text):
+            add(m.group(1), path)
+        for m in C_CALL.finditer(text):
+            add(m.group(1), path)
+    for path in walk(root, SHELL_DIRS, shell_script):
+        text = open(path, encoding="utf-8", errors="replace").read()
+        for m in SHELL_READ.finditer(text):
+            add(m.group(1), path)
+    py = [os.path.join(root, f) for f in PY_FILES]
+    py += list(walk(root, PY_DIRS, lambda p: p.endswith(".py")))
+    for path in py:
+        if not os.path.exists(path):
+            continue
+        text = open(path, encoding="utf-8", errors="replace").read()
+        for m in PY_READ.finditer(text):
+            add(m.group(1) or m.group(2), path)
+    cmake = [os.path.join(root, "CMakeLists.txt")]
+    cmake += list(walk(root, ["cmake", "common", "plugin", "libompx_io",
+                              "tools", "test"],
+                       lambda p: p.endswith(("CMakeLists.txt", ".cmake"))))
+    for path in cmake:
+        if not os.path.exists(path):
+            continue
+        text = open(path, encoding="utf-8", errors="replace").read()
+        for m in CMAKE_READ.finditer(text):
+            add(m.group(1), path)
+    return found
+
+
+def documented_vars(doc):
+    """Names in the first cell of the rows of the page's tables."""
+    names = set()
+    for line in doc.splitlines():
+        if not line.startswith("| `"):
+            continue
+        first = line.split("|")[1]
+        names.update(re.findall(r"`([A-Z][A-Z0-9_]*)`", first))
+    return names
+
+
+def error_codes(root):
+    path = os.path.join(root, "common/include/offloadio/ErrorCodes.def")
+    text = open(path, encoding="utf-8").read()
+    return re.findall(r"^OFFLOADIO_ERROR\((\w+),\s*(\d+),", text, re.M)
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    root = sys.argv[1]
+    doc_path = os.path.join(root, "docs", "errors-and-env.md")
+    doc = open(doc_path, encoding="utf-8").read()
+    listed = documented_vars(doc)
+    read = read_vars(root)
+    problems = []
+    for name in sorted(set(read) - listed):
+        problems.append("%s is read by %s but not listed in docs/errors-and-env.md"
+                        % (name, ", ".join(sorted(read[name]))))
+    for name in sorted(listed - set(read)):
+        if name.startswith(OUR_PREFIXES):
+            problems.append("docs/errors-and-env.md lists %s, which no source reads"
+                            % name)
+    for code, value in error_codes(root):
+        if not re.search(r"^\| `%s` \| %s \|" % (code, value), doc, re.M):
+            problems.append("error code %s (%s) of ErrorCodes.def is not in the "
+                            "error code table of docs/errors-and-env.md"
+                            % (code, value))
+    for p in problems:
+        print("error: " + p)
+    print("%d variables read, %d listed, %d error codes; %d problems"
+          % (len(read), len(listed), len(error_codes(root)), len(problems)))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

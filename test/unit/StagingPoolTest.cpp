@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// StagingPoolTy with allocators that fail: the failure reaches the caller
+// with the allocator's message, the next acquire tries again, clear() frees
+// exactly what was allocated, and a failure while other callers wait at the
+// cap wakes them instead of leaving them to wait for a buffer that will never
+// exist. Every wait in these tests is bounded.
+#include "offloadio/StagingPool.h"
+
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace offloadio;
+
+namespace {
+
+constexpr size_t Size = 4096;
+
+/// An allocator that refuses on demand and tracks what is live.
+struct FakeAllocatorTy {
+  std::mutex Lock;
+  std::set<void *> Live;
+  /// Allocations that succeed before each later one fails; negative: all.
+  int Left = -1;
+  /// The next this many allocations fail, whatever Left says.
+  unsigned FailNext = 0;
+  /// Called inside each allocation (outside the pool's lock), before it
+  /// succeeds or fails.
+  std::function<void()> During;
+  unsigned Attempts = 0;
+
+  StagingPoolTy::AllocFnTy alloc() {
+    return [this](size_t Bytes) -> Expected<void *> {
+      if (During)
+        During();
+      std::lock_guard<std::mutex> Guard(Lock);
+      ++Attempts;
+      bool Refuse = FailNext || Left == 0;
+      if (FailNext)
+        --FailNext;
+      if (Refuse)
+        return makeError(ErrorCode::OutOfResources,
+                         "fake pinned allocation of {0} bytes on device 0 "
+                         "failed",
+                         Bytes);
+      if (Left > 0)
+        --Left;
+      void *Ptr = std::malloc(Bytes);
+      Live.insert(Ptr);
+      return Ptr;
+    };
+  }
+  StagingPoolTy::FreeFnTy free() {
+    return [this](void *Ptr) -> Error {
+      std::lock_guard<std::mutex> Guard(Lock);
+      if (!Live.erase(Ptr))
+        return makeError(ErrorCode::NotFound, "free of unknown {0}", Ptr);
+      std::free(Ptr);
+      return Error::success();
+    };
+  }
+  size_t live() {
+    std::lock_guard<std::mutex> Guard(Lock);
+    return Live.size();
+  }
+};
+
+/// The result of \p Fut, or a failed test and the end of the process if it
+/// does not come in time (a thread stuck in acquire cannot be taken back).
+template <typename T> T within(std::future<T> &Fut, const char *What) {
+  if (Fut.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << What << ": still waiting after 10 s";
+    std::fflush(nullptr);
+    std::abort();
+  }
+  return Fut.get();
+}
+
+TEST(StagingPoolTest, AllocationFailureIsReturnedAndRetried) {
+  FakeAllocatorTy A;
+  {
+    StagingPoolTy Pool(Size, 4, A.alloc(), A.free());
+    A.Left = 0;
+    auto B = Pool.acquire();
+    ASSERT_FALSE(bool(B));
+    ErrorDetailsTy D = takeErrorDetails(B.takeError());
+    EXPECT_EQ(D.Code, ErrorCode::OutOfResources);
+    EXPECT_NE(D.Message.find("4096 bytes on device 0"), std::string::npos)
+        << D.Message;
+    EXPECT_EQ(Pool.allocated(), 0u);
+    // The fault clears: the same pool allocates.
+    A.Left = -1;
+    auto B1 = Pool.acquire(), B2 = Pool.acquire();
+    ASSERT_TRUE(B1 && B2);
+    EXPECT_EQ(Pool.allocated(), 2u);
+    // A later failure (the third buffer) leaves the two intact.
+    A.Left = 0;
+    auto B3 = Pool.acquire();
+    EXPECT_FALSE(bool(B3));
+    llvm::consumeError(B3.takeError());
+    Pool.release(*B1);
+    Pool.release(*B2);
+    EXPECT_FALSE(bool(Pool.clear()));
+    EXPECT_EQ(A.live(), 0u);
+  }
+  EXPECT_EQ(A.live(), 0u);
+}
+
+TEST(StagingPoolTest, FailureWakesCallersWaitingAtTheCap) {
+  // Cap 1: the first caller's allocation is under way, so the second finds
+  // the pool at its cap and waits for a buffer to come back. The first
+  // allocation then fails: there will never be a buffer to come back, and
+  // the second caller must not wait forever. It gets the room and allocates
+  // (successfully here).
+  FakeAllocatorTy A;
+  A.FailNext = 1;
+  StagingPoolTy Pool(Size, 1, A.alloc(), A.free());
+  std::mutex Lock;
+  std::condition_variable CV;
+  bool InAlloc = false, MayFinish = false;
+  bool First = true;
+  A.During = [&] {
+    std::unique_lock<std::mutex> Guard(Lock);
+    if (!First)
+      return;
+    First = false;
+    InAlloc = true;
+    CV.notify_all();
+    CV.wait(Guard, [&] { return MayFinish; });
+  };
+  auto FirstCaller = std::async(std::launch::async, [&] {
+    auto B = Pool.acquire();
+    bool Failed = !B;
+    llvm::consumeError(B.takeError());
+    return Failed;
+  });
+  {
+    std::unique_lock<std::mutex> Guard(Lock);
+    CV.wait(Guard, [&] { return InAlloc; });
+  }
+  auto SecondCaller = std::async(std::launch::async, [&] {
+    auto B = Pool.acquire();
+    if (!B) {
+      llvm::consumeError(B.takeError());
+      return static_cast<StagingBufferTy *>(nullptr);
+    }
+    return *B;
+  });
+  // Give the second caller time to reach its wait, then let the first
+  // allocation fail.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    MayFinish = true;
+  }
+  CV.notify_all();
+  EXPECT_TRUE(within(FirstCaller, "first caller"));
+  StagingBufferTy *Got = within(SecondCaller, "second caller");
+  ASSERT_NE(Got, nullptr);
+  Pool.release(Got);
+  EXPECT_FALSE(bool(Pool.clear()));
+  EXPECT_EQ(A.live(), 0u);
+}
+
+TEST(StagingPoolTest, FailureWhileEveryBufferIsInUseDoesNotWait) {
+  // Cap 2, one buffer held: a failing allocation for the second returns its
+  // error at once; the held buffer, once released, serves the next caller.
+  FakeAllocatorTy A;
+  StagingPoolTy Pool(Size, 2, A.alloc(), A.free());
+  auto Held = Pool.acquire();
+  ASSERT_TRUE(bool(Held));
+  A.Left = 0;
+  auto Fut = std::async(std::launch::async, [&] {
+    auto B = Pool.acquire();
+    bool Failed = !B;
+    llvm::consumeError(B.takeError());
+    return Failed;
+  });
+  EXPECT_TRUE(within(Fut, "acquire with an allocation failing"));
+  Pool.release(*Held);
+  auto Again = Pool.acquire();
+  ASSERT_TRUE(bool(Again));
+  EXPECT_EQ(*Again, *Held);
+  Pool.release(*Again);
+  EXPECT_FALSE(bool(Pool.clear()));
+  EXPECT_EQ(A.live(), 0u);
+}
+
+} // namespace
