@@ -10,6 +10,9 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -72,6 +75,32 @@ public:
 private:
   int Fd;
 };
+
+/// An address next to one of the model's \p Regions, chosen by \p Input:
+/// its start, inside it, its end, its last byte, or just below it (which
+/// may wrap to the top of the address space); with no region, \p Base plus
+/// a small offset. Boundaries are where interval maps go wrong.
+template <typename RegionsTy>
+uintptr_t pickNearRegion(FuzzedDataProvider &Input, const RegionsTy &Regions,
+                         uintptr_t Base) {
+  if (Regions.empty())
+    return Base + Input.ConsumeIntegral<uint8_t>();
+  const auto &R = Regions[Input.ConsumeIntegralInRange<size_t>(
+      0, Regions.size() - 1)];
+  switch (Input.ConsumeIntegralInRange<unsigned>(0, 4)) {
+  case 0:
+    return R.Start;
+  case 1:
+    return R.Start +
+           Input.ConsumeIntegralInRange<uintptr_t>(0, R.End - R.Start - 1);
+  case 2:
+    return R.End;
+  case 3:
+    return R.End - 1;
+  default:
+    return R.Start - Input.ConsumeIntegralInRange<uintptr_t>(1, 8);
+  }
+}
 
 } // namespace test
 } // namespace offloadio

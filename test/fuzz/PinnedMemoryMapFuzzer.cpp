@@ -89,26 +89,8 @@ uintptr_t MapFuzzerTy::pickAddr() {
   switch (Input.ConsumeIntegralInRange<unsigned>(0, 7)) {
   case 0:
   case 1:
-  case 2: {
-    if (Model.Regions.empty())
-      return ArenaBase + Input.ConsumeIntegral<uint8_t>();
-    const auto &R = Model.Regions[Input.ConsumeIntegralInRange<size_t>(
-        0, Model.Regions.size() - 1)];
-    switch (Input.ConsumeIntegralInRange<unsigned>(0, 4)) {
-    case 0:
-      return R.Start;
-    case 1:
-      return R.Start +
-             Input.ConsumeIntegralInRange<uintptr_t>(0, R.End - R.Start - 1);
-    case 2:
-      return R.End;
-    case 3:
-      return R.End - 1;
-    default:
-      // Unsigned: just below the region, or wrapped to the top.
-      return R.Start - Input.ConsumeIntegralInRange<uintptr_t>(1, 8);
-    }
-  }
+  case 2:
+    return pickNearRegion(Input, Model.Regions, ArenaBase);
   case 3:
     return ArenaBase + Input.ConsumeIntegral<uint16_t>();
   case 4:

@@ -329,25 +329,8 @@ uintptr_t PluginFuzzerTy::pickAddr() {
     return addr(B.Ptr) + Input.ConsumeIntegralInRange<size_t>(0, B.Size);
   }
   case 4:
-  case 5: {
-    if (Model.Regions.empty())
-      return addr(Buffers[0].Ptr) + Input.ConsumeIntegral<uint8_t>();
-    const auto &R = Model.Regions[Input.ConsumeIntegralInRange<size_t>(
-        0, Model.Regions.size() - 1)];
-    switch (Input.ConsumeIntegralInRange<unsigned>(0, 4)) {
-    case 0:
-      return R.Start;
-    case 1:
-      return R.Start +
-             Input.ConsumeIntegralInRange<uintptr_t>(0, R.End - R.Start - 1);
-    case 2:
-      return R.End;
-    case 3:
-      return R.End - 1;
-    default:
-      return R.Start - Input.ConsumeIntegralInRange<uintptr_t>(1, 8);
-    }
-  }
+  case 5:
+    return pickNearRegion(Input, Model.Regions, addr(Buffers[0].Ptr));
   case 6:
     // The kernel half: never memory of this process, so locking it (pure
     // bookkeeping here) cannot collide with a HOST allocation.

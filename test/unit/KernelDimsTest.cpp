@@ -4,6 +4,9 @@
 // limits, and the OpenMP variables GenericDeviceTy::init() folds into the
 // defaults. The fake plugin and device implement every backend hook with
 // the least that lets the generic code run; none of them does device work.
+// The plugin is FakeDevice.h's; the device here has limits of its own.
+#include "FakeDevice.h"
+
 #include "offloadio/Device.h"
 #include "offloadio/Kernel.h"
 #include "offloadio/Plugin.h"
@@ -14,12 +17,10 @@
 #include <vector>
 
 using namespace offloadio;
+using offloadio::unittest::FakePluginTy;
+using offloadio::unittest::notHere;
 
 namespace {
-
-Error notHere(const char *What) {
-  return makeError(ErrorCode::Unsupported, "fake device: no {0}", What);
-}
 
 /// A stream that completes everything at once; the device pool needs one.
 class FakeStreamTy final : public StreamTy {
@@ -40,28 +41,6 @@ class FakeEventTy final : public EventTy {
 public:
   Error synchronize() override { return Error::success(); }
   Expected<bool> query() override { return true; }
-};
-
-class FakePluginTy final : public GenericPluginTy {
-public:
-  FakePluginTy() : GenericPluginTy("fake") {}
-
-protected:
-  Expected<int32_t> initImpl() override { return 1; }
-  Expected<std::unique_ptr<GenericDeviceTy>>
-  createDeviceImpl(int32_t) override {
-    return notHere("devices from the plugin");
-  }
-  bool isImageCompatibleImpl(const __tgt_device_image &,
-                             llvm::StringRef) override {
-    return false;
-  }
-  Expected<void *> pinHostMemoryImpl(void *HstPtr, size_t) override {
-    return HstPtr;
-  }
-  Error unpinHostMemoryImpl(void *, void *, size_t) override {
-    return Error::success();
-  }
 };
 
 class FakeDeviceTy final : public GenericDeviceTy {
