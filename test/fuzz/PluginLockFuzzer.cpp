@@ -261,6 +261,19 @@ private:
   /// A range [Off, Off+Len) of a buffer of \p Size bytes.
   std::pair<size_t, size_t> pickWindow(size_t Size);
 
+  /// One copy between a window of a host buffer and device memory, and the
+  /// device's copy counters before it.
+  struct CopyTy {
+    int32_t Device;
+    HostBufferTy *B;
+    size_t Off, Len, DevOff;
+    bool Async;
+    char *Dev;       ///< The device side.
+    uintptr_t Start; ///< The host side.
+    uint64_t Before[OMPX_COPY_NUM_PATHS];
+  };
+  CopyTy pickCopy();
+
   void lock(int32_t Device, uintptr_t Start, int64_t Size);
   void lockSubBuffer();
   void unlock(int32_t Device, uintptr_t Addr);
@@ -514,88 +527,79 @@ void PluginFuzzerTy::checkBytes(const char *What, const char *Mem,
                        int(uint8_t(Mem[I])), int(uint8_t(Shadow[I])));
 }
 
-void PluginFuzzerTy::submit() {
-  int32_t Device = pickDevice(false);
-  HostBufferTy &B =
-      Buffers[Input.ConsumeIntegralInRange<size_t>(0, Buffers.size() - 1)];
-  size_t Off, Len;
-  std::tie(Off, Len) = pickWindow(B.Size);
-  size_t DevOff =
-      Input.ConsumeIntegralInRange<size_t>(0, DeviceBufferSize - Len);
-  bool Async = Input.ConsumeBool();
-  char *Dev = P.DeviceBuffers[Device] + DevOff;
-  uintptr_t Start = addr(B.Ptr) + Off;
+PluginFuzzerTy::CopyTy PluginFuzzerTy::pickCopy() {
+  CopyTy C;
+  C.Device = pickDevice(false);
+  C.B = &Buffers[Input.ConsumeIntegralInRange<size_t>(0, Buffers.size() - 1)];
+  std::tie(C.Off, C.Len) = pickWindow(C.B->Size);
+  C.DevOff = Input.ConsumeIntegralInRange<size_t>(0, DeviceBufferSize - C.Len);
+  C.Async = Input.ConsumeBool();
+  C.Dev = P.DeviceBuffers[C.Device] + C.DevOff;
+  C.Start = addr(C.B->Ptr) + C.Off;
+  uint64_t Copies[OMPX_COPY_NUM_PATHS];
+  OFFLOADIO_FUZZ_CHECK(P.CopyCounters(C.Device, C.Before, Copies) == 0,
+                       "copy_counters({0})", C.Device);
+  return C;
+}
 
-  uint64_t Before[OMPX_COPY_NUM_PATHS], Copies[OMPX_COPY_NUM_PATHS];
-  OFFLOADIO_FUZZ_CHECK(P.CopyCounters(Device, Before, Copies) == 0,
-                       "copy_counters({0})", Device);
+void PluginFuzzerTy::submit() {
+  CopyTy C = pickCopy();
   __tgt_async_info AsyncInfo{nullptr};
   int32_t Rc = call("data_submit", ReportTy::Nothing, [&] {
-    return Async ? P.DataSubmitAsync(Device, Dev, B.Ptr + Off, Len, &AsyncInfo)
-                 : P.DataSubmit(Device, Dev, B.Ptr + Off, Len);
+    return C.Async ? P.DataSubmitAsync(C.Device, C.Dev, C.B->Ptr + C.Off, C.Len,
+                                       &AsyncInfo)
+                   : P.DataSubmit(C.Device, C.Dev, C.B->Ptr + C.Off, C.Len);
   });
   OFFLOADIO_FUZZ_CHECK(Rc == OFFLOAD_SUCCESS,
                        "data_submit{0}({1}, {2} bytes at {3:x}) failed",
-                       Async ? "_async" : "", Device, Len, Start);
-  if (Async) {
+                       C.Async ? "_async" : "", C.Device, C.Len, C.Start);
+  if (C.Async) {
     // Unlocked bytes were captured (staged, or locked and waited for)
     // before the call returned: the caller may reuse them at once. Locked
     // ones are the DMA's until synchronize.
-    for (const PinnedSegmentTy &Seg : Model.segments(Start, Len, SIZE_MAX))
+    for (const PinnedSegmentTy &Seg : Model.segments(C.Start, C.Len, SIZE_MAX))
       if (!Seg.DevAccessiblePtr)
         for (size_t I = 0; I < Seg.Size; ++I)
           const_cast<char *>(Seg.HstPtr)[I] ^= 0x5a;
     if (AsyncInfo.Queue)
       OFFLOADIO_FUZZ_CHECK(call("synchronize", ReportTy::Nothing,
                                 [&] {
-                                  return P.Synchronize(Device, &AsyncInfo);
+                                  return P.Synchronize(C.Device, &AsyncInfo);
                                 }) == OFFLOAD_SUCCESS &&
                                !AsyncInfo.Queue,
-                           "synchronize({0}) after a submit", Device);
-    std::memcpy(B.Ptr + Off, B.Shadow.data() + Off, Len);
+                           "synchronize({0}) after a submit", C.Device);
+    std::memcpy(C.B->Ptr + C.Off, C.B->Shadow.data() + C.Off, C.Len);
   }
-  std::memcpy(DeviceShadows[Device].data() + DevOff, B.Shadow.data() + Off,
-              Len);
-  checkBytes("device memory after a submit", P.DeviceBuffers[Device],
-             DeviceShadows[Device], DevOff, DevOff + Len);
-  checkCounters(Device, true, Start, Len, Before);
+  std::memcpy(DeviceShadows[C.Device].data() + C.DevOff,
+              C.B->Shadow.data() + C.Off, C.Len);
+  checkBytes("device memory after a submit", P.DeviceBuffers[C.Device],
+             DeviceShadows[C.Device], C.DevOff, C.DevOff + C.Len);
+  checkCounters(C.Device, true, C.Start, C.Len, C.Before);
 }
 
 void PluginFuzzerTy::retrieve() {
-  int32_t Device = pickDevice(false);
-  HostBufferTy &B =
-      Buffers[Input.ConsumeIntegralInRange<size_t>(0, Buffers.size() - 1)];
-  size_t Off, Len;
-  std::tie(Off, Len) = pickWindow(B.Size);
-  size_t DevOff =
-      Input.ConsumeIntegralInRange<size_t>(0, DeviceBufferSize - Len);
-  bool Async = Input.ConsumeBool();
-  char *Dev = P.DeviceBuffers[Device] + DevOff;
-  uintptr_t Start = addr(B.Ptr) + Off;
-
-  uint64_t Before[OMPX_COPY_NUM_PATHS], Copies[OMPX_COPY_NUM_PATHS];
-  OFFLOADIO_FUZZ_CHECK(P.CopyCounters(Device, Before, Copies) == 0,
-                       "copy_counters({0})", Device);
+  CopyTy C = pickCopy();
   __tgt_async_info AsyncInfo{nullptr};
   int32_t Rc = call("data_retrieve", ReportTy::Nothing, [&] {
-    return Async
-               ? P.DataRetrieveAsync(Device, B.Ptr + Off, Dev, Len, &AsyncInfo)
-               : P.DataRetrieve(Device, B.Ptr + Off, Dev, Len);
+    return C.Async ? P.DataRetrieveAsync(C.Device, C.B->Ptr + C.Off, C.Dev,
+                                         C.Len, &AsyncInfo)
+                   : P.DataRetrieve(C.Device, C.B->Ptr + C.Off, C.Dev, C.Len);
   });
   OFFLOADIO_FUZZ_CHECK(Rc == OFFLOAD_SUCCESS,
                        "data_retrieve{0}({1}, {2} bytes to {3:x}) failed",
-                       Async ? "_async" : "", Device, Len, Start);
+                       C.Async ? "_async" : "", C.Device, C.Len, C.Start);
   if (AsyncInfo.Queue)
     OFFLOADIO_FUZZ_CHECK(call("synchronize", ReportTy::Nothing,
                               [&] {
-                                return P.Synchronize(Device, &AsyncInfo);
+                                return P.Synchronize(C.Device, &AsyncInfo);
                               }) == OFFLOAD_SUCCESS &&
                              !AsyncInfo.Queue,
-                         "synchronize({0}) after a retrieve", Device);
-  std::memcpy(B.Shadow.data() + Off, DeviceShadows[Device].data() + DevOff,
-              Len);
-  checkBytes("host memory after a retrieve", B.Ptr, B.Shadow, Off, Off + Len);
-  checkCounters(Device, false, Start, Len, Before);
+                         "synchronize({0}) after a retrieve", C.Device);
+  std::memcpy(C.B->Shadow.data() + C.Off,
+              DeviceShadows[C.Device].data() + C.DevOff, C.Len);
+  checkBytes("host memory after a retrieve", C.B->Ptr, C.B->Shadow, C.Off,
+             C.Off + C.Len);
+  checkCounters(C.Device, false, C.Start, C.Len, C.Before);
 }
 
 void PluginFuzzerTy::allocHost() {
