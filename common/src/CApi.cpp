@@ -55,6 +55,7 @@ int32_t report(Error Err, int32_t DeviceId, const char *EntryPoint) {
 /// Run \p Fn on initialised device \p DeviceId.
 template <typename FnTy>
 int32_t onDevice(int32_t DeviceId, const char *EntryPoint, FnTy Fn) {
+  EntryProfileTy::ScopeTy Timed(thePlugin().getProfile(), EntryPoint);
   auto Device = thePlugin().getDevice(DeviceId);
   if (!Device)
     return report(Device.takeError(), DeviceId, EntryPoint);
@@ -85,7 +86,10 @@ OFFLOADIO_API int32_t __tgt_rtl_deinit_plugin() {
   // Called once per unregistered library, and the plugin is used again
   // afterwards: only wait for outstanding work. In a forked child (at its
   // exit) flush() waits for nothing: the streams' threads are the parent's.
-  return report(thePlugin().flush(), -1, "deinit_plugin");
+  GenericPluginTy &Plugin = thePlugin();
+  if (Plugin.getProfile().enabled())
+    Plugin.getProfile().printAndReset(llvm::errs(), Plugin.getName());
+  return report(Plugin.flush(), -1, "deinit_plugin");
 }
 
 OFFLOADIO_API int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *Image) {

@@ -19,6 +19,10 @@ static const char EmptyPTX[] = ".version 7.0\n"
                                ".visible .entry empty()\n"
                                "{\n"
                                "  ret;\n"
+                               "}\n"
+                               ".visible .entry empty1(.param .u64 p)\n"
+                               "{\n"
+                               "  ret;\n"
                                "}\n";
 
 #define API(X)                                                                 \
@@ -29,7 +33,9 @@ static const char EmptyPTX[] = ".version 7.0\n"
   X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemHostAlloc)            \
   X(cuGetErrorString) X(cuStreamWriteValue32_v2)                              \
   X(cuMemHostGetDevicePointer_v2) X(cuEventCreate) X(cuEventRecord)            \
-  X(cuEventQuery)
+  X(cuEventQuery) X(cuStreamBeginCapture_v2) X(cuStreamEndCapture)           \
+  X(cuGraphInstantiateWithFlags) X(cuGraphLaunch) X(cuGraphGetNodes)           \
+  X(cuGraphExecKernelNodeSetParams_v2) X(cuGraphKernelNodeGetParams_v2)
 
 #define DECLARE(Name) static __typeof__(&Name) p_##Name;
 API(DECLARE)
@@ -62,6 +68,19 @@ static void waitSync(void) {
 static void waitSpin(void) {
   CUresult R;
   while ((R = p_cuStreamQuery(Stream)) == CUDA_ERROR_NOT_READY)
+    ;
+  check(R, "cuStreamQuery");
+}
+
+static CUfunction Empty1;
+static CUstream PerThread = CU_STREAM_PER_THREAD;
+static void launchPerThread(void) {
+  check(p_cuLaunchKernel(Empty, 1, 1, 1, 1, 1, 1, 0, PerThread, NULL, NULL),
+        "cuLaunchKernel");
+}
+static void waitPerThread(void) {
+  CUresult R;
+  while ((R = p_cuStreamQuery(PerThread)) == CUDA_ERROR_NOT_READY)
     ;
   check(R, "cuStreamQuery");
 }
@@ -110,6 +129,45 @@ static void waitEvent(void) {
 }
 
 static void launch1(void) { launch(1); }
+
+/// A one-kernel graph, captured once and replayed: what a launch cache
+/// keyed on the kernel and its arguments would do.
+static CUgraphExec Graph, Graph1;
+static CUgraphNode Node1;
+static CUDA_KERNEL_NODE_PARAMS Params1;
+static CUdeviceptr Arg1;
+static void *ArgPtrs1[] = {&Arg1};
+static void graphLaunch(void) {
+  check(p_cuGraphLaunch(Graph, Stream), "cuGraphLaunch");
+}
+static void launchArg(void) {
+  ++Arg1;
+  check(p_cuLaunchKernel(Empty1, 1, 1, 1, 160, 1, 1, 0, Stream, ArgPtrs1, NULL),
+        "cuLaunchKernel");
+}
+static void graphSetAndLaunch(void) {
+  ++Arg1;
+  Params1.kernelParams = ArgPtrs1;
+  check(p_cuGraphExecKernelNodeSetParams_v2(Graph1, Node1, &Params1),
+        "cuGraphExecKernelNodeSetParams");
+  check(p_cuGraphLaunch(Graph1, Stream), "cuGraphLaunch");
+}
+static CUgraphExec capture(CUfunction F, unsigned Threads, void **Args,
+                           CUgraphNode *NodeOut) {
+  CUgraph G;
+  CUgraphExec E;
+  check(p_cuStreamBeginCapture_v2(Stream, CU_STREAM_CAPTURE_MODE_RELAXED),
+        "cuStreamBeginCapture");
+  check(p_cuLaunchKernel(F, 1, 1, 1, Threads, 1, 1, 0, Stream, Args, NULL),
+        "cuLaunchKernel (capture)");
+  check(p_cuStreamEndCapture(Stream, &G), "cuStreamEndCapture");
+  check(p_cuGraphInstantiateWithFlags(&E, G, 0), "cuGraphInstantiate");
+  if (NodeOut) {
+    size_t N = 1;
+    check(p_cuGraphGetNodes(G, NodeOut, &N), "cuGraphGetNodes");
+  }
+  return E;
+}
 static void launch160(void) { launch(160); }
 static void h2dPageable(void) {
   check(p_cuMemcpyHtoDAsync_v2(Dev, Pageable, 64, Stream), "cuMemcpyHtoDAsync");
@@ -129,6 +187,7 @@ static void setCurrent(void) {
   check(p_cuCtxSetCurrent(Context), "cuCtxSetCurrent");
 }
 static void query(void) { (void)p_cuStreamQuery(Stream); }
+static void readClock(void) { (void)now(); }
 
 int main(int Argc, char **Argv) {
   int N = Argc > 1 ? atoi(Argv[1]) : 100000;
@@ -169,7 +228,12 @@ int main(int Argc, char **Argv) {
   check(p_cuCtxSetCurrent(Context), "cuCtxSetCurrent");
   check(p_cuModuleLoadData(&Module, EmptyPTX), "cuModuleLoadData");
   check(p_cuModuleGetFunction(&Empty, Module, "empty"), "cuModuleGetFunction");
+  check(p_cuModuleGetFunction(&Empty1, Module, "empty1"), "cuModuleGetFunction");
   check(p_cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  Graph = capture(Empty, 160, NULL, NULL);
+  Graph1 = capture(Empty1, 160, ArgPtrs1, &Node1);
+  check(p_cuGraphKernelNodeGetParams_v2(Node1, &Params1),
+        "cuGraphKernelNodeGetParams");
   check(p_cuMemAlloc_v2(&Dev, 64), "cuMemAlloc");
   check(p_cuMemHostAlloc(&Pinned, 64, 0), "cuMemHostAlloc");
   check(p_cuMemHostAlloc((void **)&Flag, 64, CU_MEMHOSTALLOC_DEVICEMAP),
@@ -182,6 +246,8 @@ int main(int Argc, char **Argv) {
 
   printf("plain CUDA driver latencies, context scheduling %s, mean of %d\n",
          Mode, N);
+  printf("  clock_gettime(CLOCK_MONOTONIC)           %7.3f us\n",
+         measure(N, readClock, nothing));
   printf("  cuCtxSetCurrent                          %7.3f us\n",
          measure(N, setCurrent, nothing));
   printf("  cuStreamQuery (idle stream)              %7.3f us\n",
@@ -198,7 +264,23 @@ int main(int Argc, char **Argv) {
          measure(N, launch1, waitFlag));
   printf("  stream write to host flag alone          %7.3f us\n",
          measure(N, nothing, waitFlag));
+  printf("  empty kernel, per-thread stream, spin    %7.3f us\n",
+         measure(N, launchPerThread, waitPerThread));
+  printf("  kernel with 1 argument, + query spin     %7.3f us\n",
+         measure(N, launchArg, waitSpin));
+  printf("  graph of 1 empty kernel, + query spin    %7.3f us\n",
+         measure(N, graphLaunch, waitSpin));
+  printf("  graph of 1 empty kernel, + host flag     %7.3f us\n",
+         measure(N, graphLaunch, waitFlag));
+  printf("  graph, new argument set, + query spin    %7.3f us\n",
+         measure(N, graphSetAndLaunch, waitSpin));
   double T0 = now();
+  for (int I = 0; I < N; ++I)
+    graphLaunch();
+  double PerGraph = (now() - T0) / N * 1e6;
+  waitSync();
+  printf("  cuGraphLaunch alone (back to back)       %7.3f us\n", PerGraph);
+  T0 = now();
   for (int I = 0; I < N; ++I)
     launch1();
   double PerLaunch = (now() - T0) / N * 1e6;

@@ -10,6 +10,7 @@
 #include "offloadio/Error.h"
 #include "offloadio/ForkGuard.h"
 #include "offloadio/Info.h"
+#include "offloadio/Profile.h"
 #include "offloadio/ParallelFor.h"
 #include "offloadio/PinnedMemoryMap.h"
 #include "offloadio/io/Sys.h"
@@ -45,6 +46,8 @@ public:
   const std::string &getName() const { return Info.getPluginName(); }
   /// Info/error output.
   InfoTy &getInfo() { return Info; }
+  /// Time spent in the entry points (OFFLOADIO_PROFILE).
+  EntryProfileTy &getProfile() { return Profile; }
 
   /// Number of devices found by init().
   int32_t getNumDevices() const { return NumDevices; }
@@ -152,6 +155,7 @@ private:
   Error makeForkedDeviceError(int32_t DeviceId) const;
 
   InfoTy Info;
+  EntryProfileTy Profile;
   ForkGuardTy ForkGuard;
   SysTy Sys;
   ParallelForTy CopyThreads;

@@ -46,6 +46,11 @@ Expected<std::unique_ptr<CUDAApiTy>> CUDAApiTy::load(const char *Library) {
     return std::move(Err);
   OFFLOADIO_CUDA_FUNCTIONS(OFFLOADIO_CUDA_RESOLVE)
 #undef OFFLOADIO_CUDA_RESOLVE
+#define OFFLOADIO_CUDA_RESOLVE_OPTIONAL(Fn)                                    \
+  Api->Fn = reinterpret_cast<decltype(Api->Fn)>(                              \
+      dlsym(Handle, OFFLOADIO_CUDA_STRINGIFY(Fn)));
+  OFFLOADIO_CUDA_OPTIONAL_FUNCTIONS(OFFLOADIO_CUDA_RESOLVE_OPTIONAL)
+#undef OFFLOADIO_CUDA_RESOLVE_OPTIONAL
   return std::move(Api);
 }
 

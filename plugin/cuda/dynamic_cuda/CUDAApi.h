@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#if !defined(CUDA_VERSION) || CUDA_VERSION < 11000
-#error "the cuda plugin needs cuda.h from CUDA 11 or later"
+#if !defined(CUDA_VERSION) || CUDA_VERSION < 11040
+#error "the cuda plugin needs cuda.h from CUDA 11.4 or later"
 #endif
 
 namespace offloadio {
@@ -77,6 +77,19 @@ namespace cuda {
   X(cuFuncGetAttribute)                                                        \
   X(cuLaunchKernel)
 
+/// Functions the plugin can do without: load() leaves a missing one null,
+/// and its users check. Kernel launches replayed from executable graphs
+/// (CUDAGraphLauncher.h) need all of these; cuGraphAddKernelNode and
+/// cuGraphExecKernelNodeSetParams are their _v2 forms with CUDA 12 headers.
+#define OFFLOADIO_CUDA_OPTIONAL_FUNCTIONS(X)                                   \
+  X(cuGraphCreate)                                                             \
+  X(cuGraphDestroy)                                                            \
+  X(cuGraphAddKernelNode)                                                      \
+  X(cuGraphInstantiateWithFlags)                                               \
+  X(cuGraphExecKernelNodeSetParams)                                            \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuGraphLaunch)
+
 /// The driver entry points. A default-constructed table holds null pointers;
 /// load() fills one from the driver library, and tests may fill one with
 /// their own functions. The table is passed by reference to every class that
@@ -88,13 +101,15 @@ public:
   CUDAApiTy &operator=(const CUDAApiTy &) = delete;
 
   /// dlopen \p Library and resolve every function of the table. Fails with
-  /// ErrorCode::NotFound when the library or one of the functions is missing
-  /// (no driver installed, or a driver older than the header).
+  /// ErrorCode::NotFound when the library or one of the required functions
+  /// is missing (no driver installed, or a driver older than the header);
+  /// optional functions that are missing stay null.
   static Expected<std::unique_ptr<CUDAApiTy>>
   load(const char *Library = "libcuda.so.1");
 
 #define OFFLOADIO_CUDA_DECLARE(Fn) decltype(&::Fn) Fn = nullptr;
   OFFLOADIO_CUDA_FUNCTIONS(OFFLOADIO_CUDA_DECLARE)
+  OFFLOADIO_CUDA_OPTIONAL_FUNCTIONS(OFFLOADIO_CUDA_DECLARE)
 #undef OFFLOADIO_CUDA_DECLARE
 
   /// The symbolic name of \p Result ("CUDA_ERROR_OUT_OF_MEMORY"), or a

@@ -112,6 +112,8 @@ Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
                                              0, 0, uint64_t(*SharedPerBlock)));
   DeviceRTLDebug =
       uint32_t(readIntEnv("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, 0, INT32_MAX));
+  GraphLaunches = readBoolEnv("OFFLOADIO_CUDA_GRAPHS", true) &&
+                  CUDAGraphLauncherTy::driverSupportsGraphs(Api);
   return applyContextLimits();
 }
 
@@ -319,7 +321,8 @@ Error CUDADeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
 }
 
 Expected<std::unique_ptr<StreamTy>> CUDADeviceTy::createStreamImpl() {
-  auto Stream = CUDAStreamTy::create(Api, Registry, Context, DeviceId);
+  auto Stream =
+      CUDAStreamTy::create(Api, Registry, Context, DeviceId, GraphLaunches);
   if (!Stream)
     return Stream.takeError();
   return std::unique_ptr<StreamTy>(std::move(*Stream));
@@ -386,6 +389,11 @@ void CUDADeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
   printInfoLine(
       OS, "Global memory (total / free):", MiB(TotalMemory) + " / " + Free);
   printInfoLine(OS, "Multiprocessors:", llvm::Twine(NumSMs));
+  printInfoLine(OS, "Repeated launches:",
+                GraphLaunches ? "replayed from graphs"
+                : CUDAGraphLauncherTy::driverSupportsGraphs(Api)
+                    ? "cuLaunchKernel (OFFLOADIO_CUDA_GRAPHS=off)"
+                    : "cuLaunchKernel (the driver has no graph launch)");
   printInfoLine(OS, "Warp size:", llvm::Twine(WarpSize));
   printInfoLine(OS, "Max threads per block:",
                 Attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));

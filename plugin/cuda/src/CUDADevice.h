@@ -96,6 +96,9 @@ private:
   size_t TotalMemory = 0;
   uint32_t DynamicSharedMemory = 0;
   uint32_t DeviceRTLDebug = 0;
+  /// Kernels launched again on a stream are replayed from graphs
+  /// (OFFLOADIO_CUDA_GRAPHS, and the driver has the functions).
+  bool GraphLaunches = false;
 
 
   /// The file engine's fastpath, created with the first engine and kept

@@ -4,8 +4,9 @@
 #include "CUDAImage.h"
 #include "CUDAStream.h"
 
+#include "offloadio/Plugin.h"
+
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/SmallVector.h"
 
 using namespace offloadio;
 using namespace offloadio::cuda;
@@ -22,10 +23,10 @@ const char *cuda::execModeName(ExecModeTy Mode) {
   return "unknown";
 }
 
-CUDAKernelTy::CUDAKernelTy(const CUDAApiTy &Api, CUDAImageTy &Image,
-                           std::string Name, CUfunction Function,
-                           ExecModeTy ExecMode, uint32_t MaxThreads)
-    : GenericKernelTy(Image, std::move(Name)), Api(Api), Function(Function),
+CUDAKernelTy::CUDAKernelTy(CUDAImageTy &Image, std::string Name,
+                           CUfunction Function, ExecModeTy ExecMode,
+                           uint32_t MaxThreads)
+    : GenericKernelTy(Image, std::move(Name)), Function(Function),
       ExecMode(ExecMode), MaxThreads(MaxThreads) {}
 
 Expected<std::unique_ptr<CUDAKernelTy>>
@@ -76,7 +77,7 @@ CUDAKernelTy::create(const CUDAApiTy &Api, CUDAImageTy &Image,
           DeviceId))
     return std::move(Err);
   return std::unique_ptr<CUDAKernelTy>(
-      new CUDAKernelTy(Api, Image, Name.str(), *Function, ExecMode,
+      new CUDAKernelTy(Image, Name.str(), *Function, ExecMode,
                        uint32_t(std::max(Threads, 1))));
 }
 
@@ -111,24 +112,21 @@ Error CUDAKernelTy::launchImpl(GenericDeviceTy &GenericDevice, void **Args,
   if (KernelArgs.Version >= 2)
     SharedMem += KernelArgs.DynCGroupMem;
 
-  // cuLaunchKernel wants a pointer to each argument value. The values live
-  // in the caller's array for the duration of the call, and the driver
-  // copies them before returning; inline storage keeps launches free of
-  // heap allocation up to 32 arguments.
-  llvm::SmallVector<void *, 32> Params(NumArgs);
-  for (uint32_t I = 0; I < NumArgs; ++I)
-    Params[I] = &Args[I];
-
-  if (auto Err = Stream.activate())
-    return Err;
-  return checkCU(Api,
-                 Api.cuLaunchKernel(Function, Dims.NumTeams, 1, 1, Threads, 1,
-                                    1, SharedMem, Stream.getHandle(),
-                                    Params.data(), nullptr),
-                 "cuLaunchKernel",
-                 "kernel '{0}' ({1} mode) with {2} blocks x {3} threads, {4} "
-                 "bytes of dynamic shared memory and {5} arguments on device "
-                 "{6}",
-                 getName(), execModeName(ExecMode), Dims.NumTeams, Threads,
-                 SharedMem, NumArgs, Device.getDeviceId());
+  CUDALaunchTy Launch;
+  Launch.Function = Function;
+  Launch.Blocks = Dims.NumTeams;
+  Launch.Threads = Threads;
+  Launch.SharedMem = SharedMem;
+  Launch.Args = Args;
+  Launch.NumArgs = NumArgs;
+  auto Route = Stream.launchKernel(Launch, getName().c_str());
+  if (!Route)
+    return Route.takeError();
+  if (*Route == LaunchRouteTy::GraphFailed)
+    Device.getPlugin().getInfo().print(
+        InfoPluginKernel, Device.getDeviceId(),
+        "kernel {0}: launched with cuLaunchKernel from now on, on stream {1}, "
+        "because its graph failed: {2}",
+        getName(), Stream.getHandle(), Stream.getLauncher().lastFailure());
+  return Error::success();
 }

@@ -49,10 +49,9 @@ protected:
   uint32_t getMaxThreads(const GenericDeviceTy &Device) const override;
 
 private:
-  CUDAKernelTy(const CUDAApiTy &Api, CUDAImageTy &Image, std::string Name,
-               CUfunction Function, ExecModeTy ExecMode, uint32_t MaxThreads);
+  CUDAKernelTy(CUDAImageTy &Image, std::string Name, CUfunction Function,
+               ExecModeTy ExecMode, uint32_t MaxThreads);
 
-  const CUDAApiTy &Api;
   CUfunction Function;
   ExecModeTy ExecMode;
   /// Largest block the compiled code allows (registers per thread).

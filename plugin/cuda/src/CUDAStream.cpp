@@ -49,7 +49,7 @@ Expected<bool> CUDAEventTy::query() {
 
 Expected<std::unique_ptr<CUDAStreamTy>>
 CUDAStreamTy::create(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
-                     CUcontext Context, int32_t DeviceId) {
+                     CUcontext Context, int32_t DeviceId, bool GraphLaunches) {
   if (auto Err = checkCU(Api, Api.cuCtxSetCurrent(Context), "cuCtxSetCurrent",
                          "context {0} of device {1}", Context, DeviceId))
     return std::move(Err);
@@ -59,7 +59,8 @@ CUDAStreamTy::create(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
                   "cuStreamCreate", "stream for device {0}", DeviceId))
     return std::move(Err);
   return std::unique_ptr<CUDAStreamTy>(
-      new CUDAStreamTy(Api, Registry, Context, DeviceId, Stream));
+      new CUDAStreamTy(Api, Registry, Context, DeviceId, Stream,
+                       GraphLaunches));
 }
 
 CUDAStreamTy::~CUDAStreamTy() {
@@ -103,6 +104,13 @@ Error CUDAStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
     Size -= Piece;
   }
   return Error::success();
+}
+
+Expected<LaunchRouteTy> CUDAStreamTy::launchKernel(const CUDALaunchTy &Launch,
+                                                   const char *KernelName) {
+  if (auto Err = activate())
+    return std::move(Err);
+  return Launcher.launch(Launch, Stream, KernelName);
 }
 
 Error CUDAStreamTy::copyPeerAsync(void *Dst, CUcontext DstContext,
@@ -216,9 +224,11 @@ Error CUDAStreamTy::synchronize() {
     return llvm::joinErrors(std::move(Err), takeCallbackError());
   // Short work (a small copy, an empty kernel) finishes within microseconds;
   // polling for that long avoids the blocking wait's wake-up latency, which
-  // is larger than the work itself.
-  auto Deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(40);
-  do {
+  // is larger than the work itself. Each cuStreamQuery takes over a
+  // microsecond, so the clock is read only every few polls.
+  auto Deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(40);
+  for (unsigned Poll = 1;; ++Poll) {
     CUresult Result = Api.cuStreamQuery(Stream);
     if (Result == CUDA_SUCCESS)
       return takeCallbackError();
@@ -227,7 +237,9 @@ Error CUDAStreamTy::synchronize() {
           checkCU(Api, Result, "cuStreamQuery", "stream {0} of device {1}",
                   Stream, DeviceId),
           takeCallbackError());
-  } while (std::chrono::steady_clock::now() < Deadline);
+    if (Poll % 8 == 0 && std::chrono::steady_clock::now() >= Deadline)
+      break;
+  }
   Error Err =
       checkCU(Api, Api.cuStreamSynchronize(Stream), "cuStreamSynchronize",
               "stream {0} of device {1}", Stream, DeviceId);

@@ -7,6 +7,7 @@
 #define OFFLOADIO_CUDA_CUDASTREAM_H
 
 #include "CUDAApi.h"
+#include "CUDAGraphLauncher.h"
 #include "CUDAHostRegistry.h"
 
 #include "offloadio/Stream.h"
@@ -49,10 +50,11 @@ private:
 class CUDAStreamTy final : public StreamTy {
 public:
   /// Create a stream in \p Context for device \p DeviceId. Copies consult
-  /// \p Registry, which must outlive the stream.
+  /// \p Registry, which must outlive the stream. \p GraphLaunches lets
+  /// kernels launched again on the stream be replayed from graphs.
   static Expected<std::unique_ptr<CUDAStreamTy>>
   create(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
-         CUcontext Context, int32_t DeviceId);
+         CUcontext Context, int32_t DeviceId, bool GraphLaunches);
   ~CUDAStreamTy() override;
 
   /// Any direction: with unified addressing the driver tells host from
@@ -65,6 +67,12 @@ public:
   Error hostCallback(HostCallbackTy Fn, void *Data) override;
   Error synchronize() override;
   Expected<bool> query() override;
+
+  /// Enqueue a kernel launch (see CUDAGraphLauncherTy::launch).
+  Expected<LaunchRouteTy> launchKernel(const CUDALaunchTy &Launch,
+                                       const char *KernelName);
+  /// The stream's kernel launcher (counters, the last graph failure).
+  const CUDAGraphLauncherTy &getLauncher() const { return Launcher; }
 
   /// Copy between memory of two different contexts (peer devices).
   Error copyPeerAsync(void *Dst, CUcontext DstContext, const void *Src,
@@ -83,9 +91,10 @@ public:
 
 private:
   CUDAStreamTy(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
-               CUcontext Context, int32_t DeviceId, CUstream Stream)
+               CUcontext Context, int32_t DeviceId, CUstream Stream,
+               bool GraphLaunches)
       : Api(Api), Registry(Registry), Context(Context), DeviceId(DeviceId),
-        Stream(Stream) {}
+        Stream(Stream), Launcher(Api, DeviceId, GraphLaunches) {}
 
   /// What a pending host callback needs; records are recycled, so a
   /// callback costs no allocation once the stream has seen as many in
@@ -109,6 +118,9 @@ private:
   CUcontext Context;
   int32_t DeviceId;
   CUstream Stream;
+  /// Launches kernels on Stream; its graphs are destroyed after Stream
+  /// (member order), which the driver allows.
+  CUDAGraphLauncherTy Launcher;
 
   /// Guards the records and the callback error (driver thread vs. caller).
   std::mutex CallbackLock;
