@@ -3,9 +3,11 @@
 # Installs the Debian bookworm packages offload-io needs to build and test.
 # Run as root on a fresh machine; quick when everything is already there.
 set -euo pipefail
+# libclang-rt-16-dev: the sanitizer runtimes of tools/test.sh's ASan+UBSan
+# and TSan builds, and libFuzzer (docs/fuzzing.md).
 PKGS=(clang-16 clang-tools-16 libomp-16-dev llvm-16-dev llvm-16-tools lld-16
       libhsa-runtime-dev rocm-device-libs libffi-dev googletest libgtest-dev
-      cmake ninja-build python3 gnuplot-nox)
+      libclang-rt-16-dev cmake ninja-build python3 gnuplot-nox)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -47,6 +47,16 @@ if [[ $steps == *memcpy* ]]; then
   # plain driver API, in the same run.
   clang-16 -O2 -I/usr/local/cuda/include tools/gpu/cuda-latency.c -o /tmp/cuda-latency -ldl &&
     timeout 60 /tmp/cuda-latency 50000
+  # The small operations again with our plugin alone: kernel launches
+  # replayed from graphs or not, and where the time goes (the plugin's own
+  # share per entry point; the rest is libomptarget's and the program's).
+  echo "== small operations, ours: OFFLOADIO_CUDA_GRAPHS off / on, then the profile"
+  for cfg in OFFLOADIO_CUDA_GRAPHS=off OFFLOADIO_CUDA_GRAPHS=on "OFFLOADIO_CUDA_GRAPHS=on OFFLOADIO_PROFILE=1"; do
+    echo "-- $cfg"
+    env $cfg LD_LIBRARY_PATH=/opt/offload-io/lib:/opt/llvm16/lib timeout 60 \
+      /opt/offload-io/tools-bench/memcpy-bench-cuda --size 64M --repeat 1 2>&1 |
+      grep -E "^(64-byte|empty target)|profile: (entry|launch_kernel|synchronize|data_submit|data_retrieve)"
+  done
 fi 2>&1 | tee "$out/memcpy.log"
 
 if [[ $steps == *io* ]]; then
