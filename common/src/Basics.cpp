@@ -8,6 +8,21 @@ using namespace offloadio;
 
 EventTy::~EventTy() = default;
 StreamTy::~StreamTy() = default;
+
+Error StreamTy::runDeferred() {
+  Error Err = Error::success();
+  // Swap first: a deferred function may defer more work on this stream.
+  llvm::SmallVector<std::pair<HostCallbackTy, void *>, 4> Now;
+  Now.swap(Deferred);
+  for (auto &[Fn, Data] : Now) {
+    Error FnErr = Fn(Data);
+    if (!Err)
+      Err = std::move(FnErr);
+    else
+      llvm::consumeError(std::move(FnErr));
+  }
+  return Err;
+}
 DeviceImageTy::~DeviceImageTy() = default;
 
 const char *offloadio::allocKindName(AllocKindTy Kind) {

@@ -51,6 +51,10 @@ Error GenericDeviceTy::init() {
       BufferSize, MaxBuffers,
       [this](size_t Size) { return allocateImpl(Size, AllocKindTy::Host); },
       [this](void *Ptr) { return freeImpl(Ptr, AllocKindTy::Host); });
+  SmallDownloads = std::make_unique<StagingPoolTy>(
+      SmallDriverCopy, MaxSmallDownloadBuffers,
+      [this](size_t Size) { return allocateImpl(Size, AllocKindTy::Host); },
+      [this](void *Ptr) { return freeImpl(Ptr, AllocKindTy::Host); });
 
   if (auto Err = Streams.grow(InitialStreams))
     return Err;
@@ -61,6 +65,9 @@ Error GenericDeviceTy::drain() {
   Error Result = Error::success();
   Streams.forEach([&](StreamTy &S) {
     if (auto Err = S.synchronize())
+      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+    // Copy-outs nobody waited for still release their bounce buffers.
+    if (auto Err = S.runDeferred())
       Result = llvm::joinErrors(std::move(Result), std::move(Err));
   });
   return Result;
@@ -88,6 +95,8 @@ Error GenericDeviceTy::deinit() {
   Events.clear();
   Streams.clear();
   if (auto Err = Staging->clear())
+    Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  if (auto Err = SmallDownloads->clear())
     Result = llvm::joinErrors(std::move(Result), std::move(Err));
   {
     std::lock_guard<std::mutex> Guard(ImagesLock);
@@ -335,6 +344,9 @@ Error GenericDeviceTy::synchronize(__tgt_async_info &AsyncInfo) {
   if (!Stream)
     return Error::success();
   Error Err = Stream->synchronize();
+  // Deferred host work (copy-outs of small downloads) runs even after an
+  // error: it also returns the bounce buffers.
+  Err = llvm::joinErrors(std::move(Err), Stream->runDeferred());
   // Reset even on error: libomptarget only post-processes (and frees its
   // buffers) once Queue is null, and the stream is clean again.
   AsyncInfo.Queue = nullptr;
@@ -349,9 +361,11 @@ Error GenericDeviceTy::queryAsync(__tgt_async_info &AsyncInfo) {
   auto Done = Stream->query();
   if (Done && !*Done)
     return Error::success();
+  Error Err = Done ? Error::success() : Done.takeError();
+  Err = llvm::joinErrors(std::move(Err), Stream->runDeferred());
   AsyncInfo.Queue = nullptr;
   Streams.release(Stream);
-  return Done ? Error::success() : Done.takeError();
+  return Err;
 }
 
 Expected<EventTy *> GenericDeviceTy::createEvent() { return Events.acquire(); }

@@ -15,14 +15,21 @@ StagingPoolTy::StagingPoolTy(size_t BufferSize, unsigned MaxBuffers,
 
 StagingPoolTy::~StagingPoolTy() { llvm::consumeError(clear()); }
 
-Expected<StagingBufferTy *> StagingPoolTy::acquire() {
+Expected<StagingBufferTy *> StagingPoolTy::acquire() { return take(true); }
+
+Expected<StagingBufferTy *> StagingPoolTy::tryAcquire() { return take(false); }
+
+Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
   std::unique_lock<std::mutex> Guard(Lock);
   // A free buffer, or room under the cap to allocate one. Room also comes
   // back when an allocation under way fails: a waiter that counted on that
   // buffer being returned one day would otherwise wait forever.
-  Returned.wait(Guard, [&] {
+  auto Ready = [&] {
     return !Available.empty() || All.size() + Pending < MaxBuffers;
-  });
+  };
+  if (!Wait && !Ready())
+    return nullptr;
+  Returned.wait(Guard, Ready);
   if (!Available.empty()) {
     StagingBufferTy *Buffer = Available.back();
     Available.pop_back();

@@ -133,8 +133,15 @@ public:
   std::atomic<bool> FailStreams{false}, FailEvents{false};
   /// Allocations refused so far.
   std::atomic<unsigned> RefusedAllocs{0};
+  /// Answer driverStagesPageableCopies() like the CUDA backend: small
+  /// unlocked copies go to the stream directly, small downloads through a
+  /// deferred bounce buffer.
+  bool DriverStagesPageable = false;
 
 protected:
+  bool driverStagesPageableCopies() const override {
+    return DriverStagesPageable;
+  }
   Error initImpl(DeviceLimitsTy &) override { return Error::success(); }
   Error deinitImpl() override { return Error::success(); }
   Expected<std::unique_ptr<DeviceImageTy>>

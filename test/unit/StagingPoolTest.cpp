@@ -196,3 +196,43 @@ TEST(StagingPoolTest, FailureWhileEveryBufferIsInUseDoesNotWait) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(StagingPoolTest, TryAcquireNeverWaitsAtTheCap) {
+  FakeAllocatorTy A;
+  StagingPoolTy Pool(Size, 2, A.alloc(), A.free());
+  auto B1 = Pool.tryAcquire(), B2 = Pool.tryAcquire();
+  ASSERT_TRUE(B1 && B2);
+  ASSERT_NE(*B1, nullptr);
+  ASSERT_NE(*B2, nullptr);
+  EXPECT_NE(*B1, *B2);
+  // At the cap: null at once, nothing allocated.
+  auto Full = std::async(std::launch::async, [&] {
+    auto B = Pool.tryAcquire();
+    return B ? *B : reinterpret_cast<StagingBufferTy *>(1);
+  });
+  EXPECT_EQ(within(Full, "tryAcquire at the cap"), nullptr);
+  EXPECT_EQ(A.Attempts, 2u);
+  // A returned buffer is handed out again, not a new one.
+  Pool.release(*B1);
+  auto B3 = Pool.tryAcquire();
+  ASSERT_TRUE(bool(B3));
+  EXPECT_EQ(*B3, *B1);
+  Pool.release(*B2);
+  Pool.release(*B3);
+  // A refused allocation is an error, and its room is free again.
+  StagingPoolTy Refusing(Size, 1, A.alloc(), A.free());
+  A.FailNext = 1;
+  auto F = Refusing.tryAcquire();
+  ASSERT_FALSE(bool(F));
+  EXPECT_EQ(takeErrorCode(F.takeError()), ErrorCode::OutOfResources);
+  auto Ok = Refusing.tryAcquire();
+  ASSERT_TRUE(Ok && *Ok);
+  Refusing.release(*Ok);
+  EXPECT_FALSE(bool(Refusing.clear()));
+  EXPECT_FALSE(bool(Pool.clear()));
+  EXPECT_EQ(A.live(), 0u);
+}
+
+} // namespace

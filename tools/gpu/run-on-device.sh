@@ -78,7 +78,10 @@ if [[ $steps == *disk* ]]; then
     -Iinclude tools/bench/disk-bench.c -o /tmp/disk-bench \
     -L/opt/offload-io/lib -lompx_io -L/opt/llvm16/lib
   # Only the nvptx image: the GPUs are devices 0.. here.
-  for cfg in "" ${DISK_EXTRA_CONFIGS:-}; do
+  # DISK_EXTRA_CONFIGS: more engine settings to compare, ';'-separated, each
+  # a list of VAR=VALUE words ("OMPX_IO_THREADS=2 OMPX_IO_CHUNK_SIZE=64M;...").
+  IFS=';' read -ra extra <<<"${DISK_EXTRA_CONFIGS:-}"
+  for cfg in "" "${extra[@]}"; do
     echo "-- engine settings: ${cfg:-defaults}"
     env $cfg LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 200 \
       /tmp/disk-bench /root/offload-io-disk.dat ${DISK_MIB:-8192} 0 ${DISK_THREADS:-8}

@@ -169,6 +169,12 @@ public:
   }
   /// The device's bounce-buffer pool.
   StagingPoolTy &getStagingPool() { return *Staging; }
+  /// Largest unlocked copy handed to a backend whose driver stages pageable
+  /// copies itself (driverStagesPageableCopies), and the size of the
+  /// small-download bounce buffers.
+  static constexpr size_t SmallDriverCopy = 64 << 10;
+  /// Most small-download bounce buffers per device (2 MiB pinned).
+  static constexpr unsigned MaxSmallDownloadBuffers = 32;
   /// Size from which unlocked memory is locked for a copy instead of staged.
   size_t getLockThreshold() const { return LockThreshold; }
 
@@ -286,6 +292,11 @@ private:
   ResourcePoolTy<EventTy> Events;
   std::unique_ptr<MemoryManagerTy> MemoryManager;
   std::unique_ptr<StagingPoolTy> Staging;
+  /// Bounce buffers of small downloads whose copy-out is deferred to the
+  /// stream's owner (StreamTy::deferUntilComplete). A pool of their own,
+  /// only ever leased without waiting: its buffers come back when their
+  /// owner synchronizes, which a wait here could keep from happening.
+  std::unique_ptr<StagingPoolTy> SmallDownloads;
   std::mutex IOEngineLock;
   std::unique_ptr<IOEngineTy> IOEngine;
   /// Host buffers locked for their mapping's lifetime, by device pointer

@@ -60,6 +60,10 @@ public:
   /// them, so the wait is bounded by the device's progress. A failed
   /// allocation is returned, and leaves its room to the next caller.
   Expected<StagingBufferTy *> acquire();
+  /// Like acquire(), but at the cap it returns null at once instead of
+  /// waiting. For holders that cannot promise to return a buffer before
+  /// asking for another (deferred copy-outs).
+  Expected<StagingBufferTy *> tryAcquire();
   /// Give a buffer back (called from completion callbacks).
   void release(StagingBufferTy *Buffer);
 
@@ -76,6 +80,9 @@ public:
   Error clear();
 
 private:
+  /// acquire() and tryAcquire(): wait at the cap, or not.
+  Expected<StagingBufferTy *> take(bool Wait);
+
   size_t BufferSize;
   unsigned MaxBuffers;
   AllocFnTy Alloc;

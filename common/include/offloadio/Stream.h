@@ -8,7 +8,10 @@
 
 #include "offloadio/Error.h"
 
+#include "llvm/ADT/SmallVector.h"
+
 #include <cstddef>
+#include <utility>
 
 namespace offloadio {
 
@@ -55,6 +58,27 @@ public:
   /// true when all enqueued work is done; like synchronize() it returns and
   /// clears the error of failed work.
   virtual Expected<bool> query() = 0;
+
+  /// Have \p Fn(\p Data) run once the work enqueued so far is complete, on
+  /// the thread that next finds the stream complete through
+  /// GenericDeviceTy::synchronize() or queryAsync() (the owner of the
+  /// __tgt_async_info). Unlike hostCallback() it costs no vendor call and
+  /// no wake-up of another thread, but nothing runs it before that owner
+  /// does: use it only for host work the owner waits for anyway, such as
+  /// copying a small download out of its bounce buffer. Never allocates
+  /// for the first four pending functions.
+  void deferUntilComplete(HostCallbackTy Fn, void *Data) {
+    Deferred.emplace_back(Fn, Data);
+  }
+  /// Whether deferred functions are pending.
+  bool hasDeferred() const { return !Deferred.empty(); }
+  /// Run every deferred function in order and forget them; returns the
+  /// first failure (all run regardless, so resources they release are
+  /// released).
+  Error runDeferred();
+
+private:
+  llvm::SmallVector<std::pair<HostCallbackTy, void *>, 4> Deferred;
 };
 
 } // namespace offloadio
