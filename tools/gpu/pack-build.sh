@@ -8,6 +8,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${OFFLOADIO_BUILD_DIR:-$root/build}
 out=${1:-$root/.pack/build.tar.xz}
+# ompx-io must carry an nvptx64 image, or the CUDA plugin is never used by
+# it and its GPU is not a device it can name.
+if ! grep -q '^OFFLOADIO_TOOL_TARGETS:STRING=.*nvptx64-nvidia-cuda' "$build/CMakeCache.txt"; then
+  echo "pack-build: rebuilding ompx-io with an nvptx64 image"
+  cmake -S "$root" -B "$build" -DOFFLOADIO_TOOL_TARGETS=nvptx64-nvidia-cuda >/dev/null
+  ninja -C "$build" ompx-io >/dev/null
+fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/lib" "$stage/bin"
