@@ -11,9 +11,8 @@
 // stream launches again is therefore given a graph of its own at its second
 // launch, and every later launch of it on that stream updates the graph's
 // node (only when the launch differs from the last) and replays it. The
-// first launch
-// of a kernel goes straight to cuLaunchKernel, so a kernel launched once
-// costs no graph.
+// first launch of a kernel goes straight to cuLaunchKernel, so a kernel
+// launched once costs no graph.
 //
 // Each stream has its own launcher: launches of one executable graph are
 // ordered after its previous launches, so a graph shared by two streams
