@@ -9,13 +9,17 @@ using namespace offloadio;
 EventTy::~EventTy() = default;
 StreamTy::~StreamTy() = default;
 
-Error StreamTy::runDeferred() {
+Error StreamTy::runDeferred() { return takeDeferred(true); }
+
+Error StreamTy::cancelDeferred() { return takeDeferred(false); }
+
+Error StreamTy::takeDeferred(bool Run) {
   Error Err = Error::success();
   // Swap first: a deferred function may defer more work on this stream.
-  llvm::SmallVector<std::pair<HostCallbackTy, void *>, 4> Now;
+  llvm::SmallVector<DeferredTy, 4> Now;
   Now.swap(Deferred);
-  for (auto &[Fn, Data] : Now) {
-    Error FnErr = Fn(Data);
+  for (DeferredTy &D : Now) {
+    Error FnErr = (Run ? D.Fn : D.Cancel)(D.Data);
     if (!Err)
       Err = std::move(FnErr);
     else

@@ -66,8 +66,9 @@ Error GenericDeviceTy::drain() {
   Streams.forEach([&](StreamTy &S) {
     if (auto Err = S.synchronize())
       Result = llvm::joinErrors(std::move(Result), std::move(Err));
-    // Copy-outs nobody waited for still release their bounce buffers.
-    if (auto Err = S.runDeferred())
+    // Copy-outs nobody waited for: their destinations may be gone, but
+    // their bounce buffers still go back.
+    if (auto Err = S.cancelDeferred())
       Result = llvm::joinErrors(std::move(Result), std::move(Err));
   });
   return Result;

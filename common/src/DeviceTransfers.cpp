@@ -227,7 +227,8 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
       SmallDownloads->release(*Buffer);
       return Err;
     }
-    Stream.deferUntilComplete(StagingPoolTy::copyOutCallback, *Buffer);
+    Stream.deferUntilComplete(StagingPoolTy::copyOutCallback,
+                              StagingPoolTy::releaseCallback, *Buffer);
     return Error::success();
   }
   if (!lockForCopy(Size)) {

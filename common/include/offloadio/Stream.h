@@ -11,7 +11,6 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstddef>
-#include <utility>
 
 namespace offloadio {
 
@@ -65,10 +64,13 @@ public:
   /// __tgt_async_info). Unlike hostCallback() it costs no vendor call and
   /// no wake-up of another thread, but nothing runs it before that owner
   /// does: use it only for host work the owner waits for anyway, such as
-  /// copying a small download out of its bounce buffer. Never allocates
-  /// for the first four pending functions.
-  void deferUntilComplete(HostCallbackTy Fn, void *Data) {
-    Deferred.emplace_back(Fn, Data);
+  /// copying a small download out of its bounce buffer. If the owner never
+  /// waits (device teardown), \p Cancel(\p Data) runs instead: the memory
+  /// \p Fn would write may be gone by then. Never allocates for the first
+  /// four pending functions.
+  void deferUntilComplete(HostCallbackTy Fn, HostCallbackTy Cancel,
+                          void *Data) {
+    Deferred.push_back({Fn, Cancel, Data});
   }
   /// Whether deferred functions are pending.
   bool hasDeferred() const { return !Deferred.empty(); }
@@ -76,9 +78,20 @@ public:
   /// first failure (all run regardless, so resources they release are
   /// released).
   Error runDeferred();
+  /// Run every deferred function's Cancel instead (teardown, where nobody
+  /// waits for the work any more).
+  Error cancelDeferred();
 
 private:
-  llvm::SmallVector<std::pair<HostCallbackTy, void *>, 4> Deferred;
+  struct DeferredTy {
+    HostCallbackTy Fn;
+    HostCallbackTy Cancel;
+    void *Data;
+  };
+  /// Run Fn (or Cancel) of every deferred entry, then forget them.
+  Error takeDeferred(bool Run);
+
+  llvm::SmallVector<DeferredTy, 4> Deferred;
 };
 
 } // namespace offloadio
