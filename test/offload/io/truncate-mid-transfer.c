@@ -139,7 +139,13 @@ int main(int argc, char **argv) {
                 steps >= 2,
             "clean read exact, in several preads");
 
-  // The file shrinks before each of them in turn, to three sizes.
+  // The file shrinks before each of them in turn, to three sizes. With
+  // several workers the truncation, made inside one worker's pread, races
+  // the preads other workers have under way: those may return their full
+  // count with the truncated tail read as zeros (see check_racing), which
+  // the engine cannot tell from data. With one worker nothing races.
+  const char *threads = getenv("OMPX_IO_THREADS");
+  int racing = !(threads && strcmp(threads, "1") == 0);
   const off_t sizes[] = {OFFSET + SIZE / 2 + 77, OFFSET + 10, 0};
   int bad = 0, runs = 0;
   for (int s = 0; s < 3; ++s) {
@@ -158,7 +164,7 @@ int main(int argc, char **argv) {
                 : ompx_io_wait(req);
       }
       atomic_store(&armed, 0);
-      if (check(n, sizes[s], h, dbuf, dev)) {
+      if (check_racing(n, sizes[s], h, dbuf, dev, racing)) {
         ++bad;
         fprintf(stderr, "truncate to %lld at pread %ld: %zd\n",
                 (long long)sizes[s], at, n);
