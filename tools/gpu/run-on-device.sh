@@ -50,8 +50,9 @@ if [[ $steps == *memcpy* ]]; then
   # The small operations again with our plugin alone: kernel launches
   # replayed from graphs or not, and where the time goes (the plugin's own
   # share per entry point; the rest is libomptarget's and the program's).
-  echo "== small operations, ours: OFFLOADIO_CUDA_GRAPHS off / on, then the profile"
-  for cfg in OFFLOADIO_CUDA_GRAPHS=off OFFLOADIO_CUDA_GRAPHS=on "OFFLOADIO_CUDA_GRAPHS=on OFFLOADIO_PROFILE=1"; do
+  echo "== small operations, ours: graphs off, completion flag off, both on, then the profile"
+  for cfg in OFFLOADIO_CUDA_GRAPHS=off OFFLOADIO_CUDA_COMPLETION_FLAG=off \
+      "OFFLOADIO_CUDA_GRAPHS=on OFFLOADIO_CUDA_COMPLETION_FLAG=on" OFFLOADIO_PROFILE=1; do
     echo "-- $cfg"
     env $cfg LD_LIBRARY_PATH=/opt/offload-io/lib:/opt/llvm16/lib timeout 60 \
       /opt/offload-io/tools-bench/memcpy-bench-cuda --size 64M --repeat 1 2>&1 |

@@ -79,8 +79,9 @@ namespace cuda {
 
 /// Functions the plugin can do without: load() leaves a missing one null,
 /// and its users check. Kernel launches replayed from executable graphs
-/// (CUDAGraphLauncher.h) need all of these; cuGraphAddKernelNode and
-/// cuGraphExecKernelNodeSetParams are their _v2 forms with CUDA 12 headers.
+/// (CUDAGraphLauncher.h) need the cuGraph* ones (cuGraphAddKernelNode and
+/// cuGraphExecKernelNodeSetParams are their _v2 forms with CUDA 12
+/// headers); a stream's completion flag (CUDAStream.h) the last two.
 #define OFFLOADIO_CUDA_OPTIONAL_FUNCTIONS(X)                                   \
   X(cuGraphCreate)                                                             \
   X(cuGraphDestroy)                                                            \
@@ -88,7 +89,9 @@ namespace cuda {
   X(cuGraphInstantiateWithFlags)                                               \
   X(cuGraphExecKernelNodeSetParams)                                            \
   X(cuGraphExecDestroy)                                                        \
-  X(cuGraphLaunch)
+  X(cuGraphLaunch)                                                             \
+  X(cuMemHostAlloc)                                                            \
+  X(cuStreamWriteValue32)
 
 /// The driver entry points. A default-constructed table holds null pointers;
 /// load() fills one from the driver library, and tests may fill one with

@@ -114,6 +114,7 @@ Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
       uint32_t(readIntEnv("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, 0, INT32_MAX));
   GraphLaunches = readBoolEnv("OFFLOADIO_CUDA_GRAPHS", true) &&
                   CUDAGraphLauncherTy::driverSupportsGraphs(Api);
+  CompletionFlag = readBoolEnv("OFFLOADIO_CUDA_COMPLETION_FLAG", true);
   return applyContextLimits();
 }
 
@@ -321,8 +322,10 @@ Error CUDADeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
 }
 
 Expected<std::unique_ptr<StreamTy>> CUDADeviceTy::createStreamImpl() {
-  auto Stream =
-      CUDAStreamTy::create(Api, Registry, Context, DeviceId, GraphLaunches);
+  CUDAStreamOptionsTy Options;
+  Options.GraphLaunches = GraphLaunches;
+  Options.CompletionFlag = CompletionFlag;
+  auto Stream = CUDAStreamTy::create(Api, Registry, Context, DeviceId, Options);
   if (!Stream)
     return Stream.takeError();
   return std::unique_ptr<StreamTy>(std::move(*Stream));

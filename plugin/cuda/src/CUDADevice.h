@@ -99,6 +99,9 @@ private:
   /// Kernels launched again on a stream are replayed from graphs
   /// (OFFLOADIO_CUDA_GRAPHS, and the driver has the functions).
   bool GraphLaunches = false;
+  /// Streams wait for a word they write to host memory
+  /// (OFFLOADIO_CUDA_COMPLETION_FLAG).
+  bool CompletionFlag = false;
 
 
   /// The file engine's fastpath, created with the first engine and kept

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "CUDAStream.h"
 
+#include <atomic>
 #include <chrono>
 
 using namespace offloadio;
@@ -49,7 +50,8 @@ Expected<bool> CUDAEventTy::query() {
 
 Expected<std::unique_ptr<CUDAStreamTy>>
 CUDAStreamTy::create(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
-                     CUcontext Context, int32_t DeviceId, bool GraphLaunches) {
+                     CUcontext Context, int32_t DeviceId,
+                     CUDAStreamOptionsTy Options) {
   if (auto Err = checkCU(Api, Api.cuCtxSetCurrent(Context), "cuCtxSetCurrent",
                          "context {0} of device {1}", Context, DeviceId))
     return std::move(Err);
@@ -58,9 +60,29 @@ CUDAStreamTy::create(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
           checkCU(Api, Api.cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING),
                   "cuStreamCreate", "stream for device {0}", DeviceId))
     return std::move(Err);
-  return std::unique_ptr<CUDAStreamTy>(
-      new CUDAStreamTy(Api, Registry, Context, DeviceId, Stream,
-                       GraphLaunches));
+  std::unique_ptr<CUDAStreamTy> Result(new CUDAStreamTy(
+      Api, Registry, Context, DeviceId, Stream, Options.GraphLaunches));
+  if (Options.CompletionFlag)
+    Result->setUpCompletionFlag();
+  return std::move(Result);
+}
+
+void CUDAStreamTy::setUpCompletionFlag() {
+  if (!Api.cuMemHostAlloc || !Api.cuStreamWriteValue32)
+    return;
+  // One cache line of mapped pinned memory per stream; the context is
+  // current (create() made it so).
+  void *Host = nullptr;
+  if (Api.cuMemHostAlloc(&Host, 64, CU_MEMHOSTALLOC_DEVICEMAP) != CUDA_SUCCESS)
+    return;
+  CUdeviceptr Dev = 0;
+  if (Api.cuMemHostGetDevicePointer(&Dev, Host, 0) != CUDA_SUCCESS) {
+    Api.cuMemFreeHost(Host);
+    return;
+  }
+  Flag = static_cast<volatile uint32_t *>(Host);
+  *Flag = FlagValue;
+  FlagDevPtr = Dev;
 }
 
 CUDAStreamTy::~CUDAStreamTy() {
@@ -68,6 +90,8 @@ CUDAStreamTy::~CUDAStreamTy() {
   // failure here could not be reported to anyone.
   Api.cuCtxSetCurrent(Context);
   Api.cuStreamDestroy(Stream);
+  if (Flag)
+    Api.cuMemFreeHost(const_cast<uint32_t *>(Flag));
 }
 
 Error CUDAStreamTy::activate() const {
@@ -222,6 +246,8 @@ Error CUDAStreamTy::hostCallback(HostCallbackTy Fn, void *Data) {
 Error CUDAStreamTy::synchronize() {
   if (auto Err = activate())
     return llvm::joinErrors(std::move(Err), takeCallbackError());
+  if (Flag && waitForCompletionFlag())
+    return takeCallbackError();
   // Short work (a small copy, an empty kernel) finishes within microseconds;
   // polling for that long avoids the blocking wait's wake-up latency, which
   // is larger than the work itself. Each cuStreamQuery takes over a
@@ -244,6 +270,29 @@ Error CUDAStreamTy::synchronize() {
       checkCU(Api, Api.cuStreamSynchronize(Stream), "cuStreamSynchronize",
               "stream {0} of device {1}", Stream, DeviceId);
   return llvm::joinErrors(std::move(Err), takeCallbackError());
+}
+
+bool CUDAStreamTy::waitForCompletionFlag() {
+  // The write comes after all earlier work of the stream and, without
+  // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER, after that work's writes to
+  // host memory are visible. Work that failed never lets it happen: the
+  // caller then falls back to the driver's own wait, which reports why.
+  uint32_t Want = FlagValue + 1;
+  if (Api.cuStreamWriteValue32(Stream, FlagDevPtr, Want, 0) != CUDA_SUCCESS)
+    return false;
+  FlagValue = Want;
+  auto Deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(40);
+  for (unsigned Spin = 1;; ++Spin) {
+    if (*Flag == Want) {
+      // Reads of what the work wrote (a download's bounce buffer) come
+      // after this load.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return true;
+    }
+    if (Spin % 256 == 0 && std::chrono::steady_clock::now() >= Deadline)
+      return false;
+  }
 }
 
 Expected<bool> CUDAStreamTy::query() {

@@ -45,16 +45,26 @@ private:
   CUevent Event;
 };
 
+/// What a device's streams may use besides plain driver calls.
+struct CUDAStreamOptionsTy {
+  /// Kernels launched again on the stream are replayed from graphs
+  /// (OFFLOADIO_CUDA_GRAPHS).
+  bool GraphLaunches = false;
+  /// synchronize() waits for a word the stream writes to host memory
+  /// (OFFLOADIO_CUDA_COMPLETION_FLAG).
+  bool CompletionFlag = false;
+};
+
 /// A non-blocking CUstream (it never synchronises with the legacy default
 /// stream, so work of other libraries on stream 0 does not serialise ours).
 class CUDAStreamTy final : public StreamTy {
 public:
   /// Create a stream in \p Context for device \p DeviceId. Copies consult
-  /// \p Registry, which must outlive the stream. \p GraphLaunches lets
-  /// kernels launched again on the stream be replayed from graphs.
+  /// \p Registry, which must outlive the stream. A completion flag that
+  /// cannot be allocated is done without.
   static Expected<std::unique_ptr<CUDAStreamTy>>
   create(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
-         CUcontext Context, int32_t DeviceId, bool GraphLaunches);
+         CUcontext Context, int32_t DeviceId, CUDAStreamOptionsTy Options);
   ~CUDAStreamTy() override;
 
   /// Any direction: with unified addressing the driver tells host from
@@ -96,6 +106,14 @@ private:
       : Api(Api), Registry(Registry), Context(Context), DeviceId(DeviceId),
         Stream(Stream), Launcher(Api, DeviceId, GraphLaunches) {}
 
+  /// Allocate the completion flag; on failure the stream does without.
+  void setUpCompletionFlag();
+  /// Wait for the work enqueued so far through the completion flag: true
+  /// when it was seen, false when the caller must wait another way (the
+  /// write could not be enqueued, or it did not come within the polling
+  /// time, as when earlier work failed).
+  bool waitForCompletionFlag();
+
   /// What a pending host callback needs; records are recycled, so a
   /// callback costs no allocation once the stream has seen as many in
   /// flight before.
@@ -121,6 +139,13 @@ private:
   /// Launches kernels on Stream; its graphs are destroyed after Stream
   /// (member order), which the driver allows.
   CUDAGraphLauncherTy Launcher;
+  /// Pinned host word the stream writes (cuStreamWriteValue32) when the
+  /// work before the write is done; polling it costs a load, where each
+  /// cuStreamQuery costs over a microsecond. Null: not used.
+  volatile uint32_t *Flag = nullptr;
+  CUdeviceptr FlagDevPtr = 0;
+  /// The value of the last write enqueued.
+  uint32_t FlagValue = 0;
 
   /// Guards the records and the callback error (driver thread vs. caller).
   std::mutex CallbackLock;
