@@ -1,7 +1,7 @@
 // The same kernels launched many times in a row with arguments, team counts
 // and thread limits that change from one launch to the next, or stay the
 // same, interleaved with other kernels, from one thread and from several
-// (nowait tasks included). The CUDA plugin replays a kernel launched again
+// (nowait/repeated-launches.c does the same with nowait tasks). The CUDA plugin replays a kernel launched again
 // on a stream from a graph and updates the graph when a launch differs;
 // every launch must still run with exactly its own arguments and geometry.
 // The same program runs with graphs off, with the answers unchanged.
@@ -76,8 +76,8 @@ int main(void) {
   printf("one thread: %d wrong elements, %d wrong scalars\n", Bad,
          BadScalar);
 
-  // Several threads, each with its own output, launching the same kernel
-  // with its own arguments at the same time; half of them as nowait tasks.
+  // Several threads, each with its own output, launching the same kernels
+  // with their own arguments at the same time.
   int ThreadBad = 0;
 #pragma omp parallel num_threads(4) reduction(+ : ThreadBad)
   {
@@ -88,10 +88,9 @@ int main(void) {
       int A = T + 1, B = R;
       if (T % 2) {
 #pragma omp target teams distribute parallel for is_device_ptr(Out, X)        \
-    device(Dev) nowait
+    device(Dev)
         for (int I = 0; I < N; ++I)
           Out[I] = A * X[I] + B;
-#pragma omp taskwait
       } else {
         axpb(Out, X, A, B, 2, 64, Dev);
       }
