@@ -246,7 +246,7 @@ Error CUDAStreamTy::hostCallback(HostCallbackTy Fn, void *Data) {
 Error CUDAStreamTy::synchronize() {
   if (auto Err = activate())
     return llvm::joinErrors(std::move(Err), takeCallbackError());
-  if (Flag && waitForCompletionFlag())
+  if (Flag && FlagUsable && waitForCompletionFlag())
     return takeCallbackError();
   // Short work (a small copy, an empty kernel) finishes within microseconds;
   // polling for that long avoids the blocking wait's wake-up latency, which
@@ -278,8 +278,12 @@ bool CUDAStreamTy::waitForCompletionFlag() {
   // host memory are visible. Work that failed never lets it happen: the
   // caller then falls back to the driver's own wait, which reports why.
   uint32_t Want = FlagValue + 1;
-  if (Api.cuStreamWriteValue32(Stream, FlagDevPtr, Want, 0) != CUDA_SUCCESS)
+  if (Api.cuStreamWriteValue32(Stream, FlagDevPtr, Want, 0) !=
+      CUDA_SUCCESS) {
+    // A device without stream memory operations: do not try again.
+    FlagUsable = false;
     return false;
+  }
   FlagValue = Want;
   auto Deadline =
       std::chrono::steady_clock::now() + std::chrono::microseconds(40);

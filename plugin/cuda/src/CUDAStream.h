@@ -146,6 +146,8 @@ private:
   CUdeviceptr FlagDevPtr = 0;
   /// The value of the last write enqueued.
   uint32_t FlagValue = 0;
+  /// Cleared when the driver refuses the write.
+  bool FlagUsable = true;
 
   /// Guards the records and the callback error (driver thread vs. caller).
   std::mutex CallbackLock;
