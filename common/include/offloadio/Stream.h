@@ -72,8 +72,6 @@ public:
                           void *Data) {
     Deferred.push_back({Fn, Cancel, Data});
   }
-  /// Whether deferred functions are pending.
-  bool hasDeferred() const { return !Deferred.empty(); }
   /// Run every deferred function in order and forget them; returns the
   /// first failure (all run regardless, so resources they release are
   /// released).

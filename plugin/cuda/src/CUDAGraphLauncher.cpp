@@ -6,22 +6,6 @@
 using namespace offloadio;
 using namespace offloadio::cuda;
 
-const char *cuda::launchRouteName(LaunchRouteTy Route) {
-  switch (Route) {
-  case LaunchRouteTy::Direct:
-    return "direct";
-  case LaunchRouteTy::GraphBuilt:
-    return "graph built";
-  case LaunchRouteTy::GraphReplayed:
-    return "graph replayed";
-  case LaunchRouteTy::GraphUpdated:
-    return "graph updated";
-  case LaunchRouteTy::GraphFailed:
-    return "direct after a graph failure";
-  }
-  return "unknown";
-}
-
 CUDAGraphLauncherTy::CUDAGraphLauncherTy(const CUDAApiTy &Api,
                                          int32_t DeviceId, bool Enabled,
                                          unsigned Capacity)

@@ -152,9 +152,6 @@ private:
   std::string LastFailure;
 };
 
-/// The name of \p Route for messages ("graph replayed").
-const char *launchRouteName(LaunchRouteTy Route);
-
 } // namespace cuda
 } // namespace offloadio
 
