@@ -66,6 +66,8 @@ Error GenericDeviceTy::drain() {
   Streams.forEach([&](StreamTy &S) {
     if (auto Err = S.synchronize())
       Result = llvm::joinErrors(std::move(Result), std::move(Err));
+    if (auto Err = S.flushDeviceOutput())
+      Result = llvm::joinErrors(std::move(Result), std::move(Err));
     // Copy-outs nobody waited for: their destinations may be gone, but
     // their bounce buffers still go back.
     if (auto Err = S.cancelDeferred())
@@ -127,6 +129,12 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
       auto Kernel = constructKernelImpl(Image, E->name);
       if (!Kernel)
         return Kernel.takeError();
+      Plugin.getInfo().print(InfoPluginKernel, DeviceId,
+                             "kernel {0}: {1} mode{2}", E->name,
+                             execModeName((*Kernel)->getExecMode()),
+                             (*Kernel)->writesDeviceOutput()
+                                 ? ", may print"
+                                 : "");
       Entry.addr = &Image.addKernel(std::move(*Kernel));
     } else {
       auto Addr = getGlobalAddressImpl(Image, E->name, E->size);
@@ -345,6 +353,9 @@ Error GenericDeviceTy::synchronize(__tgt_async_info &AsyncInfo) {
   if (!Stream)
     return Error::success();
   Error Err = Stream->synchronize();
+  // Device printf output must be on the host before the caller's next
+  // line, as with a plain driver wait.
+  Err = llvm::joinErrors(std::move(Err), Stream->flushDeviceOutput());
   // Deferred host work (copy-outs of small downloads) runs even after an
   // error: it also returns the bounce buffers.
   Err = llvm::joinErrors(std::move(Err), Stream->runDeferred());
@@ -363,6 +374,7 @@ Error GenericDeviceTy::queryAsync(__tgt_async_info &AsyncInfo) {
   if (Done && !*Done)
     return Error::success();
   Error Err = Done ? Error::success() : Done.takeError();
+  Err = llvm::joinErrors(std::move(Err), Stream->flushDeviceOutput());
   Err = llvm::joinErrors(std::move(Err), Stream->runDeferred());
   AsyncInfo.Queue = nullptr;
   Streams.release(Stream);

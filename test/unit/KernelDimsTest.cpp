@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// GenericKernelTy's launch geometry: clauses, trip counts, kernel and device
-// limits, and the OpenMP variables GenericDeviceTy::init() folds into the
-// defaults. The fake plugin and device implement every backend hook with
+// GenericKernelTy's launch geometry: clauses, trip counts, execution modes,
+// kernel and device limits, and the OpenMP variables GenericDeviceTy::init()
+// folds into the defaults. The expected figures are those of libomptarget
+// 16's stock NextGen plugins for the same inputs. The fake plugin and device implement every backend hook with
 // the least that lets the generic code run; none of them does device work.
 // The plugin is FakeDevice.h's; the device here has limits of its own.
 #include "FakeDevice.h"
@@ -14,6 +15,7 @@
 #include "gtest/gtest.h"
 
 #include <cstdlib>
+#include <random>
 #include <vector>
 
 using namespace offloadio;
@@ -35,6 +37,15 @@ public:
   }
   Error synchronize() override { return Error::success(); }
   Expected<bool> query() override { return true; }
+
+  /// Times the generic code asked for device output to be flushed.
+  unsigned Flushes = 0;
+
+protected:
+  Error flushDeviceOutputImpl() override {
+    ++Flushes;
+    return Error::success();
+  }
 };
 
 class FakeEventTy final : public EventTy {
@@ -94,8 +105,9 @@ private:
 class FakeKernelTy final : public GenericKernelTy {
 public:
   /// Without \p KernelMaxThreads the kernel inherits the device's limit.
-  FakeKernelTy(DeviceImageTy &Image, std::optional<uint32_t> KernelMaxThreads)
-      : GenericKernelTy(Image, "fake_kernel"),
+  FakeKernelTy(DeviceImageTy &Image, std::optional<uint32_t> KernelMaxThreads,
+               ExecModeTy Mode = ExecModeTy::SPMD, bool Prints = false)
+      : GenericKernelTy(Image, "fake_kernel", Mode, Prints),
         KernelMaxThreads(KernelMaxThreads) {}
 
   struct LaunchTy {
@@ -129,6 +141,19 @@ DeviceLimitsTy gpuLimits() {
   L.MaxThreads = 256;
   L.DefaultTeams = 64;
   L.DefaultThreads = 128;
+  L.WarpSize = 32;
+  return L;
+}
+
+/// An H100's limits as the CUDA plugin reports them (libomptarget 16's
+/// NVPTX defaults: 128 threads, 3200 teams).
+DeviceLimitsTy nvptxLimits() {
+  DeviceLimitsTy L;
+  L.MaxTeams = 2147483647;
+  L.MaxThreads = 1024;
+  L.DefaultTeams = 3200;
+  L.DefaultThreads = 128;
+  L.WarpSize = 32;
   return L;
 }
 
@@ -148,10 +173,11 @@ protected:
   /// \p KernelMax threads (none: the device's).
   LaunchDimsTy dims(const KernelArgsTy &Args,
                     const DeviceLimitsTy &Limits = gpuLimits(),
-                    std::optional<uint32_t> KernelMax = std::nullopt) {
+                    std::optional<uint32_t> KernelMax = std::nullopt,
+                    ExecModeTy Mode = ExecModeTy::SPMD) {
     FakeDeviceTy Device(Plugin, Limits);
     DeviceImageTy Image(0, TgtImage);
-    FakeKernelTy Kernel(Image, KernelMax);
+    FakeKernelTy Kernel(Image, KernelMax, Mode);
     return Kernel.computeLaunchDims(Device, Args);
   }
 
@@ -210,18 +236,19 @@ TEST_F(KernelDimsTest, NumTeamsClauseIsCappedByTheDevice) {
   EXPECT_TRUE(dimsAre(dims(args(7, 16)), 7, 16));
 }
 
-TEST_F(KernelDimsTest, TripcountGivesEachThreadOneIteration) {
+TEST_F(KernelDimsTest, SPMDTripcountGivesEachThreadOneIteration) {
   EXPECT_TRUE(dimsAre(dims(args(0, 0, 1)), 1, 128));
   EXPECT_TRUE(dimsAre(dims(args(0, 0, 128)), 1, 128));
   EXPECT_TRUE(dimsAre(dims(args(0, 0, 129)), 2, 128));
   EXPECT_TRUE(dimsAre(dims(args(0, 0, 1000)), 8, 128));
-  EXPECT_TRUE(dimsAre(dims(args(0, 0, 128 * 1024)), 1024, 128));
-  // Past the team limit the rest is looped over.
-  EXPECT_TRUE(dimsAre(dims(args(0, 0, 128 * 1024 + 1)), 1024, 128));
-  EXPECT_TRUE(dimsAre(dims(args(0, 0, 1000000000000ULL)), 1024, 128));
+  EXPECT_TRUE(dimsAre(dims(args(0, 0, 128 * 64)), 64, 128));
+  // Long loops are capped at the default team count: teams are reused.
+  EXPECT_TRUE(dimsAre(dims(args(0, 0, 128 * 64 + 1)), 64, 128));
+  EXPECT_TRUE(dimsAre(dims(args(0, 0, 1000000000000ULL)), 64, 128));
   // With the thread count the clause chose.
   EXPECT_TRUE(dimsAre(dims(args(0, 32, 1000)), 32, 32));
-  EXPECT_TRUE(dimsAre(dims(args(0, 1, 500)), 500, 1));
+  EXPECT_TRUE(dimsAre(dims(args(0, 1, 500)), 64, 1));
+  EXPECT_TRUE(dimsAre(dims(args(0, 64, 640)), 10, 64));
 }
 
 TEST_F(KernelDimsTest, NumTeamsClauseBeatsTripcount) {
@@ -247,25 +274,205 @@ TEST_F(KernelDimsTest, DegenerateLimitsStillGiveOneTeamOfOneThread) {
   EXPECT_TRUE(dimsAre(dims(args(0, 64), gpuLimits(), 0), 64, 1));
 }
 
-TEST_F(KernelDimsTest, HostLikeLimits) {
-  // The host plugin's shape: one thread per team.
+TEST_F(KernelDimsTest, HostLimitsGiveOneTeamOfOneThread) {
+  // The host plugin's shape, as the stock x86_64 plugin's: a kernel is one
+  // call, whatever the clauses say.
   DeviceLimitsTy Host;
-  Host.MaxTeams = 64;
-  Host.MaxThreads = 1;
-  Host.DefaultTeams = 4;
-  Host.DefaultThreads = 1;
-  EXPECT_TRUE(dimsAre(dims(args(0, 128), Host), 4, 1));
-  EXPECT_TRUE(dimsAre(dims(args(0, 0, 10), Host), 10, 1));
-  EXPECT_TRUE(dimsAre(dims(args(0, 0, 1000), Host), 64, 1));
+  for (ExecModeTy Mode :
+       {ExecModeTy::SPMD, ExecModeTy::Generic, ExecModeTy::GenericSPMD}) {
+    EXPECT_TRUE(dimsAre(dims(args(0, 128), Host, std::nullopt, Mode), 1, 1));
+    EXPECT_TRUE(dimsAre(dims(args(0, 0, 10), Host, std::nullopt, Mode), 1, 1));
+    EXPECT_TRUE(dimsAre(dims(args(8, 8, 1000), Host, std::nullopt, Mode), 1, 1));
+  }
 }
 
-// Disabled: documents a framework bug. (Tripcount + NumThreads - 1) wraps
-// around for trip counts near 2^64, so the launch gets one team instead of
-// the device maximum. Enable once computeLaunchDims divides without
-// overflow.
 TEST_F(KernelDimsTest, HugeTripcountDoesNotWrap) {
-  EXPECT_TRUE(dimsAre(dims(args(0, 0, UINT64_MAX)), 1024, 128));
-  EXPECT_TRUE(dimsAre(dims(args(0, 0, UINT64_MAX - 100)), 1024, 128));
+  for (ExecModeTy Mode :
+       {ExecModeTy::SPMD, ExecModeTy::Generic, ExecModeTy::GenericSPMD}) {
+    EXPECT_TRUE(dimsAre(
+        dims(args(0, 0, UINT64_MAX), gpuLimits(), std::nullopt, Mode), 64,
+        128));
+    EXPECT_TRUE(dimsAre(
+        dims(args(0, 0, UINT64_MAX - 100), gpuLimits(), std::nullopt, Mode),
+        64, 128));
+    // 2^32 distribute iterations: the stock plugin's 32-bit truncation
+    // would launch no team at all.
+    EXPECT_TRUE(dimsAre(
+        dims(args(0, 0, 1ULL << 32), gpuLimits(), std::nullopt, Mode), 64,
+        128));
+  }
+}
+
+// The figures the stock CUDA plugin gives on an H100 for the same clauses.
+TEST_F(KernelDimsTest, GenericModeGetsOneTeamPerDistributeIteration) {
+  auto D = [&](KernelArgsTy A, std::optional<uint32_t> KernelMax = 1024) {
+    return dims(A, nvptxLimits(), KernelMax, ExecModeTy::Generic);
+  };
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 1024)), 1024, 128));
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 4096)), 3200, 128));
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 1000000)), 3200, 128));
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 7)), 7, 128));
+  // No trip count (a plain teams region): the default.
+  EXPECT_TRUE(dimsAre(D(args()), 3200, 128));
+  // thread_limit(N): N threads for parallel regions plus the main warp.
+  EXPECT_TRUE(dimsAre(D(args(0, 64, 1024)), 1024, 96));
+  EXPECT_TRUE(dimsAre(D(args(0, 1, 10)), 10, 33));
+  EXPECT_TRUE(dimsAre(D(args(0, 1024, 10)), 10, 1024));
+  // ... capped by what the compiled kernel allows.
+  EXPECT_TRUE(dimsAre(D(args(0, 250, 10), 256), 10, 256));
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 10), 64), 10, 64));
+  // A plain target region: clang passes one team.
+  EXPECT_TRUE(dimsAre(D(args(1)), 1, 128));
+  EXPECT_TRUE(dimsAre(D(args(7, 0, 1000000)), 7, 128));
+}
+
+TEST_F(KernelDimsTest, GenericSPMDModeCountsTeamsLikeGenericAndThreadsLikeSPMD) {
+  auto D = [&](KernelArgsTy A) {
+    return dims(A, nvptxLimits(), 1024, ExecModeTy::GenericSPMD);
+  };
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 1024)), 1024, 128));
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 4096)), 3200, 128));
+  // Every thread runs the region: no extra warp for thread_limit.
+  EXPECT_TRUE(dimsAre(D(args(0, 64, 100)), 100, 64));
+  EXPECT_TRUE(dimsAre(D(args()), 3200, 128));
+}
+
+TEST_F(KernelDimsTest, SPMDModeGetsOneThreadPerIterationUpToTheDefault) {
+  auto D = [&](KernelArgsTy A) {
+    return dims(A, nvptxLimits(), 1024, ExecModeTy::SPMD);
+  };
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 1024)), 8, 128));
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 1025)), 9, 128));
+  // Long loops (a reduction over 2^25 or 2^28 elements) reuse 3200 teams
+  // instead of launching one per 128 iterations.
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 1000000)), 3200, 128));
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 1ULL << 25)), 3200, 128));
+  EXPECT_TRUE(dimsAre(D(args(0, 0, 1ULL << 28)), 3200, 128));
+  EXPECT_TRUE(dimsAre(D(args(0, 64, 1024)), 16, 64));
+  EXPECT_TRUE(dimsAre(D(args(0, 4096, 1ULL << 20)), 1024, 1024));
+  EXPECT_TRUE(dimsAre(D(args()), 3200, 128));
+}
+
+TEST_F(KernelDimsTest, AMDGPUWavefrontIsTheGenericModeExtra) {
+  DeviceLimitsTy AMD;
+  AMD.MaxTeams = 65536;
+  AMD.MaxThreads = 1024;
+  AMD.DefaultTeams = 440;
+  AMD.DefaultThreads = 256;
+  AMD.WarpSize = 64;
+  EXPECT_TRUE(dimsAre(
+      dims(args(0, 100, 1000), AMD, std::nullopt, ExecModeTy::Generic), 440,
+      164));
+  EXPECT_TRUE(dimsAre(
+      dims(args(0, 0, 100000), AMD, std::nullopt, ExecModeTy::SPMD), 391, 256));
+}
+
+// Properties of the rules over random inputs: within every limit, clauses
+// obeyed, every SPMD iteration covered by a thread unless the cap applies,
+// one team per distribute iteration otherwise.
+TEST_F(KernelDimsTest, RandomInputsKeepTheRules) {
+  std::mt19937_64 Rng(12345);
+  auto Pick = [&](std::initializer_list<uint64_t> Values) {
+    std::uniform_int_distribution<size_t> I(0, Values.size() - 1);
+    return *(Values.begin() + I(Rng));
+  };
+  for (int Round = 0; Round < 20000; ++Round) {
+    DeviceLimitsTy L;
+    L.MaxTeams = uint32_t(Pick({1, 7, 1024, 65536, 2147483647}));
+    L.MaxThreads = uint32_t(Pick({1, 64, 256, 1024}));
+    L.DefaultTeams = std::min(L.MaxTeams, uint32_t(Pick({1, 64, 440, 3200})));
+    L.DefaultThreads = std::min(L.MaxThreads, uint32_t(Pick({1, 128, 256})));
+    L.WarpSize = uint32_t(Pick({1, 32, 64}));
+    uint32_t KernelMax = uint32_t(Pick({0, 1, 96, 256, 1024, 4096}));
+    auto Mode = ExecModeTy(Pick({1, 2, 3}));
+    KernelArgsTy A = args(uint32_t(Pick({0, 0, 1, 7, 5000, UINT32_MAX})),
+                          uint32_t(Pick({0, 0, 1, 33, 1000, UINT32_MAX})),
+                          Pick({0, 1, 127, 128, 129, 1000, 1ULL << 25,
+                                1ULL << 32, UINT64_MAX}) +
+                              Pick({0, 0, 3}));
+    LaunchDimsTy D = computeLaunchDims(L, KernelMax, Mode, A);
+    SCOPED_TRACE(testing::Message()
+                 << "round " << Round << ": mode " << execModeName(Mode)
+                 << ", num_teams " << A.NumTeams[0] << ", thread_limit "
+                 << A.ThreadLimit[0] << ", trip " << A.Tripcount
+                 << ", kernel max " << KernelMax << " -> " << D.NumTeams
+                 << " x " << D.NumThreads);
+    uint32_t ThreadCap = std::max(1u, std::min(KernelMax, L.MaxThreads));
+    ASSERT_GE(D.NumThreads, 1u);
+    ASSERT_LE(D.NumThreads, ThreadCap);
+    ASSERT_GE(D.NumTeams, 1u);
+    ASSERT_LE(D.NumTeams, L.MaxTeams);
+    if (A.ThreadLimit[0] == 0)
+      ASSERT_EQ(D.NumThreads, std::max(1u, std::min(L.DefaultThreads,
+                                                    ThreadCap)));
+    else if (Mode != ExecModeTy::Generic)
+      ASSERT_EQ(D.NumThreads, std::min(A.ThreadLimit[0], ThreadCap));
+    if (A.NumTeams[0]) {
+      ASSERT_EQ(D.NumTeams, std::min(A.NumTeams[0], L.MaxTeams));
+      continue;
+    }
+    ASSERT_LE(D.NumTeams, L.DefaultTeams);
+    if (A.Tripcount == 0) {
+      ASSERT_EQ(D.NumTeams, L.DefaultTeams);
+    } else if (Mode == ExecModeTy::SPMD) {
+      uint64_t Covered = uint64_t(D.NumTeams) * D.NumThreads;
+      if (D.NumTeams < L.DefaultTeams) {
+        ASSERT_GE(Covered, A.Tripcount);
+        ASSERT_LT(Covered - D.NumThreads, A.Tripcount);
+      }
+    } else {
+      ASSERT_EQ(D.NumTeams, std::min<uint64_t>(A.Tripcount, L.DefaultTeams));
+    }
+  }
+}
+
+TEST_F(KernelDimsTest, PrintingKernelsHaveTheirOutputFlushedOnce) {
+  FakeDeviceTy Device(Plugin, gpuLimits());
+  DeviceImageTy Image(0, TgtImage);
+  FakeKernelTy Quiet(Image, std::nullopt, ExecModeTy::SPMD, false);
+  FakeKernelTy Printing(Image, std::nullopt, ExecModeTy::Generic, true);
+  EXPECT_FALSE(Quiet.writesDeviceOutput());
+  EXPECT_TRUE(Printing.writesDeviceOutput());
+  EXPECT_EQ(Printing.getExecMode(), ExecModeTy::Generic);
+  FakeStreamTy Stream;
+  KernelArgsTy A = args(1);
+  A.NumArgs = 0;
+  // A quiet kernel costs no flush.
+  ASSERT_FALSE(bool(Quiet.launch(Device, nullptr, nullptr, A, Stream)));
+  ASSERT_FALSE(bool(Stream.flushDeviceOutput()));
+  EXPECT_EQ(Stream.Flushes, 0u);
+  // Two printing launches before the wait: one flush, then none.
+  ASSERT_FALSE(bool(Printing.launch(Device, nullptr, nullptr, A, Stream)));
+  ASSERT_FALSE(bool(Printing.launch(Device, nullptr, nullptr, A, Stream)));
+  ASSERT_FALSE(bool(Stream.flushDeviceOutput()));
+  ASSERT_FALSE(bool(Stream.flushDeviceOutput()));
+  EXPECT_EQ(Stream.Flushes, 1u);
+}
+
+TEST_F(KernelDimsTest, DeviceSynchronizeAndQueryFlushDeviceOutput) {
+  FakeDeviceTy Device(Plugin, gpuLimits());
+  ASSERT_FALSE(bool(Device.init()));
+  DeviceImageTy Image(0, TgtImage);
+  FakeKernelTy Printing(Image, std::nullopt, ExecModeTy::SPMD, true);
+  KernelArgsTy A = args(1);
+  A.NumArgs = 0;
+  for (bool ByQuery : {false, true}) {
+    __tgt_async_info AsyncInfo{};
+    ASSERT_FALSE(bool(Device.launchKernel(&Printing, nullptr, nullptr, A,
+                                          &AsyncInfo)));
+    auto *Stream = static_cast<FakeStreamTy *>(AsyncInfo.Queue);
+    ASSERT_NE(Stream, nullptr);
+    unsigned Before = Stream->Flushes;
+    ASSERT_FALSE(bool(ByQuery ? Device.queryAsync(AsyncInfo)
+                              : Device.synchronize(AsyncInfo)));
+    EXPECT_EQ(AsyncInfo.Queue, nullptr);
+    EXPECT_EQ(Stream->Flushes, Before + 1) << (ByQuery ? "query" : "sync");
+  }
+  // A synchronous launch (no async info) waits and flushes before it
+  // returns.
+  ASSERT_FALSE(
+      bool(Device.launchKernel(&Printing, nullptr, nullptr, A, nullptr)));
+  EXPECT_FALSE(bool(Device.deinit()));
 }
 
 TEST_F(KernelDimsTest, InitFoldsOmpVariablesIntoTheDefaults) {

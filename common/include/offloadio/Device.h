@@ -35,8 +35,12 @@ class GenericPluginTy;
 struct DeviceLimitsTy {
   uint32_t MaxTeams = 1;          ///< Upper bound on teams per launch.
   uint32_t MaxThreads = 1;        ///< Upper bound on threads per team.
-  uint32_t DefaultTeams = 1;      ///< Teams when the program says nothing.
+  /// Teams when the program says nothing, and the cap on teams derived
+  /// from a loop's trip count.
+  uint32_t DefaultTeams = 1;
   uint32_t DefaultThreads = 1;    ///< Threads when the program says nothing.
+  /// Threads the device runtime keeps for a generic-mode team's main thread.
+  uint32_t WarpSize = 1;
   bool HostCanAccessDeviceMemory = false; ///< Device pointers are host addresses.
 };
 

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Kernels: the generic part computes the launch geometry and the argument
-// pointers; the backend enqueues the launch on a stream.
+// pointers; the backend enqueues the launch on a stream. The geometry rules
+// are those of LLVM 16's NextGen plugins, so that a program sees the teams
+// and threads it sees with the stock plugin.
 #ifndef OFFLOADIO_KERNEL_H
 #define OFFLOADIO_KERNEL_H
 
 #include "offloadio/ABI.h"
 #include "offloadio/Error.h"
+
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <string>
@@ -16,31 +20,77 @@ namespace offloadio {
 class GenericDeviceTy;
 class StreamTy;
 class DeviceImageTy;
+struct DeviceLimitsTy;
 
 /// Grid of one launch.
 struct LaunchDimsTy {
   uint32_t NumTeams = 1;   ///< Blocks / work-groups.
-  uint32_t NumThreads = 1; ///< Threads per team.
+  uint32_t NumThreads = 1; ///< Threads per team, as launched.
 };
+
+/// The values clang 16 stores in the int8 global <kernel>_exec_mode
+/// (OMPTgtExecModeFlags).
+enum class ExecModeTy : int8_t {
+  /// One thread of the team's last warp runs the region and wakes the
+  /// others for parallel regions.
+  Generic = 1,
+  /// Every thread runs the region.
+  SPMD = 2,
+  /// Generic code that the compiler turned into SPMD code.
+  GenericSPMD = 3,
+};
+
+/// Printable name of \p Mode.
+const char *execModeName(ExecModeTy Mode);
+
+/// The execution mode clang recorded for kernel \p KernelName in
+/// \p ImageBytes; SPMD when the image has none (as libomptarget 16 does).
+/// Errors: a record of the wrong size or with an unknown value.
+Expected<ExecModeTy> readExecMode(llvm::StringRef ImageBytes,
+                                  llvm::StringRef KernelName);
+
+/// The geometry of one launch, by libomptarget 16's rules:
+/// - threads: the thread_limit clause, plus one warp in generic mode (the
+///   main thread's, so that parallel regions get the threads asked for),
+///   else the device default; capped by the device and the kernel;
+/// - teams: the num_teams clause capped by the device; else, with a loop
+///   trip count, one team per thread-block of iterations in SPMD mode and
+///   one per distribute iteration in generic and generic-SPMD mode; long
+///   loops are capped at the device default so that teams are reused.
+/// \p KernelMaxThreads is the largest block the compiled kernel allows.
+LaunchDimsTy computeLaunchDims(const DeviceLimitsTy &Limits,
+                               uint32_t KernelMaxThreads, ExecModeTy Mode,
+                               const KernelArgsTy &KernelArgs);
 
 /// A kernel of a loaded image. Its address is the handle libomptarget
 /// passes back to launch_kernel.
 class GenericKernelTy {
 public:
-  GenericKernelTy(DeviceImageTy &Image, std::string Name)
-      : Image(Image), Name(std::move(Name)) {}
+  /// A kernel whose code runs in \p ExecMode; \p WritesDeviceOutput when
+  /// it may call the device printf, whose output the backend flushes once
+  /// the launch is complete.
+  GenericKernelTy(DeviceImageTy &Image, std::string Name,
+                  ExecModeTy ExecMode = ExecModeTy::SPMD,
+                  bool WritesDeviceOutput = false)
+      : Image(Image), Name(std::move(Name)), ExecMode(ExecMode),
+        WritesDeviceOutput(WritesDeviceOutput) {}
   virtual ~GenericKernelTy();
 
   /// The symbol name.
   const std::string &getName() const { return Name; }
   /// The image that holds the kernel.
   DeviceImageTy &getImage() const { return Image; }
+  /// The execution mode.
+  ExecModeTy getExecMode() const { return ExecMode; }
+  /// Whether the kernel may write device printf output.
+  bool writesDeviceOutput() const { return WritesDeviceOutput; }
 
   /// Compute the pointers, pick the geometry and enqueue the launch.
   Error launch(GenericDeviceTy &Device, void **TgtArgs, ptrdiff_t *TgtOffsets,
                const KernelArgsTy &KernelArgs, StreamTy &Stream);
 
-  /// Pick teams and threads from the clauses, the env and the device limits.
+  /// Pick teams and threads from the clauses, the trip count, the execution
+  /// mode, and the kernel's and the device's limits (computeLaunchDims).
   LaunchDimsTy computeLaunchDims(const GenericDeviceTy &Device,
                                  const KernelArgsTy &KernelArgs) const;
 
@@ -58,6 +108,8 @@ protected:
 private:
   DeviceImageTy &Image;
   std::string Name;
+  ExecModeTy ExecMode;
+  bool WritesDeviceOutput;
 };
 
 } // namespace offloadio

@@ -80,6 +80,25 @@ public:
   /// waits for the work any more).
   Error cancelDeferred();
 
+  /// Mark that work enqueued since the last flush may write device printf
+  /// output (a kernel whose image calls the printf runtime).
+  void noteDeviceOutput() { DeviceOutputPending = true; }
+  /// Once the stream is complete: make the device output of its finished
+  /// work appear on the host (flushDeviceOutputImpl), when any was noted.
+  /// GenericDeviceTy calls it from synchronize, a completed query and
+  /// teardown, so output appears where the program waited for it.
+  Error flushDeviceOutput() {
+    if (!DeviceOutputPending)
+      return Error::success();
+    DeviceOutputPending = false;
+    return flushDeviceOutputImpl();
+  }
+
+protected:
+  /// Backend hook of flushDeviceOutput(); the stream is complete. The
+  /// default has nothing to do: the output is already on the host.
+  virtual Error flushDeviceOutputImpl() { return Error::success(); }
+
 private:
   struct DeferredTy {
     HostCallbackTy Fn;
@@ -90,6 +109,8 @@ private:
   Error takeDeferred(bool Run);
 
   llvm::SmallVector<DeferredTy, 4> Deferred;
+  /// A kernel that may print ran since the last flushDeviceOutput().
+  bool DeviceOutputPending = false;
 };
 
 } // namespace offloadio

@@ -123,8 +123,11 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
   Limits.DefaultThreads = std::min<uint32_t>(256, Limits.MaxThreads);
   Limits.MaxTeams = uint32_t(
       std::min<uint64_t>(GridMax / Limits.MaxThreads, uint64_t(1) << 20));
+  // libomptarget 16's AMDGPU default: four teams per compute unit, also
+  // the cap on teams derived from a loop's trip count.
   Limits.DefaultTeams = std::max<uint32_t>(1, ComputeUnits) * 4;
   Limits.DefaultTeams = std::min(Limits.DefaultTeams, Limits.MaxTeams);
+  Limits.WarpSize = WavefrontSize;
   Limits.HostCanAccessDeviceMemory = false;
 
   // Queues: a few per device, shared by the streams round-robin.
@@ -359,14 +362,19 @@ AMDGPUDeviceTy::constructKernelImpl(DeviceImageTy &GenericImage,
   if (auto Err = Query(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK,
                        &DynamicStack, "the dynamic call stack flag"))
     return std::move(Err);
+  auto ExecMode = readExecMode(Image.getBytes(), Name);
+  if (!ExecMode)
+    return makeError(ErrorCode::InvalidImage, "image {0} on device {1}: {2}",
+                     Image.getId(), DeviceId,
+                     takeErrorMessage(ExecMode.takeError()));
   const AMDGPUKernelMetadataTy *Metadata = Image.getMetadata(Name);
   if (Metadata) {
     KernargSize = std::max(KernargSize, Metadata->KernargSegmentSize);
     DynamicStack |= Metadata->UsesDynamicStack;
   }
-  return std::make_unique<AMDGPUKernelTy>(Image, Name.str(), Object,
-                                          KernargSize, GroupSize, PrivateSize,
-                                          DynamicStack, Metadata);
+  return std::make_unique<AMDGPUKernelTy>(Image, Name.str(), *ExecMode,
+                                          Object, KernargSize, GroupSize,
+                                          PrivateSize, DynamicStack, Metadata);
 }
 
 Expected<void *> AMDGPUDeviceTy::getGlobalAddressImpl(DeviceImageTy &Image,

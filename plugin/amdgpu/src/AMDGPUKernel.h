@@ -96,10 +96,12 @@ private:
 /// A kernel of an AMDGPU image.
 class AMDGPUKernelTy final : public GenericKernelTy {
 public:
-  AMDGPUKernelTy(DeviceImageTy &Image, std::string Name, uint64_t KernelObject,
-                 uint32_t KernargSize, uint32_t GroupSize, uint32_t PrivateSize,
-                 bool DynamicStack, const AMDGPUKernelMetadataTy *Metadata)
-      : GenericKernelTy(Image, std::move(Name)), KernelObject(KernelObject),
+  AMDGPUKernelTy(DeviceImageTy &Image, std::string Name, ExecModeTy ExecMode,
+                 uint64_t KernelObject, uint32_t KernargSize,
+                 uint32_t GroupSize, uint32_t PrivateSize, bool DynamicStack,
+                 const AMDGPUKernelMetadataTy *Metadata)
+      : GenericKernelTy(Image, std::move(Name), ExecMode),
+        KernelObject(KernelObject),
         KernargSize(KernargSize), GroupSize(GroupSize),
         PrivateSize(PrivateSize), DynamicStack(DynamicStack),
         Metadata(Metadata) {}

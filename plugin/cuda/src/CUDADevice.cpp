@@ -82,7 +82,6 @@ Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
   auto Warp = getAttribute(CU_DEVICE_ATTRIBUTE_WARP_SIZE, "WARP_SIZE");
   if (!Warp)
     return Warp.takeError();
-  WarpSize = uint32_t(std::max(*Warp, 1));
   auto BlockDim =
       getAttribute(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, "MAX_BLOCK_DIM_X");
   if (!BlockDim)
@@ -99,11 +98,12 @@ Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
 
   L.MaxThreads = uint32_t(std::max(*BlockDim, 1));
   L.MaxTeams = uint32_t(std::max(*GridDim, 1));
-  // 128 threads (four warps) per team and one team per multiprocessor when
-  // the program and the environment say nothing; loops with a known trip
-  // count get their team count from it instead (framework policy).
+  // libomptarget 16's NVPTX grid values: 128 threads per team, and 3200
+  // teams when the program says nothing, also the cap on teams derived
+  // from a loop's trip count (computeLaunchDims has the rules).
   L.DefaultThreads = std::min<uint32_t>(128, L.MaxThreads);
-  L.DefaultTeams = uint32_t(std::max(NumSMs, 1));
+  L.DefaultTeams = std::min<uint32_t>(3200, L.MaxTeams);
+  L.WarpSize = uint32_t(std::max(*Warp, 1));
   L.HostCanAccessDeviceMemory = false;
 
   // Launch-wide dynamic shared memory; it cannot exceed what a block may
@@ -227,8 +227,6 @@ CUDADeviceTy::constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) {
                                      Name, DeviceId);
   if (!Kernel)
     return Kernel.takeError();
-  Plugin.getInfo().print(InfoPluginKernel, DeviceId, "kernel {0}: {1} mode",
-                         Name, execModeName((*Kernel)->getExecMode()));
   return std::unique_ptr<GenericKernelTy>(std::move(*Kernel));
 }
 
@@ -397,7 +395,7 @@ void CUDADeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
                 : CUDAGraphLauncherTy::driverSupportsGraphs(Api)
                     ? "cuLaunchKernel (OFFLOADIO_CUDA_GRAPHS=off)"
                     : "cuLaunchKernel (the driver has no graph launch)");
-  printInfoLine(OS, "Warp size:", llvm::Twine(WarpSize));
+  printInfoLine(OS, "Warp size:", llvm::Twine(getLimits().WarpSize));
   printInfoLine(OS, "Max threads per block:",
                 Attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
   printInfoLine(OS, "Max registers per block:",

@@ -38,8 +38,6 @@ public:
   CUdevice getCUDevice() const { return Device; }
   /// The retained primary context (null before init / after deinit).
   CUcontext getContext() const { return Context; }
-  /// Threads per warp.
-  uint32_t getWarpSize() const { return WarpSize; }
   /// Dynamic shared memory given to every launch
   /// (LIBOMPTARGET_SHARED_MEMORY_SIZE).
   uint32_t getDynamicSharedMemory() const { return DynamicSharedMemory; }
@@ -91,7 +89,6 @@ private:
   std::string Name;
   int ComputeMajor = 0;
   int ComputeMinor = 0;
-  uint32_t WarpSize = 32;
   int NumSMs = 0;
   size_t TotalMemory = 0;
   uint32_t DynamicSharedMemory = 0;

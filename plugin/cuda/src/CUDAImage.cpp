@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "CUDAImage.h"
 
+#include "offloadio/ImageSymbols.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/Object/ELF.h"
@@ -97,8 +99,12 @@ CUDAImageTy::load(const CUDAApiTy &Api, CUcontext Context,
                          ImageId, Size, TgtImage.ImageStart, DeviceId,
                          Log[0] ? ": " : "", Log.data()))
     return std::move(Err);
-  return std::unique_ptr<CUDAImageTy>(
-      new CUDAImageTy(Api, Context, ImageId, DeviceId, TgtImage, Module));
+  // A cubin names the driver's printf (vprintf) among its symbols when its
+  // code calls it; anything else (PTX text) is assumed to print.
+  llvm::StringRef Bytes(static_cast<const char *>(TgtImage.ImageStart), Size);
+  bool CallsPrintf = !isCubin(Bytes) || imageHasSymbol(Bytes, "vprintf");
+  return std::unique_ptr<CUDAImageTy>(new CUDAImageTy(
+      Api, Context, ImageId, DeviceId, TgtImage, Module, CallsPrintf));
 }
 
 CUDAImageTy::~CUDAImageTy() {

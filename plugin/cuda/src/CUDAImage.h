@@ -72,18 +72,22 @@ public:
 
   /// The module handle.
   CUmodule getModule() const { return Module; }
+  /// Whether the image's code calls the device printf, whose buffer the
+  /// driver copies to the host only when the host synchronises.
+  bool callsPrintf() const { return CallsPrintf; }
 
 private:
   CUDAImageTy(const CUDAApiTy &Api, CUcontext Context, int32_t ImageId,
               int32_t DeviceId, const __tgt_device_image &TgtImage,
-              CUmodule Module)
+              CUmodule Module, bool CallsPrintf)
       : DeviceImageTy(ImageId, TgtImage), Api(Api), Context(Context),
-        DeviceId(DeviceId), Module(Module) {}
+        DeviceId(DeviceId), Module(Module), CallsPrintf(CallsPrintf) {}
 
   const CUDAApiTy &Api;
   CUcontext Context;
   int32_t DeviceId;
   CUmodule Module;
+  bool CallsPrintf;
 };
 
 } // namespace cuda

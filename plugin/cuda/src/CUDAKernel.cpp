@@ -11,23 +11,11 @@
 using namespace offloadio;
 using namespace offloadio::cuda;
 
-const char *cuda::execModeName(ExecModeTy Mode) {
-  switch (Mode) {
-  case ExecModeTy::Generic:
-    return "generic";
-  case ExecModeTy::SPMD:
-    return "SPMD";
-  case ExecModeTy::GenericSPMD:
-    return "generic-SPMD";
-  }
-  return "unknown";
-}
-
 CUDAKernelTy::CUDAKernelTy(CUDAImageTy &Image, std::string Name,
                            CUfunction Function, ExecModeTy ExecMode,
                            uint32_t MaxThreads)
-    : GenericKernelTy(Image, std::move(Name)), Function(Function),
-      ExecMode(ExecMode), MaxThreads(MaxThreads) {}
+    : GenericKernelTy(Image, std::move(Name), ExecMode, Image.callsPrintf()),
+      Function(Function), MaxThreads(MaxThreads) {}
 
 Expected<std::unique_ptr<CUDAKernelTy>>
 CUDAKernelTy::create(const CUDAApiTy &Api, CUDAImageTy &Image,
@@ -36,36 +24,11 @@ CUDAKernelTy::create(const CUDAApiTy &Api, CUDAImageTy &Image,
   if (!Function)
     return Function.takeError();
 
-  // clang records the mode in "<kernel>_exec_mode"; kernels without one
-  // (not produced by clang's OpenMP code generation) are SPMD.
-  ExecModeTy ExecMode = ExecModeTy::SPMD;
-  llvm::SmallString<128> ModeName(Name);
-  ModeName += "_exec_mode";
-  auto ModeGlobal = Image.findGlobal(ModeName);
-  if (!ModeGlobal)
-    return ModeGlobal.takeError();
-  if (*ModeGlobal) {
-    auto [Ptr, Size] = **ModeGlobal;
-    int8_t Mode = 0;
-    if (Size != sizeof(Mode))
-      return makeError(ErrorCode::InvalidImage,
-                       "global '{0}' in image {1} on device {2} has {3} "
-                       "bytes, expected {4}",
-                       ModeName, Image.getId(), DeviceId, Size, sizeof(Mode));
-    if (auto Err = checkCU(Api, Api.cuMemcpyDtoH(&Mode, Ptr, sizeof(Mode)),
-                           "cuMemcpyDtoH",
-                           "{0} byte of '{1}' at {2:x} on "
-                           "device {3}",
-                           sizeof(Mode), ModeName, Ptr, DeviceId))
-      return std::move(Err);
-    if (Mode < int8_t(ExecModeTy::Generic) ||
-        Mode > int8_t(ExecModeTy::GenericSPMD))
-      return makeError(ErrorCode::InvalidImage,
-                       "kernel '{0}' in image {1} has unknown execution mode "
-                       "{2}",
-                       Name, Image.getId(), int(Mode));
-    ExecMode = ExecModeTy(Mode);
-  }
+  auto ExecMode = readExecMode(Image.getBytes(), Name);
+  if (!ExecMode)
+    return makeError(ErrorCode::InvalidImage, "image {0} on device {1}: {2}",
+                     Image.getId(), DeviceId,
+                     takeErrorMessage(ExecMode.takeError()));
 
   int Threads = 0;
   if (auto Err = checkCU(
@@ -77,16 +40,11 @@ CUDAKernelTy::create(const CUDAApiTy &Api, CUDAImageTy &Image,
           DeviceId))
     return std::move(Err);
   return std::unique_ptr<CUDAKernelTy>(
-      new CUDAKernelTy(Image, Name.str(), *Function, ExecMode,
+      new CUDAKernelTy(Image, Name.str(), *Function, *ExecMode,
                        uint32_t(std::max(Threads, 1))));
 }
 
-uint32_t CUDAKernelTy::getMaxThreads(const GenericDeviceTy &Device) const {
-  // In generic mode one extra warp is added at launch (see launchImpl), so
-  // leave room for it: the team's worker count stays what was computed.
-  uint32_t WarpSize = static_cast<const CUDADeviceTy &>(Device).getWarpSize();
-  if (ExecMode == ExecModeTy::Generic && MaxThreads > WarpSize)
-    return MaxThreads - WarpSize;
+uint32_t CUDAKernelTy::getMaxThreads(const GenericDeviceTy &) const {
   return MaxThreads;
 }
 
@@ -97,15 +55,6 @@ Error CUDAKernelTy::launchImpl(GenericDeviceTy &GenericDevice, void **Args,
   auto &Device = static_cast<CUDADeviceTy &>(GenericDevice);
   auto &Stream = static_cast<CUDAStreamTy &>(GenericStream);
 
-  // The LLVM 16 device runtime runs a generic-mode team's sequential code on
-  // the first thread of the block's last warp and gives the other
-  // blockDim.x - warpSize threads to parallel regions
-  // (mapping::getBlockSize and isMainThreadInGenericMode in DeviceRTL), so
-  // that warp comes on top of the threads the team should have.
-  uint32_t Threads = Dims.NumThreads;
-  if (ExecMode == ExecModeTy::Generic)
-    Threads = std::min(Threads + Device.getWarpSize(), MaxThreads);
-
   // Dynamic shared memory: what the device environment announced to the
   // runtime, plus the launch's own request (version 2 arguments on).
   uint32_t SharedMem = Device.getDynamicSharedMemory();
@@ -115,7 +64,7 @@ Error CUDAKernelTy::launchImpl(GenericDeviceTy &GenericDevice, void **Args,
   CUDALaunchTy Launch;
   Launch.Function = Function;
   Launch.Blocks = Dims.NumTeams;
-  Launch.Threads = Threads;
+  Launch.Threads = Dims.NumThreads;
   Launch.SharedMem = SharedMem;
   Launch.Args = Args;
   Launch.NumArgs = NumArgs;

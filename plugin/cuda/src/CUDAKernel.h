@@ -15,32 +15,16 @@ namespace cuda {
 class CUDADeviceTy;
 class CUDAImageTy;
 
-/// The values clang 16 stores in the int8 global <kernel>_exec_mode
-/// (OMPTgtExecModeFlags).
-enum class ExecModeTy : int8_t {
-  /// A main thread runs the region and wakes workers for parallel regions.
-  Generic = 1,
-  /// Every thread runs the region.
-  SPMD = 2,
-  /// Generic code that the compiler turned into SPMD code.
-  GenericSPMD = 3,
-};
-
-/// Printable name of \p Mode.
-const char *execModeName(ExecModeTy Mode);
-
 /// One kernel of a loaded module.
 class CUDAKernelTy final : public GenericKernelTy {
 public:
   /// Look up kernel \p Name in \p Image and read its execution mode and
-  /// thread limit.
+  /// thread limit. Kernels of images that call the printf runtime write
+  /// device output.
   static Expected<std::unique_ptr<CUDAKernelTy>> create(const CUDAApiTy &Api,
                                                         CUDAImageTy &Image,
                                                         llvm::StringRef Name,
                                                         int32_t DeviceId);
-
-  /// The execution mode.
-  ExecModeTy getExecMode() const { return ExecMode; }
 
 protected:
   Error launchImpl(GenericDeviceTy &Device, void **Args, uint32_t NumArgs,
@@ -53,7 +37,6 @@ private:
                ExecModeTy ExecMode, uint32_t MaxThreads);
 
   CUfunction Function;
-  ExecModeTy ExecMode;
   /// Largest block the compiled code allows (registers per thread).
   uint32_t MaxThreads;
 };

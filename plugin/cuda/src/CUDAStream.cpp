@@ -272,6 +272,14 @@ Error CUDAStreamTy::synchronize() {
   return llvm::joinErrors(std::move(Err), takeCallbackError());
 }
 
+Error CUDAStreamTy::flushDeviceOutputImpl() {
+  if (auto Err = activate())
+    return Err;
+  return checkCU(Api, Api.cuStreamSynchronize(Stream), "cuStreamSynchronize",
+                 "stream {0} of device {1} (device printf flush)", Stream,
+                 DeviceId);
+}
+
 bool CUDAStreamTy::waitForCompletionFlag() {
   // The write comes after all earlier work of the stream and, without
   // CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER, after that work's writes to

@@ -99,6 +99,12 @@ public:
   /// The device number the stream belongs to (for messages).
   int32_t getDeviceId() const { return DeviceId; }
 
+protected:
+  /// The driver copies device printf output to the host only inside its
+  /// own synchronising calls (not in cuStreamQuery, a graph launch or our
+  /// completion flag), so a complete stream is synchronised once more.
+  Error flushDeviceOutputImpl() override;
+
 private:
   CUDAStreamTy(const CUDAApiTy &Api, const CUDAHostRegistryTy &Registry,
                CUcontext Context, int32_t DeviceId, CUstream Stream,

@@ -20,12 +20,12 @@ HostDeviceTy::~HostDeviceTy() {
 }
 
 Error HostDeviceTy::initImpl(DeviceLimitsTy &L) {
-  unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
-  // Teams of a host kernel are libomp's business inside the image; the
-  // limits only keep the reported geometry honest.
-  L.MaxTeams = Cores;
-  L.MaxThreads = 1024;
-  L.DefaultTeams = Cores;
+  // A host kernel is one call on one thread; its teams and threads are
+  // libomp's business inside the image. One team of one thread is what
+  // the plugin launches, and what the stock x86_64 plugin reports.
+  L.MaxTeams = 1;
+  L.MaxThreads = 1;
+  L.DefaultTeams = 1;
   L.DefaultThreads = 1;
   L.HostCanAccessDeviceMemory = true;
   return Error::success();

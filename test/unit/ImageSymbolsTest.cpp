@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// readImageGlobal, imageHasSymbol and readExecMode on ELF images built in
+// memory: a cubin-like relocatable layout (symbol values are section
+// offsets) and a shared-object layout (values are addresses), globals in
+// file-backed and zero-filled sections, undefined driver functions, and
+// malformed symbols.
+#include "offloadio/ImageSymbols.h"
+#include "offloadio/Kernel.h"
+
+#include "llvm/BinaryFormat/ELF.h"
+
+#include "gtest/gtest.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+using namespace offloadio;
+
+namespace {
+
+/// Builds a 64-bit little-endian ELF file with a .data section, a .bss
+/// section, and a symbol table.
+class ELFBuilderTy {
+public:
+  /// \p DataAddress: sh_addr of .data and .bss (0 in cubins and
+  /// relocatable objects).
+  explicit ELFBuilderTy(uint64_t DataAddress = 0) : DataAddress(DataAddress) {
+    Strings.push_back('\0');
+    Symbols.emplace_back(); // The null symbol.
+  }
+
+  /// A global of \p Bytes in .data; returns its offset there.
+  void addDataGlobal(const std::string &Name, const std::string &Bytes) {
+    addSymbol(Name, llvm::ELF::STT_OBJECT, DataIndex,
+              DataAddress + Data.size(), Bytes.size());
+    Data += Bytes;
+  }
+  /// A zero-filled global of \p Size bytes in .bss.
+  void addBssGlobal(const std::string &Name, uint64_t Size) {
+    addSymbol(Name, llvm::ELF::STT_OBJECT, BssIndex, DataAddress + BssSize,
+              Size);
+    BssSize += Size;
+  }
+  /// Any symbol, for malformed cases and undefined functions.
+  void addSymbol(const std::string &Name, unsigned Type, uint16_t Section,
+                 uint64_t Value, uint64_t Size) {
+    llvm::ELF::Elf64_Sym Sym{};
+    Sym.st_name = uint32_t(Strings.size());
+    Sym.setBindingAndType(llvm::ELF::STB_GLOBAL, Type);
+    Sym.st_shndx = Section;
+    Sym.st_value = Value;
+    Sym.st_size = Size;
+    Symbols.push_back(Sym);
+    Strings.insert(Strings.end(), Name.begin(), Name.end());
+    Strings.push_back('\0');
+  }
+
+  std::string build() const {
+    // Layout: header, .data, .symtab, .strtab, .shstrtab, section headers.
+    std::string ShStrings("\0.data\0.bss\0.symtab\0.strtab\0.shstrtab\0", 40);
+    std::string Out(sizeof(llvm::ELF::Elf64_Ehdr), '\0');
+    auto Append = [&](const void *P, size_t N) {
+      size_t At = Out.size();
+      Out.append(static_cast<const char *>(P), N);
+      return At;
+    };
+    while (Out.size() % 8)
+      Out.push_back('\0');
+    size_t DataOff = Append(Data.data(), Data.size());
+    while (Out.size() % 8)
+      Out.push_back('\0');
+    size_t SymOff = Append(Symbols.data(),
+                           Symbols.size() * sizeof(llvm::ELF::Elf64_Sym));
+    size_t StrOff = Append(Strings.data(), Strings.size());
+    size_t ShStrOff = Append(ShStrings.data(), ShStrings.size());
+    while (Out.size() % 8)
+      Out.push_back('\0');
+
+    std::vector<llvm::ELF::Elf64_Shdr> Sections(6);
+    auto &DataSec = Sections[DataIndex];
+    DataSec.sh_name = 1;
+    DataSec.sh_type = llvm::ELF::SHT_PROGBITS;
+    DataSec.sh_flags = llvm::ELF::SHF_ALLOC | llvm::ELF::SHF_WRITE;
+    DataSec.sh_addr = DataAddress;
+    DataSec.sh_offset = DataOff;
+    DataSec.sh_size = Data.size();
+    auto &Bss = Sections[BssIndex];
+    Bss.sh_name = 7;
+    Bss.sh_type = llvm::ELF::SHT_NOBITS;
+    Bss.sh_flags = llvm::ELF::SHF_ALLOC | llvm::ELF::SHF_WRITE;
+    Bss.sh_addr = DataAddress;
+    Bss.sh_offset = DataOff;
+    Bss.sh_size = BssSize;
+    auto &Sym = Sections[3];
+    Sym.sh_name = 12;
+    Sym.sh_type = llvm::ELF::SHT_SYMTAB;
+    Sym.sh_offset = SymOff;
+    Sym.sh_size = Symbols.size() * sizeof(llvm::ELF::Elf64_Sym);
+    Sym.sh_link = 4;
+    Sym.sh_info = 1;
+    Sym.sh_entsize = sizeof(llvm::ELF::Elf64_Sym);
+    Sym.sh_addralign = 8;
+    auto &Str = Sections[4];
+    Str.sh_name = 20;
+    Str.sh_type = llvm::ELF::SHT_STRTAB;
+    Str.sh_offset = StrOff;
+    Str.sh_size = Strings.size();
+    auto &ShStr = Sections[5];
+    ShStr.sh_name = 28;
+    ShStr.sh_type = llvm::ELF::SHT_STRTAB;
+    ShStr.sh_offset = ShStrOff;
+    ShStr.sh_size = ShStrings.size();
+    size_t ShOff = Append(Sections.data(),
+                          Sections.size() * sizeof(llvm::ELF::Elf64_Shdr));
+
+    llvm::ELF::Elf64_Ehdr Header{};
+    std::memcpy(Header.e_ident, llvm::ELF::ElfMagic, 4);
+    Header.e_ident[llvm::ELF::EI_CLASS] = llvm::ELF::ELFCLASS64;
+    Header.e_ident[llvm::ELF::EI_DATA] = llvm::ELF::ELFDATA2LSB;
+    Header.e_ident[llvm::ELF::EI_VERSION] = llvm::ELF::EV_CURRENT;
+    Header.e_type = DataAddress ? llvm::ELF::ET_DYN : llvm::ELF::ET_EXEC;
+    Header.e_machine = llvm::ELF::EM_CUDA;
+    Header.e_version = llvm::ELF::EV_CURRENT;
+    Header.e_shoff = ShOff;
+    Header.e_ehsize = sizeof(Header);
+    Header.e_shentsize = sizeof(llvm::ELF::Elf64_Shdr);
+    Header.e_shnum = uint16_t(Sections.size());
+    Header.e_shstrndx = 5;
+    std::memcpy(&Out[0], &Header, sizeof(Header));
+    return Out;
+  }
+
+  static constexpr uint16_t DataIndex = 1;
+  static constexpr uint16_t BssIndex = 2;
+
+private:
+  uint64_t DataAddress;
+  std::string Data;
+  uint64_t BssSize = 0;
+  std::vector<llvm::ELF::Elf64_Sym> Symbols;
+  std::vector<char> Strings;
+};
+
+/// The image a clang 16 nvptx build of a program with a generic-mode and a
+/// generic-SPMD kernel, one of which calls printf, looks like.
+ELFBuilderTy kernelImage(uint64_t DataAddress) {
+  ELFBuilderTy B(DataAddress);
+  B.addDataGlobal("__omp_offloading_10_main_l4_exec_mode", "\x01");
+  B.addDataGlobal("__omp_offloading_10_main_l7_exec_mode", "\x03");
+  B.addDataGlobal("__omp_offloading_10_main_l9_exec_mode", "\x02");
+  B.addDataGlobal("table", "abcdefgh");
+  B.addBssGlobal("zeros", 16);
+  B.addSymbol("vprintf", llvm::ELF::STT_FUNC, llvm::ELF::SHN_UNDEF, 0, 0);
+  return B;
+}
+
+class ImageSymbolsTest : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(ImageSymbolsTest, ReadsInitialBytesOfGlobals) {
+  std::string Image = kernelImage(GetParam()).build();
+  auto Table = readImageGlobal(Image, "table");
+  ASSERT_TRUE(bool(Table)) << takeErrorMessage(Table.takeError());
+  ASSERT_TRUE(Table->has_value());
+  EXPECT_EQ(**Table, "abcdefgh");
+  // A view into the image, not a copy.
+  EXPECT_GE((*Table)->data(), Image.data());
+  EXPECT_LE((*Table)->end(), Image.data() + Image.size());
+
+  auto Missing = readImageGlobal(Image, "tabl");
+  ASSERT_TRUE(bool(Missing));
+  EXPECT_FALSE(Missing->has_value());
+  // A function of that name is not a global.
+  auto Function = readImageGlobal(Image, "vprintf");
+  ASSERT_TRUE(bool(Function));
+  EXPECT_FALSE(Function->has_value());
+}
+
+TEST_P(ImageSymbolsTest, ReadsEachKernelsExecutionMode) {
+  std::string Image = kernelImage(GetParam()).build();
+  auto Mode = [&](const char *Kernel) {
+    auto M = readExecMode(Image, Kernel);
+    EXPECT_TRUE(bool(M)) << takeErrorMessage(M.takeError());
+    return M ? *M : ExecModeTy(0);
+  };
+  EXPECT_EQ(Mode("__omp_offloading_10_main_l4"), ExecModeTy::Generic);
+  EXPECT_EQ(Mode("__omp_offloading_10_main_l7"), ExecModeTy::GenericSPMD);
+  EXPECT_EQ(Mode("__omp_offloading_10_main_l9"), ExecModeTy::SPMD);
+  // Kernels without a record are SPMD, as with libomptarget 16.
+  EXPECT_EQ(Mode("not_openmp"), ExecModeTy::SPMD);
+}
+
+TEST_P(ImageSymbolsTest, FindsUndefinedDriverFunctions) {
+  std::string Image = kernelImage(GetParam()).build();
+  EXPECT_TRUE(imageHasSymbol(Image, "vprintf"));
+  EXPECT_TRUE(imageHasSymbol(Image, "table"));
+  EXPECT_FALSE(imageHasSymbol(Image, "printf"));
+  EXPECT_FALSE(imageHasSymbol(Image, "vprintf2"));
+  ELFBuilderTy Quiet(GetParam());
+  Quiet.addDataGlobal("k_exec_mode", "\x02");
+  EXPECT_FALSE(imageHasSymbol(Quiet.build(), "vprintf"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ImageSymbolsTest,
+                         ::testing::Values(0, 0x10000));
+
+TEST(ImageSymbols, ZeroFilledAndOutOfRangeGlobalsAreErrors) {
+  ELFBuilderTy B;
+  B.addDataGlobal("ok", "x");
+  B.addBssGlobal("zeros", 16);
+  B.addSymbol("past_end", llvm::ELF::STT_OBJECT, ELFBuilderTy::DataIndex, 0,
+              1 << 20);
+  B.addSymbol("wrapping", llvm::ELF::STT_OBJECT, ELFBuilderTy::DataIndex,
+              UINT64_MAX - 1, 4);
+  B.addSymbol("no_section", llvm::ELF::STT_OBJECT, 40, 0, 1);
+  std::string Image = B.build();
+  for (const char *Name : {"zeros", "past_end", "wrapping", "no_section"}) {
+    auto R = readImageGlobal(Image, Name);
+    ASSERT_FALSE(bool(R)) << Name;
+    std::string Msg = takeErrorMessage(R.takeError());
+    EXPECT_NE(Msg.find(Name), std::string::npos) << Msg;
+  }
+  EXPECT_TRUE(bool(readImageGlobal(Image, "ok")));
+}
+
+TEST(ImageSymbols, BadExecutionModeRecordsAreErrors) {
+  ELFBuilderTy B;
+  B.addDataGlobal("wide_exec_mode", std::string("\x02\x00\x00\x00", 4));
+  B.addDataGlobal("zero_exec_mode", std::string(1, '\0'));
+  B.addDataGlobal("four_exec_mode", "\x04");
+  std::string Image = B.build();
+  for (const char *Kernel : {"wide", "zero", "four"}) {
+    auto M = readExecMode(Image, Kernel);
+    ASSERT_FALSE(bool(M)) << Kernel;
+    std::string Msg = takeErrorMessage(M.takeError());
+    EXPECT_NE(Msg.find(Kernel), std::string::npos) << Msg;
+  }
+}
+
+TEST(ImageSymbols, NonELFImagesHaveNoSymbols) {
+  for (std::string Image :
+       {std::string(), std::string("//\n// PTX text vprintf\n.version 8.0"),
+        std::string("\x7f" "ELF", 4), std::string(64, '\x7f')}) {
+    EXPECT_FALSE(imageHasSymbol(Image, "vprintf"));
+    auto G = readImageGlobal(Image, "vprintf");
+    ASSERT_TRUE(bool(G));
+    EXPECT_FALSE(G->has_value());
+    auto M = readExecMode(Image, "k");
+    ASSERT_TRUE(bool(M));
+    EXPECT_EQ(*M, ExecModeTy::SPMD);
+  }
+  // A truncated real image: its section headers are gone.
+  std::string Image = kernelImage(0).build();
+  Image.resize(Image.size() / 2);
+  EXPECT_FALSE(imageHasSymbol(Image, "vprintf"));
+}
+
+} // namespace
