@@ -14,6 +14,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace offloadio;
@@ -79,39 +80,30 @@ public:
       Out.push_back('\0');
 
     std::vector<llvm::ELF::Elf64_Shdr> Sections(6);
-    auto &DataSec = Sections[DataIndex];
-    DataSec.sh_name = 1;
-    DataSec.sh_type = llvm::ELF::SHT_PROGBITS;
-    DataSec.sh_flags = llvm::ELF::SHF_ALLOC | llvm::ELF::SHF_WRITE;
-    DataSec.sh_addr = DataAddress;
-    DataSec.sh_offset = DataOff;
-    DataSec.sh_size = Data.size();
-    auto &Bss = Sections[BssIndex];
-    Bss.sh_name = 7;
-    Bss.sh_type = llvm::ELF::SHT_NOBITS;
-    Bss.sh_flags = llvm::ELF::SHF_ALLOC | llvm::ELF::SHF_WRITE;
-    Bss.sh_addr = DataAddress;
-    Bss.sh_offset = DataOff;
-    Bss.sh_size = BssSize;
-    auto &Sym = Sections[3];
-    Sym.sh_name = 12;
-    Sym.sh_type = llvm::ELF::SHT_SYMTAB;
-    Sym.sh_offset = SymOff;
-    Sym.sh_size = Symbols.size() * sizeof(llvm::ELF::Elf64_Sym);
+    auto Set = [&](unsigned Index, uint32_t Name, uint32_t Type,
+                   uint64_t Offset, uint64_t Size) -> llvm::ELF::Elf64_Shdr & {
+      auto &Sec = Sections[Index];
+      Sec.sh_name = Name;
+      Sec.sh_type = Type;
+      Sec.sh_offset = Offset;
+      Sec.sh_size = Size;
+      return Sec;
+    };
+    for (auto [Index, Name, Type, Size] :
+         {std::tuple(DataIndex, 1u, llvm::ELF::SHT_PROGBITS, Data.size()),
+          std::tuple(BssIndex, 7u, llvm::ELF::SHT_NOBITS, size_t(BssSize))}) {
+      auto &Sec = Set(Index, Name, Type, DataOff, Size);
+      Sec.sh_flags = llvm::ELF::SHF_ALLOC | llvm::ELF::SHF_WRITE;
+      Sec.sh_addr = DataAddress;
+    }
+    auto &Sym = Set(3, 12, llvm::ELF::SHT_SYMTAB, SymOff,
+                    Symbols.size() * sizeof(llvm::ELF::Elf64_Sym));
     Sym.sh_link = 4;
     Sym.sh_info = 1;
     Sym.sh_entsize = sizeof(llvm::ELF::Elf64_Sym);
     Sym.sh_addralign = 8;
-    auto &Str = Sections[4];
-    Str.sh_name = 20;
-    Str.sh_type = llvm::ELF::SHT_STRTAB;
-    Str.sh_offset = StrOff;
-    Str.sh_size = Strings.size();
-    auto &ShStr = Sections[5];
-    ShStr.sh_name = 28;
-    ShStr.sh_type = llvm::ELF::SHT_STRTAB;
-    ShStr.sh_offset = ShStrOff;
-    ShStr.sh_size = ShStrings.size();
+    Set(4, 20, llvm::ELF::SHT_STRTAB, StrOff, Strings.size());
+    Set(5, 28, llvm::ELF::SHT_STRTAB, ShStrOff, ShStrings.size());
     size_t ShOff = Append(Sections.data(),
                           Sections.size() * sizeof(llvm::ELF::Elf64_Shdr));
 

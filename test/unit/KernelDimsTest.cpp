@@ -134,28 +134,25 @@ private:
   std::optional<uint32_t> KernelMaxThreads;
 };
 
-/// Limits shaped like a small GPU.
-DeviceLimitsTy gpuLimits() {
+/// Limits of a GPU: \p MaxTeams, \p MaxThreads, default teams and threads,
+/// and a warp of 32.
+DeviceLimitsTy limits(uint32_t MaxTeams, uint32_t MaxThreads,
+                      uint32_t DefaultTeams, uint32_t DefaultThreads) {
   DeviceLimitsTy L;
-  L.MaxTeams = 1024;
-  L.MaxThreads = 256;
-  L.DefaultTeams = 64;
-  L.DefaultThreads = 128;
+  L.MaxTeams = MaxTeams;
+  L.MaxThreads = MaxThreads;
+  L.DefaultTeams = DefaultTeams;
+  L.DefaultThreads = DefaultThreads;
   L.WarpSize = 32;
   return L;
 }
 
+/// Limits shaped like a small GPU.
+DeviceLimitsTy gpuLimits() { return limits(1024, 256, 64, 128); }
+
 /// An H100's limits as the CUDA plugin reports them (libomptarget 16's
 /// NVPTX defaults: 128 threads, 3200 teams).
-DeviceLimitsTy nvptxLimits() {
-  DeviceLimitsTy L;
-  L.MaxTeams = 2147483647;
-  L.MaxThreads = 1024;
-  L.DefaultTeams = 3200;
-  L.DefaultThreads = 128;
-  L.WarpSize = 32;
-  return L;
-}
+DeviceLimitsTy nvptxLimits() { return limits(2147483647, 1024, 3200, 128); }
 
 class KernelDimsTest : public ::testing::Test {
 protected:
@@ -303,54 +300,50 @@ TEST_F(KernelDimsTest, HugeTripcountDoesNotWrap) {
   }
 }
 
-// The figures the stock CUDA plugin gives on an H100 for the same clauses.
-TEST_F(KernelDimsTest, GenericModeGetsOneTeamPerDistributeIteration) {
-  auto D = [&](KernelArgsTy A, std::optional<uint32_t> KernelMax = 1024) {
-    return dims(A, nvptxLimits(), KernelMax, ExecModeTy::Generic);
+// The figures the stock CUDA plugin gives on an H100 for the same clauses,
+// per execution mode.
+TEST_F(KernelDimsTest, NVPTXGeometryPerModeIsTheStockPlugins) {
+  constexpr auto G = ExecModeTy::Generic, S = ExecModeTy::SPMD,
+                 GS = ExecModeTy::GenericSPMD;
+  struct {
+    ExecModeTy Mode;
+    uint32_t NumTeams, ThreadLimit;
+    uint64_t Trip;
+    uint32_t KernelMax, Teams, Threads;
+    const char *Why;
+  } Cases[] = {
+      {G, 0, 0, 1024, 1024, 1024, 128, "one team per distribute iteration"},
+      {G, 0, 0, 4096, 1024, 3200, 128, "long loops capped at the default"},
+      {G, 0, 0, 1000000, 1024, 3200, 128, "long loops capped at the default"},
+      {G, 0, 0, 7, 1024, 7, 128, "short loop"},
+      {G, 0, 0, 0, 1024, 3200, 128, "no trip count: the default"},
+      {G, 0, 64, 1024, 1024, 1024, 96, "thread_limit plus the main warp"},
+      {G, 0, 1, 10, 1024, 10, 33, "thread_limit plus the main warp"},
+      {G, 0, 1024, 10, 1024, 10, 1024, "capped by the device"},
+      {G, 0, 250, 10, 256, 10, 256, "capped by the kernel"},
+      {G, 0, 0, 10, 64, 10, 64, "default capped by the kernel"},
+      {G, 1, 0, 0, 1024, 1, 128, "plain target: clang passes one team"},
+      {G, 7, 0, 1000000, 1024, 7, 128, "num_teams beats the trip count"},
+      {GS, 0, 0, 1024, 1024, 1024, 128, "teams like generic"},
+      {GS, 0, 0, 4096, 1024, 3200, 128, "long loops capped"},
+      {GS, 0, 64, 100, 1024, 100, 64, "no extra warp: every thread runs"},
+      {GS, 0, 0, 0, 1024, 3200, 128, "no trip count: the default"},
+      {S, 0, 0, 1024, 1024, 8, 128, "one thread per iteration"},
+      {S, 0, 0, 1025, 1024, 9, 128, "rounded up"},
+      {S, 0, 0, 1000000, 1024, 3200, 128, "long loops reuse teams"},
+      {S, 0, 0, 1ULL << 25, 1024, 3200, 128, "a 2^25 reduction"},
+      {S, 0, 0, 1ULL << 28, 1024, 3200, 128, "a 2^28 reduction"},
+      {S, 0, 64, 1024, 1024, 16, 64, "thread_limit sets the block"},
+      {S, 0, 4096, 1ULL << 20, 1024, 1024, 1024, "capped by the device"},
+      {S, 0, 0, 0, 1024, 3200, 128, "no trip count: the default"},
   };
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 1024)), 1024, 128));
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 4096)), 3200, 128));
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 1000000)), 3200, 128));
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 7)), 7, 128));
-  // No trip count (a plain teams region): the default.
-  EXPECT_TRUE(dimsAre(D(args()), 3200, 128));
-  // thread_limit(N): N threads for parallel regions plus the main warp.
-  EXPECT_TRUE(dimsAre(D(args(0, 64, 1024)), 1024, 96));
-  EXPECT_TRUE(dimsAre(D(args(0, 1, 10)), 10, 33));
-  EXPECT_TRUE(dimsAre(D(args(0, 1024, 10)), 10, 1024));
-  // ... capped by what the compiled kernel allows.
-  EXPECT_TRUE(dimsAre(D(args(0, 250, 10), 256), 10, 256));
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 10), 64), 10, 64));
-  // A plain target region: clang passes one team.
-  EXPECT_TRUE(dimsAre(D(args(1)), 1, 128));
-  EXPECT_TRUE(dimsAre(D(args(7, 0, 1000000)), 7, 128));
-}
-
-TEST_F(KernelDimsTest, GenericSPMDModeCountsTeamsLikeGenericAndThreadsLikeSPMD) {
-  auto D = [&](KernelArgsTy A) {
-    return dims(A, nvptxLimits(), 1024, ExecModeTy::GenericSPMD);
-  };
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 1024)), 1024, 128));
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 4096)), 3200, 128));
-  // Every thread runs the region: no extra warp for thread_limit.
-  EXPECT_TRUE(dimsAre(D(args(0, 64, 100)), 100, 64));
-  EXPECT_TRUE(dimsAre(D(args()), 3200, 128));
-}
-
-TEST_F(KernelDimsTest, SPMDModeGetsOneThreadPerIterationUpToTheDefault) {
-  auto D = [&](KernelArgsTy A) {
-    return dims(A, nvptxLimits(), 1024, ExecModeTy::SPMD);
-  };
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 1024)), 8, 128));
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 1025)), 9, 128));
-  // Long loops (a reduction over 2^25 or 2^28 elements) reuse 3200 teams
-  // instead of launching one per 128 iterations.
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 1000000)), 3200, 128));
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 1ULL << 25)), 3200, 128));
-  EXPECT_TRUE(dimsAre(D(args(0, 0, 1ULL << 28)), 3200, 128));
-  EXPECT_TRUE(dimsAre(D(args(0, 64, 1024)), 16, 64));
-  EXPECT_TRUE(dimsAre(D(args(0, 4096, 1ULL << 20)), 1024, 1024));
-  EXPECT_TRUE(dimsAre(D(args()), 3200, 128));
+  for (const auto &C : Cases)
+    EXPECT_TRUE(dimsAre(dims(args(C.NumTeams, C.ThreadLimit, C.Trip),
+                             nvptxLimits(), C.KernelMax, C.Mode),
+                        C.Teams, C.Threads))
+        << execModeName(C.Mode) << ", num_teams " << C.NumTeams
+        << ", thread_limit " << C.ThreadLimit << ", trip " << C.Trip << ": "
+        << C.Why;
 }
 
 TEST_F(KernelDimsTest, AMDGPUWavefrontIsTheGenericModeExtra) {
