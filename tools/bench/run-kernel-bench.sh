@@ -36,7 +36,7 @@ while [[ $# -gt 0 ]]; do
     [[ $# -ge 2 ]] || bench_die "$1 needs a value"
     args+=("$1" "$2"); shift 2 ;;
   --size=* | --repeat=* | --dot-sizes=*) args+=("${1%%=*}" "${1#*=}"); shift ;;
-  -h | --help) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) bench_die "unknown argument '$1' (see --help)" ;;
   esac
 done
