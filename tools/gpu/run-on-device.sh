@@ -60,6 +60,14 @@ if [[ $steps == *memcpy* ]]; then
   done
 fi 2>&1 | tee "$out/memcpy.log"
 
+if [[ $steps == *kernels* ]]; then
+  # Built for nvptx64 only, with the packed clang: the GPU is device 0.
+  echo "== kernel benchmark, ours and stock (generic, reduction, STREAM 2^27 doubles)"
+  OFFLOADIO_BUILD_DIR=/opt/offload-io CLANG=/opt/llvm16/bin/clang LLVM_LIB=/opt/llvm16/lib \
+    STOCK_LIB=/opt/llvm16/lib timeout 300 bash tools/bench/run-kernel-bench.sh \
+    --target nvptx64-nvidia-cuda
+fi 2>&1 | tee "$out/kernels.log"
+
 if [[ $steps == *io* ]]; then
   echo "== file -> device benchmark (page-cached), ompx-io bench"
   export LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH
