@@ -49,12 +49,19 @@ awk -v title="$title" '
     printf "  %-12s %4d | %d\n", "total", total[1], total[2]
     diffs = 0
     bad = 0
+    width = 0
     for (t in seen) {
-      s = ((1, t) in code) ? code[1, t] : "MISSING"
-      o = ((2, t) in code) ? code[2, t] : "MISSING"
+      res[1, t] = ((1, t) in code) ? code[1, t] : "MISSING"
+      res[2, t] = ((2, t) in code) ? code[2, t] : "MISSING"
+      if (res[1, t] != res[2, t] && length(t) > width) width = length(t)
+    }
+    for (t in seen) {
+      s = res[1, t]
+      o = res[2, t]
       if (s == o) continue
       regression = passes(s) && !passes(o) || s == "MISSING"
-      line[++diffs] = sprintf("  %-60s %s | %s%s", t, s, o, regression ? "   <- fails the gate" : "")
+      line[++diffs] = sprintf("  %-*s  %s | %s%s", width, t, s, o,
+                              regression ? "   <- fails the gate" : "")
       bad += regression
     }
     for (i = 2; i <= diffs; i++)
