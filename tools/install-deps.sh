@@ -5,9 +5,12 @@
 set -euo pipefail
 # libclang-rt-16-dev: the sanitizer runtimes of tools/test.sh's ASan+UBSan
 # and TSan builds, and libFuzzer (docs/fuzzing.md).
+# dpkg-dev and xz-utils: tools/llvm-suite/fetch.sh, which takes LLVM's
+# libomptarget tests from Debian's llvm-toolchain-16 source package
+# (apt-get source) and unpacks them from its .tar.xz.
 PKGS=(clang-16 clang-tools-16 libomp-16-dev llvm-16-dev llvm-16-tools lld-16
       libhsa-runtime-dev rocm-device-libs libffi-dev googletest libgtest-dev
-      libclang-rt-16-dev cmake ninja-build python3 gnuplot-nox)
+      libclang-rt-16-dev cmake ninja-build python3 gnuplot-nox dpkg-dev xz-utils)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Linked into every offload-io lit test program.  At exit it checks that the
-// offload plugin libomptarget used is the offload-io one:
+// Proof of which offload plugin a test program ran on.  At exit it checks
+// that the plugin libomptarget used is the expected one:
 //
 //   * at least one loaded object's file name starts with
 //     "libomptarget.rtl.<OFFLOADIO_EXPECT_PLUGIN>", and
@@ -11,6 +11,22 @@
 // library directory when ours is rejected; this turns that into a failure
 // (message on stderr, exit status 97).  Without OFFLOADIO_EXPECT_PLUGIN in the
 // environment it does nothing, so programs run by hand are unaffected.
+// With OFFLOADIO_PLUGIN_CHECK_LOG=<file>, every program that passes the
+// check appends "<pid> <program> <plugin>" to that file: a runner can then
+// tell "all checked and right" from "the check never ran".
+//
+// Built two ways from this one source:
+//
+//   * linked into every offload-io lit test program (lit.cfg.py): every such
+//     program must have loaded the plugin;
+//   * with -DOFFLOADIO_PLUGIN_CHECK_PRELOAD, as a shared library that
+//     tools/llvm-suite/run.sh preloads into every process of LLVM's own
+//     test suite.  There the environment reaches the compiler, FileCheck and
+//     the shell too, so the check only judges processes that loaded
+//     libomptarget.  A process that loaded libomptarget but no plugin of
+//     that name passes only under OMP_TARGET_OFFLOAD=disabled, where
+//     libomptarget 16 loads no plugin at all by design; anywhere else it
+//     means the program ran on the host fallback, and fails.
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -20,6 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #define OFFLOADIO_CHECK_EXIT 97
@@ -30,11 +48,20 @@ struct offloadio_check_state {
   int matches;
   int mismatches;
   char bad_path[PATH_MAX];
+  char found_path[PATH_MAX]; // the first matching object, for the log
 };
 
 static const char *offloadio_basename(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
+}
+
+// 1 when `base` is `stem` itself or `stem` followed by '.' (a version or
+// "nextgen" suffix), so that e.g. "cuda" does not match a hypothetical
+// "libomptarget.rtl.cudax".
+static int offloadio_names(const char *base, const char *stem) {
+  size_t len = strlen(stem);
+  return strncmp(base, stem, len) == 0 && (base[len] == '.' || base[len] == '\0');
 }
 
 // Real path of the directory part of `path` into `out`; 0 on success.
@@ -62,14 +89,10 @@ static int offloadio_visit(struct dl_phdr_info *info, size_t size, void *data) {
   const char *name = info->dlpi_name;
   if (!name || !*name)
     return 0;
-  if (strncmp(offloadio_basename(name), st->prefix, strlen(st->prefix)) != 0)
+  if (!offloadio_names(offloadio_basename(name), st->prefix))
     return 0;
-  // Require a separator after the plugin name so that e.g. "cuda" does not
-  // match a hypothetical "libomptarget.rtl.cudax".
-  char next = offloadio_basename(name)[strlen(st->prefix)];
-  if (next != '.' && next != '\0')
-    return 0;
-  st->matches++;
+  if (st->matches++ == 0)
+    snprintf(st->found_path, sizeof(st->found_path), "%s", name);
   char real[PATH_MAX];
   if (offloadio_real_dir(name, real) != 0 || strcmp(real, st->expected_dir) != 0) {
     if (st->mismatches++ == 0)
@@ -77,6 +100,15 @@ static int offloadio_visit(struct dl_phdr_info *info, size_t size, void *data) {
   }
   return 0;
 }
+
+#ifdef OFFLOADIO_PLUGIN_CHECK_PRELOAD
+static int offloadio_find_runtime(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  (void)data;
+  const char *name = info->dlpi_name;
+  return name && offloadio_names(offloadio_basename(name), "libomptarget.so");
+}
+#endif
 
 static void offloadio_fail(const char *fmt, const char *a, const char *b) {
   fflush(stdout);
@@ -87,10 +119,33 @@ static void offloadio_fail(const char *fmt, const char *a, const char *b) {
   _exit(OFFLOADIO_CHECK_EXIT);
 }
 
+// One line per checked program; a single write() to an O_APPEND file, so
+// that lines of concurrent test programs do not interleave.
+static void offloadio_log(const char *plugin) {
+  const char *log = getenv("OFFLOADIO_PLUGIN_CHECK_LOG");
+  if (!log || !*log)
+    return;
+  char exe[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  exe[len > 0 ? len : 0] = '\0';
+  char line[2 * PATH_MAX + 64];
+  int n = snprintf(line, sizeof(line), "%ld %s %s\n", (long)getpid(), exe, plugin);
+  int fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 || n <= 0 || (size_t)n >= sizeof(line) || write(fd, line, (size_t)n) != n)
+    offloadio_fail("cannot append to OFFLOADIO_PLUGIN_CHECK_LOG=%s%s", log, "");
+  close(fd);
+}
+
 __attribute__((destructor)) static void offloadio_plugin_check(void) {
   const char *name = getenv("OFFLOADIO_EXPECT_PLUGIN");
   if (!name || !*name)
     return;
+#ifdef OFFLOADIO_PLUGIN_CHECK_PRELOAD
+  // Not an offload program (the compiler, FileCheck, the shell): nothing to
+  // judge, whatever the environment says.
+  if (!dl_iterate_phdr(offloadio_find_runtime, NULL))
+    return;
+#endif
   const char *dir = getenv("OFFLOADIO_EXPECT_PLUGIN_DIR");
   if (!dir || !*dir)
     offloadio_fail("OFFLOADIO_EXPECT_PLUGIN=%s is set but OFFLOADIO_EXPECT_PLUGIN_DIR is "
@@ -107,9 +162,18 @@ __attribute__((destructor)) static void offloadio_plugin_check(void) {
 
   dl_iterate_phdr(offloadio_visit, &st);
 
+#ifdef OFFLOADIO_PLUGIN_CHECK_PRELOAD
+  const char *policy = getenv("OMP_TARGET_OFFLOAD");
+  if (st.matches == 0 && policy && strcasecmp(policy, "disabled") == 0) {
+    offloadio_log("none(OMP_TARGET_OFFLOAD=disabled)");
+    return;
+  }
+#endif
+
   if (st.matches == 0)
     offloadio_fail("no %s* library was loaded (expected one from %s)", st.prefix, dir);
   if (st.mismatches != 0)
     offloadio_fail("plugin loaded from the wrong directory: %s (expected directory %s)", st.bad_path,
                    dir);
+  offloadio_log(st.found_path);
 }

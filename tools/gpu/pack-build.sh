@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Packs what the NVIDIA test machine needs from a local build: the plugins,
-# libompx_io, the conformance test binary and the ompx-io tool, stripped.
+# libompx_io, the conformance test binary and the ompx-io tool, stripped,
+# and LLVM 16's libomptarget tests (llvm-suite/test, from
+# tools/llvm-suite/fetch.sh: the machine has no internet).
 # The machine has no LLVM development packages, so nothing is built there
 # except the OpenMP test programs (with the packed clang-16).
 set -euo pipefail
@@ -23,5 +25,7 @@ for f in "$build"/unittests/ConformanceTest "$build"/bin/ompx-io; do
   [[ -e $f ]] && cp "$f" "$stage/bin/"
 done
 strip --strip-debug "$stage"/lib/* "$stage"/bin/* 2>/dev/null || true
+mkdir -p "$stage/llvm-suite"
+cp -r "$(bash "$root/tools/llvm-suite/fetch.sh")" "$stage/llvm-suite/test"
 tar -C "$stage" -cf - . | xz -T0 -6 > "$out"
 ls -la "$out"

@@ -79,6 +79,21 @@ if [[ $steps == *io* ]]; then
     --threads 4,8,16 --paths auto,staged --write --repeat 2 --csv "$out/io.csv" 2>&1 | tail -30
 fi 2>&1 | tee "$out/io.log"
 
+if [[ $steps == *llvm* ]]; then
+  # LLVM 16's own libomptarget suite (packed by pack-build.sh into
+  # /opt/offload-io/llvm-suite/test) with the stock CUDA plugin and with
+  # ours; fails when a test passing with stock does not pass with ours.
+  # Results, lit logs and the plugin check's lists go to $out/llvm-suite;
+  # the compiled tests stay here.
+  echo "== LLVM 16 libomptarget suite, nvptx64-nvidia-cuda: stock plugin and ours"
+  OFFLOADIO_PLUGIN_DIR=/opt/offload-io/lib OFFLOADIO_LLVM_SUITE_DIR=/opt/offload-io/llvm-suite/test \
+    OFFLOADIO_LLVM_SUITE_OUT="$out/llvm-suite" OFFLOADIO_LLVM_SUITE_WORK=/tmp/llvm-suite \
+    OFFLOADIO_LLVM_TOOLS=/opt/llvm16/bin OFFLOADIO_LLVM_LIB=/opt/llvm16/lib \
+    OFFLOADIO_CLANG=/opt/llvm16/bin/clang-16 OFFLOADIO_LIT=/opt/llvm16/lit/lit.py \
+    OFFLOADIO_CUDA_PATH=/usr/local/cuda OFFLOADIO_OFFLOAD_ARCH=sm_90 \
+    timeout 540 bash tools/llvm-suite/gate.sh nvptx64-nvidia-cuda
+fi 2>&1 | tee "$out/llvm.log"
+
 if [[ $steps == *disk* ]]; then
   echo "== disk benchmark (O_DIRECT, caches dropped) and two-device checks"
   clang-16 -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \

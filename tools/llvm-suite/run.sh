@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs LLVM 16's own libomptarget test suite (upstream's lit.cfg through
+# test/llvm-suite/lit.site.cfg.py) for one offload target against one
+# plugin, ours or the stock one, and writes into the output directory:
+#
+#   <triple>.<plugin>.results  one line per test, "<lit result> <test>", sorted
+#   <triple>.<plugin>.log      lit's full output, failing tests' commands and
+#                              output included
+#   <triple>.<plugin>.checked  one line per test program that the plugin check
+#                              judged: "<pid> <program> <plugin library>"
+#
+#   run.sh TRIPLE ours|stock
+#
+# Every process of the tests runs with test/support/plugin_check.c preloaded
+# (built here with -DOFFLOADIO_PLUGIN_CHECK_PRELOAD): a test program that did
+# not load the triple's plugin from our build (ours) or from the LLVM library
+# directory (stock) fails with exit status 97. Exits 0 when the suite ran,
+# whatever its tests did; 1 when it could not run or the check never ran.
+#
+#   OFFLOADIO_BUILD_DIR          our build (default build/); the plugins are
+#                                in its lib/
+#   OFFLOADIO_PLUGIN_DIR         our plugins, instead of <build>/lib
+#   OFFLOADIO_LLVM_SUITE_DIR     upstream's test directory (default: fetch it
+#                                with tools/llvm-suite/fetch.sh)
+#   OFFLOADIO_LLVM_SUITE_OUT     output directory (default <build>/llvm-suite)
+#   OFFLOADIO_LLVM_SUITE_WORK    the compiled tests, emptied first (default
+#                                <out>/work)
+#   OFFLOADIO_LLVM_TOOLS         clang-16, FileCheck, not (default
+#                                /usr/lib/llvm-16/bin)
+#   OFFLOADIO_LLVM_LIB           libomptarget, libomp and the stock plugins
+#                                (default /usr/lib/llvm-16/lib)
+#   OFFLOADIO_CLANG              C compiler (default <tools>/clang-16)
+#   OFFLOADIO_LIT                lit.py (default
+#                                /usr/lib/llvm-16/build/utils/lit/lit.py)
+#   OFFLOADIO_CUDA_PATH          CUDA (default /usr/local/cuda), nvptx only
+#   OFFLOADIO_OFFLOAD_ARCH       GPU architecture (default sm_90), nvptx only
+#   OFFLOADIO_LLVM_SUITE_FLAGS   compiler flags for the target; default for
+#                                nvptx64: -Xopenmp-target=... -march=<arch>
+#                                --libomptarget-nvptx-bc-path=<llvm lib>
+#   OFFLOADIO_LLVM_SUITE_TIMEOUT seconds each test program may run (default 120)
+#   OFFLOADIO_LLVM_SUITE_JOBS    lit's -j (default nproc)
+#   OFFLOADIO_LLVM_SUITE_FILTER  run only the tests matching this regular
+#                                expression (lit's --filter), for diagnosis
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if (($# != 2)) || [[ $2 != ours && $2 != stock ]]; then
+  echo "usage: run.sh TRIPLE ours|stock" >&2
+  exit 2
+fi
+triple=$1
+plugin=$2
+build=${OFFLOADIO_BUILD_DIR:-$root/build}
+plugin_dir=${OFFLOADIO_PLUGIN_DIR:-$build/lib}
+out=${OFFLOADIO_LLVM_SUITE_OUT:-$build/llvm-suite}
+tools=${OFFLOADIO_LLVM_TOOLS:-/usr/lib/llvm-16/bin}
+llvm_lib=${OFFLOADIO_LLVM_LIB:-/usr/lib/llvm-16/lib}
+cc=${OFFLOADIO_CLANG:-$tools/clang-16}
+lit=${OFFLOADIO_LIT:-/usr/lib/llvm-16/build/utils/lit/lit.py}
+cuda_path=${OFFLOADIO_CUDA_PATH:-/usr/local/cuda}
+arch=${OFFLOADIO_OFFLOAD_ARCH:-sm_90}
+timeout_s=${OFFLOADIO_LLVM_SUITE_TIMEOUT:-120}
+jobs=${OFFLOADIO_LLVM_SUITE_JOBS:-$(nproc)}
+suite=${OFFLOADIO_LLVM_SUITE_DIR:-$(bash "$root/tools/llvm-suite/fetch.sh")}
+
+if [[ -n ${OFFLOADIO_LLVM_SUITE_FLAGS+set} ]]; then
+  flags=$OFFLOADIO_LLVM_SUITE_FLAGS
+else
+  case $triple in
+    nvptx64-nvidia-cuda*)
+      flags="-Xopenmp-target=nvptx64-nvidia-cuda -march=$arch"
+      flags+=" --libomptarget-nvptx-bc-path=$llvm_lib -Wno-unknown-cuda-version" ;;
+    *) flags="" ;;
+  esac
+fi
+
+name=$triple.$plugin
+work=${OFFLOADIO_LLVM_SUITE_WORK:-$out/work}/$name
+results=$out/$name.results
+log=$out/$name.log
+checked=$out/$name.checked
+rm -rf "$work"
+rm -f "$results" "$log" "$checked"
+mkdir -p "$work" "$out"
+
+check_lib=$work/plugin_check_preload.so
+"$cc" -shared -fPIC -O1 -Wall -DOFFLOADIO_PLUGIN_CHECK_PRELOAD \
+  "$root/test/support/plugin_check.c" -o "$check_lib"
+
+echo "== LLVM 16 libomptarget suite: $triple, $plugin plugin ($suite)"
+params=(
+  --param "suite_dir=$suite" --param "exec_root=$work" --param "plugin=$plugin"
+  --param "triple=$triple" --param "plugin_dir=$plugin_dir"
+  --param "llvm_tools=$tools" --param "llvm_lib=$llvm_lib" --param "cc=$cc"
+  --param "cuda_path=$cuda_path" --param "cuda_arch=${arch#sm_}"
+  --param "extra_flags=$flags" --param "check_lib=$check_lib"
+  --param "check_log=$checked" --param "run_timeout=$timeout_s"
+)
+# lit exits 1 when a test fails; the gate judges the results, not that.
+set +e
+python3 "$lit" -v -j"$jobs" -o "$work/lit.json" --filter "${OFFLOADIO_LLVM_SUITE_FILTER:-.}" \
+  "${params[@]}" "$root/test/llvm-suite" >"$log" 2>&1
+lit_status=$?
+set -e
+if [[ ! -s $work/lit.json ]]; then
+  echo "run.sh: lit did not run the suite (exit $lit_status); the end of $log:" >&2
+  tail -20 "$log" >&2
+  exit 1
+fi
+
+python3 - "$work/lit.json" >"$results" <<'EOF'
+import json
+import sys
+
+# "libomptarget :: <triple> :: api/foo.c" -> "api/foo.c"
+tests = json.load(open(sys.argv[1]))["tests"]
+for test in sorted(tests, key=lambda t: t["name"]):
+    print(test["code"], test["name"].rsplit(" :: ", 1)[-1])
+EOF
+
+awk '{ n[$1]++ } END { for (c in n) printf "  %-12s %d\n", c, n[c] }' "$results" | sort
+check_failures=$(grep -c "offload-io plugin check: FAILED" "$log" || true)
+touch "$checked"
+echo "  plugin check: $(wc -l <"$checked") test programs passed it;" \
+  "$check_failures reports of a failed check in the log; loaded:"
+awk '{ print $3 }' "$checked" | sort | uniq -c | sed 's/^/  /'
+echo "  results: $results; lit output: $log"
+# Passing tests, yet no program went through the check either way: the
+# check was not in force, and the passes prove nothing about the plugin.
+if [[ ! -s $checked ]] && ((check_failures == 0)) && grep -q "^PASS " "$results"; then
+  echo "run.sh: tests passed but no test program went through the plugin check:" \
+    "was $check_lib preloaded?" >&2
+  exit 1
+fi
