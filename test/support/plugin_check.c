@@ -26,7 +26,12 @@
 //     libomptarget.  A process that loaded libomptarget but no plugin of
 //     that name passes only under OMP_TARGET_OFFLOAD=disabled, where
 //     libomptarget 16 loads no plugin at all by design; anywhere else it
-//     means the program ran on the host fallback, and fails.
+//     means the program ran on the host fallback, and fails.  A process
+//     whose vendor runtime was told to show no device (CUDA_VISIBLE_DEVICES
+//     or ROCR_VISIBLE_DEVICES set and empty, for the cuda and amdgpu
+//     plugins) passes too: every plugin of that name, ours and the stock
+//     ones libomptarget tries after it, finds no device and runs nothing,
+//     so there is no plugin to prove.
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -166,6 +171,16 @@ __attribute__((destructor)) static void offloadio_plugin_check(void) {
   const char *policy = getenv("OMP_TARGET_OFFLOAD");
   if (st.matches == 0 && policy && strcasecmp(policy, "disabled") == 0) {
     offloadio_log("none(OMP_TARGET_OFFLOAD=disabled)");
+    return;
+  }
+  const char *visible = strcmp(name, "cuda") == 0     ? "CUDA_VISIBLE_DEVICES"
+                        : strcmp(name, "amdgpu") == 0 ? "ROCR_VISIBLE_DEVICES"
+                                                      : NULL;
+  const char *shown = visible ? getenv(visible) : NULL;
+  if (shown && !*shown) {
+    char why[64];
+    snprintf(why, sizeof(why), "none(%s empty)", visible);
+    offloadio_log(why);
     return;
   }
 #endif
