@@ -52,6 +52,7 @@ fi
 # $suite main, N being the stanza (deb822) or the line (one-line format);
 # empty when there is none. Read from the sources lists alone.
 entry_of() {
+  # shellcheck disable=SC2016 # $(...) is apt's --format placeholder
   apt-get indextargets --no-release-info --format '$(SOURCESENTRY)' "Target-Of: $1" \
     "Release: $suite" 'Component: main' | head -n1
 }
@@ -59,6 +60,7 @@ entry_of() {
 # downloaded TYPE: the index of that entry is in apt's lists (apt only shows
 # a target with its release information once it has downloaded it).
 downloaded() {
+  # shellcheck disable=SC2016 # $(...) is apt's --format placeholder
   [[ -n $(apt-get indextargets --format '$(FILENAME)' "Target-Of: $1" "Release: $suite" \
     'Component: main' | head -n1) ]]
 }
