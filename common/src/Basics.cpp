@@ -4,6 +4,9 @@
 #include "offloadio/DeviceImage.h"
 #include "offloadio/Stream.h"
 
+#include <memory>
+#include <tuple>
+
 using namespace offloadio;
 
 EventTy::~EventTy() = default;
@@ -12,6 +15,39 @@ StreamTy::~StreamTy() = default;
 Error StreamTy::runDeferred() { return takeDeferred(true); }
 
 Error StreamTy::cancelDeferred() { return takeDeferred(false); }
+
+namespace {
+/// Deferred functions moved onto the stream by enqueueDeferred().
+struct DeferredBatchTy {
+  llvm::SmallVector<std::tuple<HostCallbackTy, void *>, 4> Fns;
+};
+} // namespace
+
+Error StreamTy::enqueueDeferred() {
+  if (Deferred.empty())
+    return Error::success();
+  auto Batch = std::make_unique<DeferredBatchTy>();
+  for (const DeferredTy &D : Deferred)
+    Batch->Fns.emplace_back(D.Fn, D.Data);
+  if (auto Err = hostCallback(runDeferredBatch, Batch.get()))
+    return Err; // Still deferred: the owner's synchronize runs them.
+  Batch.release();
+  Deferred.clear();
+  return Error::success();
+}
+
+Error StreamTy::runDeferredBatch(void *Data) {
+  std::unique_ptr<DeferredBatchTy> Batch(static_cast<DeferredBatchTy *>(Data));
+  Error Err = Error::success();
+  for (auto [Fn, FnData] : Batch->Fns) {
+    Error FnErr = Fn(FnData);
+    if (!Err)
+      Err = std::move(FnErr);
+    else
+      llvm::consumeError(std::move(FnErr));
+  }
+  return Err;
+}
 
 Error StreamTy::takeDeferred(bool Run) {
   Error Err = Error::success();

@@ -389,6 +389,10 @@ Error GenericDeviceTy::recordEvent(EventTy &Event,
   auto Stream = Wrapper.getStream();
   if (!Stream)
     return Stream.takeError();
+  // Whoever waits for the event must find the stream's small downloads in
+  // their destinations, not still in bounce buffers.
+  if (auto Err = Stream->enqueueDeferred())
+    return Err;
   return Stream->recordEvent(Event);
 }
 

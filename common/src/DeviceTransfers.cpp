@@ -209,12 +209,14 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
       driverStagesPageableCopies()) {
     countTransfer(TransferPathTy::StagedFromDevice, Size);
     // A DMA into a pinned bounce buffer finishes sooner than the driver's
-    // own pageable download, which stages internally (64 bytes: 7.0 vs
-    // 8.9 us on an H100, tools/gpu/cuda-latency.c). The bytes are copied out
-    // by whoever finds the stream complete: libomptarget reads a download
-    // only after synchronize or a completed query_async. Without a free
-    // buffer (never waited for: see SmallDownloads) the driver copies.
-    // A buffer that cannot be allocated only costs the speed-up.
+    // own pageable download, which stages internally. The bytes are copied
+    // out by whoever finds the stream complete (libomptarget reads a
+    // download only after synchronize or a completed query_async), or, once
+    // an event is recorded behind the download, by a host callback on the
+    // stream before the event (GenericDeviceTy::recordEvent): other threads
+    // order their work on such events. Without a free buffer (never waited
+    // for: see SmallDownloads) the driver copies. A buffer that cannot be
+    // allocated only costs the speed-up.
     auto Buffer = SmallDownloads->tryAcquire();
     if (!Buffer)
       llvm::consumeError(Buffer.takeError());

@@ -4,8 +4,9 @@
 // pageable copies (the CUDA plugin's case, set through FakeDevice.h): the
 // device copies into a pinned bounce buffer and the bytes reach the
 // caller's memory when the owner of the async info synchronizes or finds it
-// complete by query (StreamTy::deferUntilComplete). Checked: the data, that
-// nothing is copied out before, that more downloads than bounce buffers on
+// complete by query (StreamTy::deferUntilComplete), or before any event
+// recorded behind the download completes (another thread may order its work
+// on that event). Checked: the data, that nothing is copied out before, that more downloads than bounce buffers on
 // one stream neither wait nor fail, that a refused pinned allocation only
 // costs the speed-up, and that a stream nobody synchronized still gives its
 // buffers back at deinit.
@@ -79,6 +80,29 @@ TEST_F(SmallDownloadTest, CopiedOutWhenAQueryFindsTheWorkDone) {
     ASSERT_FALSE(bool(Device->queryAsync(Async)));
   ASSERT_EQ(Async.Queue, nullptr) << "the stream never completed";
   EXPECT_EQ(std::memcmp(Back.data(), Tgt, 1000), 0);
+}
+
+TEST_F(SmallDownloadTest, CopiedOutBeforeAnEventRecordedBehindIt) {
+  // libomptarget records an event after a mapping's download and other
+  // threads wait for that event, not for this stream's synchronize: once the
+  // event is complete the bytes must be in place.
+  std::vector<char> Back(4096, 'x');
+  __tgt_async_info Async{nullptr};
+  ASSERT_FALSE(bool(Device->dataRetrieve(Back.data(), Tgt + 9, 4096, &Async)));
+  auto Event = Device->createEvent();
+  ASSERT_TRUE(bool(Event)) << takeErrorMessage(Event.takeError());
+  ASSERT_FALSE(bool(Device->recordEvent(**Event, Async)));
+  ASSERT_FALSE(bool(Device->syncEvent(**Event)));
+  EXPECT_EQ(std::memcmp(Back.data(), Tgt + 9, 4096), 0)
+      << "the event completed with the bytes still in the bounce buffer";
+  // A download after the event is deferred again, and the owner's
+  // synchronize still copies it out and returns every buffer.
+  std::vector<char> Later(64, 'y');
+  ASSERT_FALSE(bool(Device->dataRetrieve(Later.data(), Tgt, 64, &Async)));
+  ASSERT_FALSE(bool(Device->synchronize(Async)));
+  EXPECT_EQ(std::memcmp(Later.data(), Tgt, 64), 0);
+  EXPECT_EQ(stagedDownloads(), 2u);
+  ASSERT_FALSE(bool(Device->destroyEvent(**Event)));
 }
 
 TEST_F(SmallDownloadTest, MoreDownloadsThanBuffersOnOneStreamNeverWait) {

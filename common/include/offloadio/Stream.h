@@ -79,6 +79,14 @@ public:
   /// Run every deferred function's Cancel instead (teardown, where nobody
   /// waits for the work any more).
   Error cancelDeferred();
+  /// Move the deferred functions onto the stream itself, as one host
+  /// callback (hostCallback) after the work enqueued so far: from then on
+  /// an event recorded on the stream completes only after they ran. Other
+  /// threads order their work on such events (libomptarget 16 does, for
+  /// the copy-back of a mapping several threads share), and they must not
+  /// see the stream's download done while its bytes still sit in a bounce
+  /// buffer. Nothing to do when nothing is deferred.
+  Error enqueueDeferred();
 
   /// Mark that work enqueued since the last flush may write device printf
   /// output (a kernel whose image calls the printf runtime).
@@ -107,6 +115,8 @@ private:
   };
   /// Run Fn (or Cancel) of every deferred entry, then forget them.
   Error takeDeferred(bool Run);
+  /// The host callback of enqueueDeferred(): runs and frees its batch.
+  static Error runDeferredBatch(void *Batch);
 
   llvm::SmallVector<DeferredTy, 4> Deferred;
   /// A kernel that may print ran since the last flushDeviceOutput().
