@@ -57,7 +57,10 @@ int main(void) {
 // NOWAIT-STOP-NOT: after the target region
 
 // TRACE: before the target region
-// TRACE: hsa-emu: dispatch __omp_offloading_{{.*}} on GPU 0: dims 1 grid [192,1,1] workgroup [64,1,1] group_segment {{[0-9]+}} private_segment {{[0-9]+}} kernarg {{[0-9]+}} bytes
+// A generic-mode kernel (a teams region without a parallel one): three teams
+// of thread_limit(64) plus one wavefront for the main thread, as
+// libomptarget 16's AMDGPU plugin launches it.
+// TRACE: hsa-emu: dispatch __omp_offloading_{{.*}} on GPU 0: dims 1 grid [384,1,1] workgroup [128,1,1] group_segment {{[0-9]+}} private_segment {{[0-9]+}} kernarg {{[0-9]+}} bytes
 // TRACE-NEXT: hsa-emu:   arg 0 global_buffer offset 0 size 8 = 0x{{[0-9a-f]+}}
 // TRACE-NEXT: hsa-emu:   arg 1 by_value offset 8 size 8 = 0x{{([0-9a-f]*0000)?}}5a5a
 // TRACE-NEXT: hsa-emu:   arg 2 hidden_global_offset_x offset 16 size 8 = 0
