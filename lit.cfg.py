@@ -100,6 +100,16 @@ config.available_features.add("clang-16")
 if target_triple == "x86_64-pc-linux-gnu":
     config.available_features.add("unified_shared_memory")
 
+# What the amdgpu plugin finds in a run that does not use the emulation:
+# a real HSA runtime ("hsa-runtime"), and whether this machine has the KFD
+# device node an AMD GPU needs ("amd-kfd").
+import ctypes.util
+
+if ctypes.util.find_library("hsa-runtime64"):
+    config.available_features.add("hsa-runtime")
+if os.path.exists("/dev/kfd"):
+    config.available_features.add("amd-kfd")
+
 hsa_emulation = False
 if target_triple == "amdgcn-amd-amdhsa":
     if os.environ.get("OFFLOADIO_HSA_EMULATION") == "1":

@@ -5,7 +5,12 @@
 # libomptarget suite with the stock x86_64 plugin and ours (a test passing
 # with stock must pass with ours: docs/llvm-suite.md). Then it builds twice
 # more, under ASan+UBSan and under TSan, and runs the unit, conformance and
-# x86_64 lit suites on each. Fails on any failure.
+# x86_64 lit suites on each.
+#
+# Every stage runs, whatever the earlier ones did, except the suites of a
+# build that failed (they have nothing to run); the end is one summary of
+# all stages (name, result, seconds), and the exit status is nonzero if any
+# stage failed.
 #
 #   OFFLOADIO_BUILD_DIR        the normal build (default build/)
 #   OFFLOADIO_SANITIZERS       1 (default): both sanitizer builds; asan or tsan:
@@ -14,7 +19,7 @@
 #   OFFLOADIO_TSAN_BUILD_DIR   default <build dir>-tsan
 #   OFFLOADIO_LLVM_SUITE_CACHE where LLVM's tests are kept once fetched
 #                              (default /var/cache/offload-io/llvm16-suite)
-set -euo pipefail
+set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${OFFLOADIO_BUILD_DIR:-$root/build}
 sanitizers=${OFFLOADIO_SANITIZERS:-1}
@@ -26,46 +31,118 @@ esac
 lit=/usr/lib/llvm-16/build/utils/lit/lit.py
 jobs=$(nproc)
 
-# run_suites DIR WHAT: the unit and conformance tests (ctest) and the
-# x86_64 lit suite of build DIR.
-run_suites() {
-  echo "== unit and conformance tests$2"
-  (cd "$1" && ctest --output-on-failure -j"$jobs")
-  echo "== lit: x86_64-pc-linux-gnu (host plugin)$2"
-  python3 "$lit" -sv -j"$jobs" "$1/test"
+# One entry per stage, in the order they ran.
+stage_names=()
+stage_results=()
+stage_seconds=()
+
+# stage NAME COMMAND...: run one stage, record its result and time; returns
+# the command's status so that callers can skip what depends on it.
+stage() {
+  local name=$1 start=$SECONDS rc
+  shift
+  echo "== $name"
+  "$@"
+  rc=$?
+  stage_names+=("$name")
+  stage_seconds+=($((SECONDS - start)))
+  if ((rc == 0)); then
+    stage_results+=(pass)
+  else
+    stage_results+=("FAIL (exit $rc)")
+    echo "== $name: FAILED (exit $rc)" >&2
+  fi
+  return $rc
 }
 
-bash "$root/tools/install-deps.sh"
-bash "$root/tools/build.sh"
-run_suites "$build" ""
-if [[ -e $build/test/hsa-emu/libhsa-runtime64.so.1 ]]; then
+# skip NAME WHY: record a stage that could not run.
+skip() {
+  echo "== $1: skipped ($2)"
+  stage_names+=("$1")
+  stage_results+=("skipped ($2)")
+  stage_seconds+=(0)
+}
+
+# Stage bodies; each runs in a subshell so that a failing command ends only
+# its own stage.
+unit_tests() (cd "$1" && ctest --output-on-failure -j"$jobs")
+lit_suite() { python3 "$lit" -sv -j"$jobs" "$1/test"; }
+build_with() { local dir=$1; shift; OFFLOADIO_BUILD_DIR=$dir bash "$root/tools/build.sh" "$@"; }
+amdgcn_lit() {
   # The emulation runs no kernels: only the data-path tests of
   # test/offload/amdgpu run here; kernels need real AMD hardware.
-  echo "== lit: amdgcn-amd-amdhsa data path (AMDGPU plugin on the HSA emulation)"
   python3 "$lit" -sv -j"$jobs" \
     --param target=amdgcn-amd-amdhsa --filter 'amdgcn-amd-amdhsa :: amdgpu/' \
     "$build/test"
-fi
-
+}
 # LLVM's own suite; its tests are fetched (Debian's source package) into a
 # cache the first time. Not in the sanitizer builds: upstream's RUN lines
 # start the test programs directly, so nothing could preload the sanitizer
 # runtime that a sanitized plugin needs (our lit.cfg.py's run_env).
-echo "== LLVM 16 libomptarget suite, x86_64-pc-linux-gnu: stock plugin and ours"
-OFFLOADIO_BUILD_DIR=$build bash "$root/tools/llvm-suite/gate.sh" x86_64-pc-linux-gnu
+llvm_gate() {
+  OFFLOADIO_BUILD_DIR=$build bash "$root/tools/llvm-suite/gate.sh" x86_64-pc-linux-gnu
+}
+
+# suites DIR WHAT: the unit and conformance tests (ctest) and the x86_64 lit
+# suite of build DIR, as two stages.
+suites() {
+  stage "unit and conformance tests$2" unit_tests "$1"
+  stage "lit: x86_64-pc-linux-gnu (host plugin)$2" lit_suite "$1"
+}
+
+# sanitized NAME DIR WHAT FLAGS...: one sanitizer build and its suites.
+sanitized() {
+  local name=$1 dir=$2 what=$3
+  shift 3
+  if stage "build: $name into $dir" build_with "$dir" "$@"; then
+    suites "$dir" "$what"
+  else
+    skip "unit and conformance tests$what" "its build failed"
+    skip "lit: x86_64-pc-linux-gnu (host plugin)$what" "its build failed"
+  fi
+}
+
+# A failed install may still leave everything needed in place: the build
+# goes on and tells.
+stage "install: Debian packages" bash "$root/tools/install-deps.sh"
+if stage "build: $build" build_with "$build"; then
+  suites "$build" ""
+  if [[ -e $build/test/hsa-emu/libhsa-runtime64.so.1 ]]; then
+    stage "lit: amdgcn-amd-amdhsa data path (AMDGPU plugin on the HSA emulation)" amdgcn_lit
+  else
+    skip "lit: amdgcn-amd-amdhsa data path" "no HSA emulation built"
+  fi
+  stage "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" llvm_gate
+else
+  for name in "unit and conformance tests" "lit: x86_64-pc-linux-gnu (host plugin)" \
+              "lit: amdgcn-amd-amdhsa data path" \
+              "LLVM 16 libomptarget suite, x86_64: stock plugin and ours"; do
+    skip "$name" "its build failed"
+  done
+fi
 
 # Sanitizer builds. The conformance suite drives all three plugins (amdgpu
 # on the HSA emulation); the amdgcn lit data-path tests are left to the
 # normal build above, to keep the added time down.
 if [[ $sanitizers == 1 || $sanitizers == asan ]]; then
-  dir=${OFFLOADIO_ASAN_BUILD_DIR:-$build-asan}
-  echo "== build: SANITIZE=address,undefined into $dir"
-  OFFLOADIO_BUILD_DIR=$dir bash "$root/tools/build.sh" -DSANITIZE=address,undefined
-  run_suites "$dir" " under ASan+UBSan"
+  sanitized SANITIZE=address,undefined "${OFFLOADIO_ASAN_BUILD_DIR:-$build-asan}" \
+    " under ASan+UBSan" -DSANITIZE=address,undefined
 fi
 if [[ $sanitizers == 1 || $sanitizers == tsan ]]; then
-  dir=${OFFLOADIO_TSAN_BUILD_DIR:-$build-tsan}
-  echo "== build: SANITIZE=thread into $dir"
-  OFFLOADIO_BUILD_DIR=$dir bash "$root/tools/build.sh" -DSANITIZE=thread
-  run_suites "$dir" " under TSan"
+  sanitized SANITIZE=thread "${OFFLOADIO_TSAN_BUILD_DIR:-$build-tsan}" \
+    " under TSan" -DSANITIZE=thread
 fi
+
+failed=0
+echo
+echo "== summary"
+for i in "${!stage_names[@]}"; do
+  printf '  %-8s %5ss  %s\n' "${stage_results[$i]%% *}" "${stage_seconds[$i]}" \
+    "${stage_names[$i]}${stage_results[$i]#"${stage_results[$i]%% *}"}"
+  [[ ${stage_results[$i]} == FAIL* ]] && failed=$((failed + 1))
+done
+if ((failed)); then
+  echo "test.sh: $failed of ${#stage_names[@]} stages failed"
+  exit 1
+fi
+echo "test.sh: all ${#stage_names[@]} stages passed or were skipped"

@@ -4,7 +4,10 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <unistd.h>
 
 using namespace offloadio;
 using llvm::StringRef;
@@ -60,10 +63,32 @@ std::optional<std::string> offloadio::getEnv(const char *Name) {
   return std::nullopt;
 }
 
+std::string offloadio::reportedMarkerName(const char *Name) {
+  return std::string("OFFLOADIO_REPORTED_") + Name;
+}
+
 void offloadio::reportInvalidEnv(const char *Name, StringRef Value,
                                  StringRef Expected, StringRef Used) {
+  // All three plugins read the plugin-wide variables, and each device reads
+  // its own: without a marker one bad setting would be reported once per
+  // reader. The plugins share no symbols (only __tgt_rtl* is exported), but
+  // they share the environment, whatever the order they are loaded in. The
+  // marker holds the pid, so that a child the program execs with this
+  // environment still reports the value once itself, and the value, so that
+  // a different bad value is reported again.
+  std::string Marker = reportedMarkerName(Name);
+  std::string Stamp = std::to_string(getpid()) + ":" + Value.str();
+  if (auto Seen = getEnv(Marker.c_str()); Seen && *Seen == Stamp)
+    return;
   llvm::errs() << "offload-io: warning: ignoring " << Name << "='" << Value
                << "': expected " << Expected << "; using " << Used << "\n";
+  // The variables are read while libomptarget loads the plugins and
+  // initialises devices; a marker that cannot be set (no memory) only
+  // costs a repeated warning.
+  if (setenv(Marker.c_str(), Stamp.c_str(), 1) != 0)
+    llvm::errs() << "offload-io: warning: setenv(" << Marker
+                 << ") failed: " << std::strerror(errno)
+                 << "; the warning above may be repeated\n";
 }
 
 bool offloadio::readBoolEnv(const char *Name, bool Default) {

@@ -108,7 +108,8 @@ PinnedMemoryMapTy::toInfo(const RegionMapTy::value_type &Entry) {
   return Info;
 }
 
-Expected<void *> PinnedMemoryMapTy::lock(void *HstPtr, size_t Size) {
+Expected<void *> PinnedMemoryMapTy::lock(void *HstPtr, size_t Size,
+                                         PinnedRegionInfoTy *Shared) {
   if (Error Err = checkRange("lock", HstPtr, Size))
     return Err;
   uintptr_t Start = reinterpret_cast<uintptr_t>(HstPtr);
@@ -121,6 +122,8 @@ Expected<void *> PinnedMemoryMapTy::lock(void *HstPtr, size_t Size) {
     // Regions are disjoint, so a containing region is the only one the range
     // can intersect, and findIntersecting has returned it.
     if (It->first <= Start && End <= Region.End) {
+      if (Shared)
+        *Shared = toInfo(*It);
       ++Region.References;
       return static_cast<char *>(Region.DevAccessiblePtr) + (Start - It->first);
     }

@@ -199,11 +199,30 @@ Expected<void *> GenericPluginTy::lockHostMemory(GenericDeviceTy &Device,
                      "cannot lock {0} bytes at {1} for device {2}: the size "
                      "must be positive",
                      Size, HstPtr, Device.getDeviceId());
-  auto Ptr = PinnedMap.lock(HstPtr, size_t(Size));
-  if (Ptr)
-    Info.print(InfoDataTransfer, Device.getDeviceId(),
-               "locked {0} bytes at {1}, device-accessible at {2}", Size,
-               HstPtr, *Ptr);
+  PinnedRegionInfoTy Shared;
+  auto Ptr = PinnedMap.lock(HstPtr, size_t(Size), &Shared);
+  if (!Ptr)
+    return Ptr;
+  // The plugin cannot see free(): a lock that lands inside a region still
+  // locked is legitimate (a sub-buffer), but it is also what happens when
+  // the program freed locked memory and got the address back from malloc,
+  // and then the region no longer describes the memory. Name the region so
+  // that such a program can be found.
+  if (Shared.HstPtr) {
+    uintptr_t Start = reinterpret_cast<uintptr_t>(HstPtr);
+    uintptr_t RegionStart = reinterpret_cast<uintptr_t>(Shared.HstPtr);
+    Info.print(~0u, Device.getDeviceId(),
+               "the lock of [{0:x}, {1:x}) ({2} bytes) lands inside the "
+               "locked region [{3:x}, {4:x}) ({5} bytes, {6} references) "
+               "and shares it; if the program freed that region's memory "
+               "without unlocking it, the region is stale: memory must be "
+               "unlocked before it is freed",
+               Start, Start + uint64_t(Size), Size, RegionStart,
+               RegionStart + Shared.Size, Shared.Size, Shared.References);
+  }
+  Info.print(InfoDataTransfer, Device.getDeviceId(),
+             "locked {0} bytes at {1}, device-accessible at {2}", Size, HstPtr,
+             *Ptr);
   return Ptr;
 }
 

@@ -141,8 +141,14 @@ class EnvarReadTest : public ::testing::Test {
 protected:
   static constexpr const char *Var = "OFFLOADIO_UNITTEST_ENVAR";
 
-  void SetUp() override { unsetenv(Var); }
-  void TearDown() override { unsetenv(Var); }
+  void SetUp() override {
+    unsetenv(Var);
+    unsetenv(reportedMarkerName(Var).c_str());
+  }
+  void TearDown() override {
+    unsetenv(Var);
+    unsetenv(reportedMarkerName(Var).c_str());
+  }
 
   void set(const char *Value) { ASSERT_EQ(setenv(Var, Value, 1), 0); }
 
@@ -321,6 +327,27 @@ TEST_F(EnvarReadTest, ChoiceInvalidFallsBackAndWarns) {
   set("");
   EXPECT_EQ(captured([&] { return readChoiceEnv(Var, Choices, 2); }), 2u);
   expectWarning("", "direct");
+}
+
+TEST_F(EnvarReadTest, InvalidValueIsReportedOncePerProcess) {
+  // Every plugin of the process reads the plugin-wide variables; the first
+  // reader reports a bad value, the others find its marker and stay quiet.
+  set("many");
+  EXPECT_EQ(captured([&] { return readIntEnv(Var, 3, 0, 8); }), 3);
+  expectWarning("many", "3");
+  EXPECT_EQ(captured([&] { return readIntEnv(Var, 3, 0, 8); }), 3);
+  EXPECT_EQ(Stderr, "");
+  const char *Choices[] = {"off", "on"};
+  EXPECT_EQ(captured([&] { return readChoiceEnv(Var, Choices, 0); }), 0u);
+  EXPECT_EQ(Stderr, "");
+  // A different bad value is news.
+  set("lots");
+  EXPECT_EQ(captured([&] { return readIntEnv(Var, 3, 0, 8); }), 3);
+  expectWarning("lots", "3");
+  // A marker inherited from another process (another pid) does not count.
+  ASSERT_EQ(setenv(reportedMarkerName(Var).c_str(), "1:lots", 1), 0);
+  EXPECT_EQ(captured([&] { return readIntEnv(Var, 3, 0, 8); }), 3);
+  expectWarning("lots", "3");
 }
 
 } // namespace

@@ -46,9 +46,17 @@ int64_t readIntEnv(const char *Name, int64_t Default, int64_t Min, int64_t Max);
 unsigned readChoiceEnv(const char *Name, llvm::ArrayRef<const char *> Choices,
                        unsigned Default);
 
-/// Report an invalid setting once on stderr.
+/// Report an invalid setting on stderr, once per process for each value:
+/// the first report sets the marker variable reportedMarkerName(Name) to
+/// "<pid>:<value>", and a report that finds that marker prints nothing. The
+/// marker is how the plugins loaded in one process, which share no symbols,
+/// agree that the value was already reported.
 void reportInvalidEnv(const char *Name, llvm::StringRef Value,
                       llvm::StringRef Expected, llvm::StringRef Used);
+
+/// The marker variable of reportInvalidEnv for \p Name:
+/// "OFFLOADIO_REPORTED_<Name>".
+std::string reportedMarkerName(const char *Name);
 
 } // namespace offloadio
 

@@ -89,8 +89,11 @@ public:
   /// included) takes one more reference on it without pinning. A range that
   /// intersects a region any other way is refused with ErrorCode::Overlap.
   /// Otherwise the range is pinned through the backend and inserted with one
-  /// reference; a pinning failure leaves the map unchanged.
-  Expected<void *> lock(void *HstPtr, size_t Size);
+  /// reference; a pinning failure leaves the map unchanged. When the range
+  /// shared an existing region and \p Shared is not null, *Shared describes
+  /// that region as it was before this lock (else it is left alone).
+  Expected<void *> lock(void *HstPtr, size_t Size,
+                        PinnedRegionInfoTy *Shared = nullptr);
 
   /// Drop one reference on the region containing \p HstPtr (its start or any
   /// byte inside it). The last reference unpins and removes the region; if

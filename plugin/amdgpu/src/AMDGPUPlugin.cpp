@@ -9,9 +9,11 @@
 
 #include "offloadio/Plugin.h"
 
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <unistd.h>
 
 using namespace offloadio;
 using namespace offloadio::amdgpu;
@@ -119,8 +121,18 @@ Expected<int32_t> AMDGPUPluginTy::initImpl() {
 Error AMDGPUPluginTy::discover(std::unique_ptr<HSAApiTy> Loaded) {
   const HSAApiTy &Api = *Loaded;
   if (auto Err = checkHSA(Api, Api.hsa_init(), "hsa_init", "runtime {0}",
-                          Api.LibraryPath))
+                          Api.LibraryPath)) {
+    // ROCr's hsa_init fails, typically with
+    // HSA_STATUS_ERROR_OUT_OF_RESOURCES, when it cannot open the KFD device
+    // of the amdgpu kernel driver: on a machine without an AMD GPU that
+    // status is alarming and says nothing useful, so the plain statement
+    // comes first and the raw status stays for diagnosis.
+    if (access("/dev/kfd", F_OK) != 0 && errno == ENOENT)
+      return makeError(ErrorCode::NotFound,
+                       "no AMD GPU found: /dev/kfd does not exist ({0})",
+                       takeErrorMessage(std::move(Err)));
     return Err;
+  }
   auto Context = std::make_unique<AMDGPUContextTy>(std::move(Loaded));
 
   AgentScanTy Agents;
