@@ -27,12 +27,15 @@ typedef struct ompx_io_request *ompx_io_request_t;
  *  read (short only at end of file), or -1 with errno. */
 ssize_t ompx_target_pread(int fd, void *device_buf, size_t count, off_t offset,
                           int device_num);
-/** Write count bytes of device memory to fd at offset. */
+/** Write count bytes of device memory to fd at offset. With O_APPEND on
+ *  fd the offset is ignored and the buffer is appended whole, in order;
+ *  appends to one device land in the order they were submitted. */
 ssize_t ompx_target_pwrite(int fd, const void *device_buf, size_t count,
                            off_t offset, int device_num);
 /** Start a read; arguments are captured and fd is duplicated, so both may
  *  change or close after the call. Returns 0, or -1 with errno for errors
- *  found at submission. */
+ *  found at submission. device_buf must stay allocated until the transfer
+ *  is done; omp_target_free of it before then waits until it is. */
 int ompx_target_pread_async(int fd, void *device_buf, size_t count,
                             off_t offset, int device_num,
                             ompx_io_request_t *request);

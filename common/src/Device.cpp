@@ -3,6 +3,7 @@
 #include "offloadio/Envar.h"
 #include "offloadio/Plugin.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
 
 #include <cinttypes>
@@ -198,6 +199,23 @@ Expected<void *> GenericDeviceTy::dataAlloc(int64_t Size, void *HstPtr,
   return Ptr;
 }
 
+std::optional<AllocationInfoTy>
+GenericDeviceTy::findBuffer(const void *Ptr) const {
+  auto Alloc = Allocations.find(Ptr);
+  if (!Alloc || !MemoryManager)
+    return Alloc;
+  if (MemoryManager->isCached(Alloc->Ptr))
+    return std::nullopt; // Freed; the next allocation may get it.
+  auto Requested = MemoryManager->requestedSize(Alloc->Ptr);
+  if (!Requested)
+    return Alloc; // Not a block of the cache.
+  if (static_cast<const char *>(Ptr) >=
+      static_cast<const char *>(Alloc->Ptr) + *Requested)
+    return std::nullopt; // In the block's slack.
+  Alloc->Size = *Requested;
+  return Alloc;
+}
+
 Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
   if (!TgtPtr)
     return makeError(ErrorCode::InvalidArgument,
@@ -223,6 +241,18 @@ Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
                      "free of {0} (host memory) on device {1}: not allocated "
                      "by this device",
                      TgtPtr, DeviceId);
+  // File transfers in flight into or out of the memory finish first: they
+  // must not touch it once it is freed (and perhaps handed out again).
+  // omp_target_free cannot report a failure to the program, so a free
+  // waits rather than fails. Transfers submitted meanwhile wait for the free
+  // and then find the memory gone.
+  size_t Room = std::max<size_t>(bytesAvailableFrom(TgtPtr), 1);
+  if (IOBusy.beginFree(TgtPtr, Room))
+    Plugin.getInfo().print(InfoDataTransfer, DeviceId,
+                           "free of {0} waited for file transfers in flight",
+                           TgtPtr);
+  auto EndFree =
+      llvm::make_scope_exit([&] { IOBusy.endFree(TgtPtr, Room); });
   if (auto Err = onFreeing(TgtPtr, Kind))
     return Err;
   if (auto Err = unlockMappedBuffer(TgtPtr))

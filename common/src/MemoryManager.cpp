@@ -31,7 +31,7 @@ Expected<void *> MemoryManagerTy::allocate(size_t Size) {
       void *Ptr = List.back();
       List.pop_back();
       Cached.erase(Ptr);
-      Owned[Ptr] = Bucket;
+      Owned[Ptr] = {Bucket, Size};
       return Ptr;
     }
   }
@@ -40,7 +40,7 @@ Expected<void *> MemoryManagerTy::allocate(size_t Size) {
   if (!Ptr)
     return Ptr.takeError();
   std::lock_guard<std::mutex> Guard(Lock);
-  Owned[*Ptr] = Bucket;
+  Owned[*Ptr] = {Bucket, Size};
   return *Ptr;
 }
 
@@ -49,7 +49,7 @@ Expected<bool> MemoryManagerTy::free(void *Ptr) {
   auto It = Owned.find(Ptr);
   if (It == Owned.end())
     return false;
-  FreeLists[It->second].push_back(Ptr);
+  FreeLists[It->second.Bucket].push_back(Ptr);
   Cached.insert(Ptr);
   Owned.erase(It);
   return true;
@@ -83,4 +83,12 @@ size_t MemoryManagerTy::cachedBlocks() const {
 bool MemoryManagerTy::isCached(const void *Ptr) const {
   std::lock_guard<std::mutex> Guard(Lock);
   return Cached.count(Ptr);
+}
+
+std::optional<size_t> MemoryManagerTy::requestedSize(const void *Ptr) const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  auto It = Owned.find(Ptr);
+  if (It == Owned.end())
+    return std::nullopt;
+  return It->second.Requested;
 }

@@ -539,3 +539,66 @@ TEST(MemoryManagerTest, ConcurrentAllocateAndFree) {
 }
 
 } // namespace
+
+// The bookkeeping the file engine's buffer checks rest on: a block handed
+// out reports the size asked for (not its bucket's), and a freed block that
+// the cache keeps reports none and is cached, until it is handed out again.
+TEST(MemoryManagerTest, RequestedSizeAndCachedStateAgainstModel) {
+  FakeAllocatorTy A;
+  MemoryManagerTy MM(A, 8192);
+  std::mt19937_64 Rng(20250113);
+  std::map<void *, size_t> Live; // Model: handed out, with the size asked.
+  std::set<void *> Freed;        // Model: in the cache.
+  std::vector<void *> LiveList;
+
+  auto Check = [&](void *Ptr, int Op) {
+    auto Requested = MM.requestedSize(Ptr);
+    auto It = Live.find(Ptr);
+    if (It != Live.end()) {
+      ASSERT_TRUE(Requested.has_value()) << "op " << Op;
+      ASSERT_EQ(*Requested, It->second) << "op " << Op;
+      ASSERT_FALSE(MM.isCached(Ptr)) << "op " << Op;
+    } else {
+      ASSERT_FALSE(Requested.has_value()) << "op " << Op;
+      ASSERT_EQ(MM.isCached(Ptr), Freed.count(Ptr) == 1) << "op " << Op;
+    }
+  };
+
+  for (int Op = 0; Op < 20000; ++Op) {
+    void *Touched;
+    if (Rng() % 100 < 55 || LiveList.empty()) {
+      size_t Size = 1 + Rng() % (Rng() % 2 ? 64 : 8192);
+      Touched = allocateOk(MM, Size);
+      ASSERT_NE(Touched, nullptr);
+      ASSERT_EQ(Live.count(Touched), 0u) << "handed out twice at op " << Op;
+      Freed.erase(Touched);
+      Live[Touched] = Size;
+      LiveList.push_back(Touched);
+    } else {
+      size_t Index = Rng() % LiveList.size();
+      Touched = LiveList[Index];
+      LiveList[Index] = LiveList.back();
+      LiveList.pop_back();
+      Live.erase(Touched);
+      Freed.insert(Touched);
+      ASSERT_TRUE(freeOk(MM, Touched));
+    }
+    Check(Touched, Op);
+    // Interior pointers are not blocks.
+    ASSERT_FALSE(MM.requestedSize(static_cast<char *>(Touched) + 1));
+    if (Op % 500 == 0) {
+      for (auto &[Ptr, Size] : Live)
+        Check(Ptr, Op);
+      for (void *Ptr : Freed)
+        Check(Ptr, Op);
+    }
+  }
+  for (void *Ptr : LiveList)
+    EXPECT_TRUE(freeOk(MM, Ptr));
+  ASSERT_FALSE(bool(MM.releaseAll()));
+  // Released blocks are nobody's.
+  for (void *Ptr : Freed) {
+    EXPECT_FALSE(MM.isCached(Ptr));
+    EXPECT_FALSE(MM.requestedSize(Ptr).has_value());
+  }
+}

@@ -163,6 +163,8 @@ public:
 
   /// The device's file engine, created on first use.
   Expected<IOEngineTy &> getIOEngine();
+  /// Memory that file transfers in flight use; dataDelete waits for them.
+  IOBusyMemoryTy &getIOBusyMemory() { return IOBusy; }
 
   /// Counters of bytes moved per copy kind.
   const TransferCountersTy &getCounters() const { return Counters; }
@@ -182,23 +184,30 @@ public:
   /// Size from which unlocked memory is locked for a copy instead of staged.
   size_t getLockThreshold() const { return LockThreshold; }
 
-  /// Whether \p Ptr lies in memory this device allocated, and of which kind.
-  /// Answered from the registry of live allocations that backends fill.
+  /// Whether \p Ptr lies in memory the program allocated on this device and
+  /// has not freed, and of which kind (see findBuffer).
   virtual bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
-    auto Alloc = Allocations.find(Ptr);
+    auto Alloc = findBuffer(Ptr);
     if (Alloc && Kind)
       *Kind = Alloc->Kind;
     return Alloc.has_value();
   }
-  /// Bytes from \p Ptr to the end of the allocation containing it, or
-  /// SIZE_MAX when the registry does not know the allocation.
+  /// Bytes from \p Ptr to the end of the allocation containing it, as the
+  /// program asked for it, or SIZE_MAX when the registry does not know the
+  /// allocation.
   virtual size_t bytesAvailableFrom(const void *Ptr) const {
-    auto Alloc = Allocations.find(Ptr);
+    auto Alloc = findBuffer(Ptr);
     if (!Alloc)
       return SIZE_MAX;
     return static_cast<const char *>(Alloc->Ptr) + Alloc->Size -
            static_cast<const char *>(Ptr);
   }
+  /// The allocation of the program that contains \p Ptr, with the size the
+  /// program asked for. Answered from the registry of live allocations that
+  /// backends fill, less what the small-allocation cache knows better: the
+  /// slack of its blocks past the size asked for, and blocks the program
+  /// freed that the cache keeps for reuse.
+  std::optional<AllocationInfoTy> findBuffer(const void *Ptr) const;
 
 protected:
   /// Backend initialisation; fills Limits.
@@ -302,6 +311,8 @@ private:
   /// owner synchronizes, which a wait here could keep from happening.
   std::unique_ptr<StagingPoolTy> SmallDownloads;
   std::mutex IOEngineLock;
+  /// Declared before the engine, whose requests hold markings in it.
+  IOBusyMemoryTy IOBusy;
   std::unique_ptr<IOEngineTy> IOEngine;
   /// Host buffers locked for their mapping's lifetime, by device pointer
   /// (LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS).

@@ -14,6 +14,7 @@
 #include <array>
 #include <cstddef>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace offloadio {
@@ -43,7 +44,8 @@ public:
   /// Whether a request of \p Size bytes is served by the cache.
   bool handles(size_t Size) const { return Size > 0 && Size <= Threshold; }
 
-  /// Allocate \p Size bytes; \p Size must satisfy handles().
+  /// Allocate \p Size bytes; \p Size must satisfy handles(). The block may
+  /// be larger (its bucket's size); requestedSize() remembers \p Size.
   Expected<void *> allocate(size_t Size);
 
   /// Give back \p Ptr. Returns false if the cache does not own it, in which
@@ -58,6 +60,10 @@ public:
   /// Whether \p Ptr is a block the cache holds for reuse, that is, one
   /// already freed: freeing it again must not reach the allocator.
   bool isCached(const void *Ptr) const;
+  /// The size asked of allocate() for the block starting at \p Ptr, while
+  /// the block is handed out; nothing for blocks the cache does not own and
+  /// for blocks it holds freed. Buffer checks use it, not the block's size.
+  std::optional<size_t> requestedSize(const void *Ptr) const;
 
 private:
   static unsigned bucketFor(size_t Size);
@@ -67,8 +73,13 @@ private:
   size_t Threshold;
   mutable std::mutex Lock;
   std::array<std::vector<void *>, NumBuckets> FreeLists;
-  /// Every live block the cache handed out, with its bucket.
-  llvm::DenseMap<void *, unsigned> Owned;
+  /// A block handed out.
+  struct OwnedBlockTy {
+    unsigned Bucket;  ///< Its bucket.
+    size_t Requested; ///< The size asked for.
+  };
+  /// Every live block the cache handed out.
+  llvm::DenseMap<const void *, OwnedBlockTy> Owned;
   /// Every block in FreeLists, for isCached.
   llvm::DenseSet<const void *> Cached;
 };

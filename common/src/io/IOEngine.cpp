@@ -16,37 +16,6 @@ using namespace offloadio;
 
 IOFastpathTy::~IOFastpathTy() = default;
 
-const char *offloadio::ioPathName(IOPathTy Path) {
-  switch (Path) {
-  case IOPathTy::Direct:
-    return "direct";
-  case IOPathTy::Fastpath:
-    return "fastpath";
-  case IOPathTy::Staged:
-    return "staged";
-  case IOPathTy::Count:
-    break;
-  }
-  return "host";
-}
-
-IOConfigTy IOConfigTy::fromEnv() {
-  IOConfigTy C;
-  unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
-  C.Threads = readIntEnv("OMPX_IO_THREADS", std::min(8u, Cores), 1, 256);
-  C.ChunkSize = readSizeEnv("OMPX_IO_CHUNK_SIZE", 8 << 20, 64 << 10, 1 << 30);
-  C.DirectChunkSize =
-      readSizeEnv("OMPX_IO_DIRECT_CHUNK_SIZE", 32 << 20, 64 << 10, 1 << 30);
-  C.RingDepth = readIntEnv("OMPX_IO_RING_DEPTH", 2, 1, 64);
-  static const char *const Paths[] = {"auto", "direct", "fastpath", "staged"};
-  C.ForcedPath = int(readChoiceEnv("OMPX_IO_PATH", Paths, 0)) - 1;
-  C.Info = readBoolEnv("OMPX_IO_INFO", false);
-  static const char *const Policies[] = {"auto", "on", "off"};
-  C.ODirect = IODirectPolicyTy(readChoiceEnv("OMPX_IO_ODIRECT", Policies, 0));
-  C.MaxRequests = readIntEnv("OMPX_IO_MAX_REQUESTS", 256, 1, 1 << 20);
-  return C;
-}
-
 //===----------------------------------------------------------------------===//
 // Requests
 //===----------------------------------------------------------------------===//
@@ -117,10 +86,17 @@ void IORequestTy::recordError(size_t Index, Error Err) {
   ErrorErrno = D.Errno ? D.Errno : takeErrno(makeError(D.Code, "{0}", D.Message));
 }
 
+bool IORequestTy::failed() const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return ErrorChunk != SIZE_MAX;
+}
+
 void IORequestTy::finishChunks(size_t N) {
   std::lock_guard<std::mutex> Guard(Lock);
   FinishedChunks += N;
   if (FinishedChunks >= NumChunks) {
+    // Every byte landed: the program may free the buffer now.
+    BusyMark.reset();
     Done = true;
     DoneCV.notify_all();
   }
@@ -188,7 +164,10 @@ private:
     while (IORequestTy *R = Engine.nextRequest(I)) {
       size_t Processed = 0, FirstStaged = SIZE_MAX;
       do {
-        processChunk(*R, I, FirstStaged);
+        // An append goes no further than its first failure: later chunks
+        // would land where the failed one belongs.
+        if (!R->Append || !R->failed())
+          processChunk(*R, I, FirstStaged);
         ++Processed;
       } while (Engine.nextChunk(*R, I));
       if (FirstStaged != SIZE_MAX) {
@@ -199,7 +178,10 @@ private:
         for (SlotTy &S : Ring)
           S.InFlight = false;
       }
+      bool Append = R->Append;
       R->finishChunks(Processed);
+      if (Append)
+        Engine.endAppend();
     }
   }
 
@@ -475,7 +457,7 @@ Error IOEngineTy::startWorkers() {
 
 size_t IOEngineTy::claimLocked(IORequestTy &R) {
   size_t I = R.NextChunk++;
-  if (R.NextChunk >= R.NumChunks) {
+  if (R.NextChunk >= R.NumChunks && !R.Append) {
     // Fully claimed: off the queue now, while the claimed chunks keep it
     // alive. It is the front: requests leave only here, in order.
     if (!Queue.empty() && Queue.front() == &R)
@@ -488,8 +470,19 @@ size_t IOEngineTy::claimLocked(IORequestTy &R) {
 
 IORequestTy *IOEngineTy::nextRequest(size_t &Chunk) {
   std::unique_lock<std::mutex> Guard(QueueLock);
+  auto AppendReady = [&] { return !AppendActive && !AppendQueue.empty(); };
   // Queued requests are served before the workers stop.
-  QueueCV.wait(Guard, [&] { return !Queue.empty() || Stopping; });
+  QueueCV.wait(Guard,
+               [&] { return !Queue.empty() || AppendReady() || Stopping; });
+  if (AppendReady()) {
+    // Off the lane's queue: no other worker sees it, so this one claims
+    // its chunks in order.
+    IORequestTy *R = AppendQueue.front();
+    AppendQueue.pop_front();
+    AppendActive = true;
+    Chunk = claimLocked(*R);
+    return R;
+  }
   if (Queue.empty())
     return nullptr;
   IORequestTy *R = Queue.front();
@@ -503,6 +496,14 @@ bool IOEngineTy::nextChunk(IORequestTy &R, size_t &Chunk) {
     return false;
   Chunk = claimLocked(R);
   return true;
+}
+
+void IOEngineTy::endAppend() {
+  {
+    std::lock_guard<std::mutex> Guard(QueueLock);
+    AppendActive = false;
+  }
+  QueueCV.notify_all();
 }
 
 void IOEngineTy::setupDirect(IORequestTy &R, int CallerFd, int Flags) {
@@ -606,6 +607,7 @@ unsigned IOEngineTy::availablePaths(std::string &Why) const {
 
 Expected<IOPathTy> IOEngineTy::choosePath(int Fd, const void *DevPtr,
                                           size_t Count, off_t Offset,
+                                          bool Append,
                                           std::string &Why) const {
   // Scores: fastpath 100 where it accepts, direct 50 where the host can
   // address the buffer, staged 10 always; negative means refused.
@@ -621,6 +623,8 @@ Expected<IOPathTy> IOEngineTy::choosePath(int Fd, const void *DevPtr,
   if (!Fastpath)
     Refusals[1] = "the " + Device.getPlugin().getName() +
                   " plugin has no vendor storage DMA";
+  else if (Append)
+    Refusals[1] = "the fd has O_APPEND: vendor storage DMA writes at offsets";
   else if (Fastpath->accepts(Fd, DevPtr, Count, Offset, Refusals[1]))
     Scores[1] = 100;
 
@@ -673,6 +677,12 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
     return makeErrnoError(EFAULT, "{0} of {1} bytes on device {2}: null "
                           "buffer",
                           OpName, Count, Device.getDeviceId());
+  // Busy from before the buffer checks on: a free in progress finishes
+  // first (the checks then refuse the memory), a later one waits for this
+  // request (IOBusyMemory.h).
+  IOBusyMarkTy BusyMark;
+  if (Count)
+    BusyMark = IOBusyMarkTy(Device.getIOBusyMemory(), DevPtr, Count);
   if (Count && !Device.ownsPointer(DevPtr, nullptr))
     return makeErrnoError(EFAULT, "{0} of {1} bytes on device {2}: buffer {3} "
                           "is not memory of this device",
@@ -684,7 +694,8 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
                           OpName, Count, Device.getDeviceId(), DevPtr, Room);
 
   std::string Why;
-  auto Path = choosePath(Fd, DevPtr, Count, Offset, Why);
+  bool Append = Op == IORequestTy::Write && (Flags & O_APPEND);
+  auto Path = choosePath(Fd, DevPtr, Count, Offset, Append, Why);
   if (!Path)
     return Path.takeError();
   // Every request holds one or two descriptors and its memory until the
@@ -711,6 +722,8 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
                                          Count, Offset, *Path,
                                          Config.ChunkSize);
   R->Slots = &Outstanding;
+  R->BusyMark = std::move(BusyMark);
+  R->Append = Append;
   if (Count)
     setupDirect(*R, Fd, Flags);
   auto &Requests = Op == IORequestTy::Read ? Stats.Reads : Stats.Writes;
@@ -728,7 +741,7 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
   R->Queued = true;
   {
     std::lock_guard<std::mutex> Guard(QueueLock);
-    Queue.push_back(R.get());
+    (Append ? AppendQueue : Queue).push_back(R.get());
   }
   QueueCV.notify_all();
   return std::move(R);

@@ -20,6 +20,7 @@
 #define OFFLOADIO_IO_IOENGINE_H
 
 #include "offloadio/Error.h"
+#include "offloadio/io/IOBusyMemory.h"
 #include "offloadio/io/Sys.h"
 
 #include <atomic>
@@ -110,6 +111,8 @@ private:
   void recordChunk(size_t Index, size_t Bytes);
   /// Record an error of chunk \p Index (the earliest chunk's error wins).
   void recordError(size_t Index, Error Err);
+  /// Whether a chunk failed.
+  bool failed() const;
   /// With DirectFd set: chunks become \p DirectChunkSize rounded down to
   /// \p Geometry (which must not exceed it), chunk boundaries move to file
   /// offsets that are multiples of \p Geometry, and O_DIRECT memory must be
@@ -157,9 +160,15 @@ private:
   size_t NumChunks;
   size_t NextChunk = 0; ///< Claimed under the engine's QueueLock.
   bool Queued = false;  ///< Handed to the workers, who use it until Done.
+  /// A write to an O_APPEND descriptor: served on the engine's append lane,
+  /// by one worker, chunk after chunk, and no further after a failed chunk.
+  bool Append = false;
   /// The engine's count of outstanding requests; this request's slot in it
   /// is given back when the request is destroyed.
   std::atomic<unsigned> *Slots = nullptr;
+  /// The buffer, marked busy in the device's IOBusyMemoryTy until the last
+  /// chunk finished: a free of it waits until then.
+  IOBusyMarkTy BusyMark;
 
   mutable std::mutex Lock;
   std::condition_variable DoneCV;
@@ -217,9 +226,11 @@ public:
 private:
   friend class IOWorkerTy;
 
-  /// Pick the path for a request, with the reason, by score.
+  /// Pick the path for a request, with the reason, by score. \p Append: a
+  /// write to an O_APPEND descriptor, which the fastpath cannot serve.
   Expected<IOPathTy> choosePath(int Fd, const void *DevPtr, size_t Count,
-                                off_t Offset, std::string &Why) const;
+                                off_t Offset, bool Append,
+                                std::string &Why) const;
   /// Start the workers on first use.
   Error startWorkers();
   /// Next request with unclaimed chunks, with its next chunk claimed into
@@ -228,6 +239,8 @@ private:
   /// Claim the next chunk of \p R, whose earlier chunk the caller holds
   /// unfinished; false when all are claimed.
   bool nextChunk(IORequestTy &R, size_t &Chunk);
+  /// The worker serving the append lane is done with its request.
+  void endAppend();
   /// Claim a chunk of \p R under QueueLock; the last claim takes \p R off
   /// the queue, before any worker can finish it and wait() can free it.
   size_t claimLocked(IORequestTy &R);
@@ -247,6 +260,11 @@ private:
   std::mutex QueueLock;
   std::condition_variable QueueCV;
   std::deque<IORequestTy *> Queue;
+  /// The append lane: O_APPEND writes, served one at a time in submission
+  /// order, each by one worker in chunk order, so that each lands whole and
+  /// in order after the one before (POSIX promises aio_write as much).
+  std::deque<IORequestTy *> AppendQueue;
+  bool AppendActive = false; ///< A worker serves the lane's front request.
   bool Stopping = false;
   bool WorkersStarted = false;
   std::vector<std::unique_ptr<IOWorkerTy>> Workers;
