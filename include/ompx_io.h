@@ -6,7 +6,8 @@
  * device_num is an OpenMP device number, as for omp_target_alloc; the
  * initial device (omp_get_initial_device()) means plain host memory.
  * Semantics follow pread/pwrite, except that the full count is transferred
- * unless end of file comes first. Errors return -1 and set errno.
+ * unless end of file (for writes: the file size limit) comes first. Errors
+ * return -1 and set errno, in the order Linux checks them.
  */
 #ifndef OMPX_IO_H
 #define OMPX_IO_H
@@ -78,7 +79,8 @@ typedef struct ompx_io_stats {
 
 /** Name of a path ("direct", "fastpath", "staged", "host"). */
 const char *ompx_io_path_name(int path);
-/** Copy the counters of device_num into *stats. 0, or -1 with errno. */
+/** Copy the counters of device_num into *stats. 0, or -1 with errno. On
+ *  the initial device: its own transfers, on OMPX_IO_PATH_HOST. */
 int ompx_io_get_stats(int device_num, ompx_io_stats_t *stats);
 /** Which paths can serve device_num: bit (1 << path) set in *mask; for each
  *  unavailable path a line "<path>: <reason>" goes into why (may be NULL). */

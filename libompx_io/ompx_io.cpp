@@ -11,6 +11,7 @@
 // library's state is destroyed at exit.
 #include "ompx_io.h"
 
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -152,6 +153,24 @@ public:
     return false;
   }
 
+  /// Count a transfer of the initial device that was not refused at
+  /// submission: \p Result is its byte count, or -1.
+  void countHost(bool IsWrite, ssize_t Result) {
+    HostRequests[IsWrite].fetch_add(1, std::memory_order_relaxed);
+    if (Result > 0)
+      HostBytes[IsWrite].fetch_add(uint64_t(Result), std::memory_order_relaxed);
+  }
+
+  /// The counters of the initial device: its transfers, all on the host
+  /// path; never a fallback.
+  void hostStats(ompx_io_stats_t &Out) const {
+    Out = ompx_io_stats_t();
+    Out.bytes_read[OMPX_IO_PATH_HOST] = HostBytes[0].load();
+    Out.bytes_written[OMPX_IO_PATH_HOST] = HostBytes[1].load();
+    Out.reads[OMPX_IO_PATH_HOST] = HostRequests[0].load();
+    Out.writes[OMPX_IO_PATH_HOST] = HostRequests[1].load();
+  }
+
   /// The initial device number of the running OpenMP program.
   int initialDevice() {
     using FnTy = int (*)();
@@ -209,6 +228,10 @@ private:
   /// request.
   uintptr_t LastRequestId = 0;
   std::unordered_map<uintptr_t, RequestTy> Requests;
+
+  /// Bytes and requests of the initial device, reads [0] and writes [1].
+  std::atomic<uint64_t> HostBytes[2] = {};
+  std::atomic<uint64_t> HostRequests[2] = {};
 };
 
 /// The library's one instance.
@@ -217,16 +240,37 @@ IOLibTy &lib() {
   return Lib;
 }
 
+/// The zero-length pread or pwrite: 0, or -1 with the errno of Linux's
+/// checks of the descriptor, in its order (EINVAL, EBADF, ESPIPE, EISDIR).
+/// What a driver says of zero bytes (/dev/full: ENOSPC) is no error: count
+/// 0 moves nothing, as on the other devices.
+ssize_t zeroLengthCall(bool IsWrite, int Fd, void *Buf, off_t Offset) {
+  ssize_t N;
+  do
+    N = IsWrite ? ::pwrite(Fd, Buf, 0, Offset) : ::pread(Fd, Buf, 0, Offset);
+  while (N < 0 && errno == EINTR);
+  if (N < 0 && errno != EINVAL && errno != EBADF && errno != ESPIPE &&
+      errno != EISDIR)
+    return 0;
+  return N;
+}
+
 /// Host-memory transfer (initial device), POSIX-exact: full count unless
-/// end of file, EINTR retried.
+/// end of file (or, for a write, the file size limit), EINTR retried.
 ssize_t hostTransfer(bool IsWrite, int Fd, void *Buf, size_t Count,
                      off_t Offset) {
   if (Offset < 0 || Count > size_t(SSIZE_MAX)) {
     errno = EINVAL;
     return -1;
   }
-  if (Count && !Buf) {
-    errno = EFAULT;
+  // Count 0 is the system call itself: Linux still checks the descriptor
+  // (EBADF, ESPIPE, EISDIR, ...).
+  if (Count == 0)
+    return zeroLengthCall(IsWrite, Fd, Buf, Offset);
+  if (!Buf) {
+    // The descriptor's errors come first, as in the kernel.
+    if (zeroLengthCall(IsWrite, Fd, Buf, Offset) == 0)
+      errno = EFAULT;
     return -1;
   }
   size_t Done = 0;
@@ -237,6 +281,10 @@ ssize_t hostTransfer(bool IsWrite, int Fd, void *Buf, size_t Count,
                         : ::pread(Fd, P, Want, Offset + off_t(Done));
     if (N < 0 && errno == EINTR)
       continue;
+    // At the file size limit a write returns what it wrote before it, as
+    // pwrite(2) does; EFBIG only if that is nothing.
+    if (N < 0 && errno == EFBIG && Done)
+      break;
     if (N < 0)
       return -1;
     if (N == 0) {
@@ -246,10 +294,6 @@ ssize_t hostTransfer(bool IsWrite, int Fd, void *Buf, size_t Count,
       return -1;
     }
     Done += size_t(N);
-  }
-  if (Count == 0 && ::fcntl(Fd, F_GETFL) < 0) {
-    errno = EBADF;
-    return -1;
   }
   return ssize_t(Done);
 }
@@ -279,11 +323,16 @@ static int submit(bool IsWrite, int Fd, void *Buf, size_t Count, off_t Offset,
     // Host memory: done now; the request only carries the result.
     R.HostResult = hostTransfer(IsWrite, Fd, Buf, Count, Offset);
     R.HostErrno = R.HostResult < 0 ? errno : 0;
-    if (R.HostResult < 0 && (R.HostErrno == EBADF || R.HostErrno == EINVAL ||
-                             R.HostErrno == EFAULT)) {
+    // Refused at submission, as the plugins refuse them: the checks of the
+    // arguments and the descriptor, and whatever fails a count of 0.
+    if (R.HostResult < 0 &&
+        (Count == 0 || R.HostErrno == EBADF || R.HostErrno == EINVAL ||
+         R.HostErrno == EFAULT || R.HostErrno == ESPIPE ||
+         R.HostErrno == EISDIR)) {
       errno = R.HostErrno;
       return -1;
     }
+    lib().countHost(IsWrite, R.HostResult);
     *Request = lib().track(R);
     return 0;
   }
@@ -375,6 +424,10 @@ OMPX_API int ompx_io_get_stats(int Device, ompx_io_stats_t *Stats) {
   if (!Stats) {
     errno = EINVAL;
     return -1;
+  }
+  if (Device == lib().initialDevice()) {
+    lib().hostStats(*Stats);
+    return 0;
   }
   if (!lib().resolve(Device, Ref)) {
     errno = ENODEV;

@@ -60,6 +60,9 @@ public:
   int ReopenErrno = 0;             ///< reopen fails with this errno.
   bool DirectEinval = false;       ///< All I/O on O_DIRECT fds: EINVAL.
   size_t DioAlign = 4096;          ///< directIOAlignment.
+  int ExtraFlags = 0;              ///< Status flags getFlags adds (O_APPEND).
+  mode_t FileType = S_IFREG;       ///< The file type fstat reports.
+  size_t SizeLimit = SIZE_MAX;     ///< RLIMIT_FSIZE: writes stop there, EFBIG.
 
   // Observations.
   std::atomic<unsigned> Eintrs{0}, Preads{0}, Pwrites{0};
@@ -135,6 +138,14 @@ public:
     size_t N = std::min(Count, MaxPerCall);
     if (auto Err = eio(Offset, N))
       return Err;
+    if (size_t(Offset) + N > SizeLimit) {
+      // As the kernel does: short up to the limit, then EFBIG.
+      if (size_t(Offset) >= SizeLimit) {
+        errno = EFBIG;
+        return -1;
+      }
+      N = SizeLimit - size_t(Offset);
+    }
     if (size_t(Offset) + N > SpaceLimit) {
       if (size_t(Offset) >= SpaceLimit) {
         errno = ENOSPC;
@@ -152,7 +163,18 @@ public:
     int Flags = SysTy::getFlags(Fd);
     if (Flags < 0)
       return Flags;
-    return (Flags & ~O_ACCMODE) | Mode | (CallerDirect ? O_DIRECT : 0);
+    return (Flags & ~O_ACCMODE) | Mode | (CallerDirect ? O_DIRECT : 0) |
+           ExtraFlags;
+  }
+
+  /// The descriptor is /dev/null; the file it stands for is of FileType.
+  int fstat(int Fd, struct stat *St) override {
+    if (int Rc = SysTy::fstat(Fd, St))
+      return Rc;
+    St->st_mode = (St->st_mode & ~S_IFMT) | FileType;
+    std::lock_guard<std::mutex> Guard(Lock);
+    St->st_size = off_t(File.size());
+    return 0;
   }
 
   int dup(int Fd) override {
@@ -283,6 +305,14 @@ public:
     std::this_thread::sleep_for(Delay);
     if (WriteErrno)
       return makeErrnoError(WriteErrno, "fake cuFileWrite(fd {0})", Fd);
+    if (size_t(Offset) + Count > Sys.SizeLimit) {
+      // Part of it written, the rest refused: the error does not say how
+      // much went to the file.
+      if (size_t(Offset) < Sys.SizeLimit)
+        Sys.writeAt(static_cast<const char *>(DevPtr),
+                    Sys.SizeLimit - size_t(Offset), size_t(Offset));
+      return makeErrnoError(EFBIG, "fake cuFileWrite(fd {0})", Fd);
+    }
     Sys.writeAt(static_cast<const char *>(DevPtr), Count, size_t(Offset));
     return Error::success();
   }
@@ -1169,6 +1199,157 @@ TEST_F(IOEngineTest, RequestWithoutAnAlignedBlockIsBuffered) {
 INSTANTIATE_TEST_SUITE_P(Paths, IOEngineDirectTest,
                          ::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
                          pathName);
+
+//===----------------------------------------------------------------------===//
+// POSIX details: Linux's order of checks, files that are not files, the
+// file size limit, O_APPEND with O_DIRECT
+//===----------------------------------------------------------------------===//
+
+TEST_F(IOEngineTest, DescriptorChecksFollowLinuxOrder) {
+  engine(smallConfig(-1));
+  makeFile(4096);
+  char *Buf = Device->alloc(4096);
+  using Op = IORequestTy::OpTy;
+  auto Submit = [&](Op O, int F, size_t C, off_t Off) {
+    auto R = Engine->submit(O, F, Buf, C, Off);
+    if (!R)
+      return errnoOf(R.takeError());
+    return errnoOf((*R)->wait());
+  };
+  // As pread(2) and pwrite(2) on Linux: a negative offset first, then a
+  // closed descriptor, then seekability, then the access mode, then the
+  // file type; count 0 is checked all the same.
+  EXPECT_EQ(Submit(Op::Read, 987654, 10, -1), EINVAL);
+  for (mode_t Type : {S_IFIFO, S_IFSOCK}) {
+    Sys.FileType = Type;
+    for (size_t Count : {size_t(0), size_t(10)}) {
+      Sys.Mode = O_RDWR;
+      EXPECT_EQ(Submit(Op::Read, Fd, Count, 0), ESPIPE) << Type << Count;
+      EXPECT_EQ(Submit(Op::Write, Fd, Count, 0), ESPIPE) << Type << Count;
+      EXPECT_EQ(Submit(Op::Read, Fd, Count, -1), EINVAL) << Type << Count;
+      Sys.Mode = O_WRONLY; // Reading the write end of a pipe.
+      EXPECT_EQ(Submit(Op::Read, Fd, Count, 0), ESPIPE) << Type << Count;
+      Sys.Mode = O_RDONLY; // Writing its read end.
+      EXPECT_EQ(Submit(Op::Write, Fd, Count, 0), ESPIPE) << Type << Count;
+    }
+  }
+  Sys.FileType = S_IFDIR;
+  Sys.Mode = O_RDONLY;
+  EXPECT_EQ(Submit(Op::Read, Fd, 0, 0), EISDIR);
+  EXPECT_EQ(Submit(Op::Read, Fd, 10, 0), EISDIR);
+  EXPECT_EQ(Submit(Op::Write, Fd, 0, 0), EBADF);
+  Sys.FileType = S_IFREG;
+  Sys.Mode = O_WRONLY;
+  EXPECT_EQ(Submit(Op::Read, Fd, 0, 0), EBADF);
+  Sys.Mode = O_RDWR;
+  EXPECT_EQ(Submit(Op::Read, Fd, 0, 0), 0);
+  // Nothing refused reached the file; nothing was counted.
+  EXPECT_EQ(Sys.Preads.load() + Sys.Pwrites.load(), 0u);
+  EXPECT_EQ(Engine->getStats().Reads[0].load() +
+                Engine->getStats().Reads[2].load(),
+            1u);
+}
+
+TEST_F(IOEngineTest, ODirectOnReopensOnlyRegularFilesAndBlockDevices) {
+  engine(directConfig(-1, IODirectPolicyTy::On));
+  makeFile(100000);
+  char *Buf = Device->alloc(70000);
+  // A character device: served buffered, never reopened (a FIFO's reopen
+  // would wait for a peer forever).
+  Sys.FileType = S_IFCHR;
+  auto N = read(Buf, 70000, 1000);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 70000u);
+  EXPECT_EQ(mismatches(Buf, 70000, 1000), 0u);
+  EXPECT_TRUE(Sys.reopens().empty());
+  Sys.FileType = S_IFIFO;
+  EXPECT_EQ(errnoOf(read(Buf, 70000, 1000)), ESPIPE);
+  EXPECT_EQ(errnoOf(write(Buf, 70000, 1000)), ESPIPE);
+  EXPECT_TRUE(Sys.reopens().empty());
+  // Block devices and regular files are.
+  for (mode_t Type : {S_IFBLK, S_IFREG}) {
+    Sys.FileType = Type;
+    N = read(Buf, 70000, 1000);
+    ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+    EXPECT_EQ(*N, 70000u);
+  }
+  EXPECT_EQ(Sys.reopens().size(), 2u);
+}
+
+TEST_P(IOEnginePathTest, WriteAtTheFileSizeLimitReturnsWhatItWrote) {
+  IOEngineTy &E = engine(smallConfig(path(), 4, 4096));
+  Sys.SizeLimit = 7 * 4096 + 5;
+  Sys.EintrEveryOther = true;
+  char *Buf = Device->alloc(16 * 4096);
+  for (size_t I = 0; I < 16 * 4096; ++I)
+    Buf[I] = pat(I, 3);
+  // As pwrite(2): the bytes before the limit, with several workers the
+  // contiguous prefix from the request's start.
+  auto N = write(Buf, 16 * 4096, 0);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 7u * 4096 + 5);
+  std::vector<char> F = Sys.file();
+  ASSERT_EQ(F.size(), 7u * 4096 + 5);
+  EXPECT_EQ(mismatches(F.data(), F.size(), 0, 3), 0u);
+  EXPECT_EQ(E.getStats().BytesWritten[path()].load(), 7u * 4096 + 5);
+  N = write(Buf, 2 * 4096, 7 * 4096);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 5u);
+  // Nothing written: EFBIG.
+  N = write(Buf, 3 * 4096, 7 * 4096 + 5);
+  ASSERT_FALSE(bool(N));
+  ErrorDetailsTy D = takeErrorDetails(N.takeError());
+  EXPECT_EQ(D.Errno, EFBIG);
+  EXPECT_NE(D.Message.find("pwrite"), std::string::npos) << D.Message;
+  // Other errors still fail the whole request.
+  Sys.SizeLimit = SIZE_MAX;
+  Sys.SpaceLimit = 5 * 4096;
+  EXPECT_EQ(errnoOf(write(Buf, 16 * 4096, 0)), ENOSPC);
+}
+
+TEST_F(IOEngineTest, FastpathWriteAtTheFileSizeLimitReturnsWhatItWrote) {
+  FakeFastpathTy Fast(Sys);
+  IOEngineTy &E = engine(smallConfig(-1, 4, 4096), &Fast);
+  Sys.SizeLimit = 7 * 4096 + 5;
+  char *Buf = Device->alloc(16 * 4096);
+  for (size_t I = 0; I < 16 * 4096; ++I)
+    Buf[I] = pat(I, 4);
+  auto N = write(Buf, 16 * 4096, 0);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 7u * 4096 + 5);
+  std::vector<char> F = Sys.file();
+  ASSERT_EQ(F.size(), 7u * 4096 + 5);
+  EXPECT_EQ(mismatches(F.data(), F.size(), 0, 4), 0u);
+  IOStatsTy &S = E.getStats();
+  EXPECT_EQ(S.BytesWritten[unsigned(IOPathTy::Fastpath)].load() +
+                S.BytesWritten[unsigned(IOPathTy::Staged)].load(),
+            7u * 4096 + 5);
+  EXPECT_EQ(S.Fallbacks.load(), 0u);
+  EXPECT_EQ(errnoOf(write(Buf, 4096, 8 * 4096)), EFBIG);
+}
+
+TEST_P(IOEngineDirectTest, AppendToAnODirectFdRetriesEinvalBuffered) {
+  Sys.CallerDirect = true;
+  Sys.ExtraFlags = O_APPEND;
+  Sys.DirectEinval = true;
+  engine(directConfig(path(), IODirectPolicyTy::Auto));
+  char *Buf = bufferFor(3 * 4096 + 100, 0);
+  for (size_t I = 0; I < 3 * 4096 + 100; ++I)
+    Buf[I] = pat(I, 7);
+  // The EINVAL of O_DIRECT is retried without it, as for any O_DIRECT fd,
+  // through a reopen that appends too.
+  auto N = write(Buf, 3 * 4096 + 100, 0);
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  EXPECT_EQ(*N, 3u * 4096 + 100);
+  EXPECT_EQ(mismatches(Sys.file().data(), 3 * 4096 + 100, 0, 7), 0u);
+  ASSERT_EQ(Sys.reopens().size(), 1u);
+  EXPECT_EQ(Sys.reopens()[0] & (O_ACCMODE | O_APPEND | O_DIRECT),
+            O_WRONLY | O_APPEND);
+  bool SawDirect = false;
+  for (const CallTy &Call : Sys.takeCalls())
+    SawDirect |= Call.Direct;
+  EXPECT_TRUE(SawDirect);
+}
 
 //===----------------------------------------------------------------------===//
 // Settings from the environment

@@ -3,6 +3,7 @@
 #include "offloadio/Device.h"
 #include "offloadio/Envar.h"
 #include "offloadio/Plugin.h"
+#include "offloadio/io/IODescriptor.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -110,6 +111,11 @@ Expected<size_t> IORequestTy::wait() {
   // silently.
   size_t Total = 0;
   for (size_t I = 0; I < NumChunks; ++I) {
+    // Except at the file size limit: like pwrite(2), a write that reached
+    // it returns what it wrote before it, and EFBIG only if that is nothing.
+    if (I >= ErrorChunk && Op == Write && ErrorErrno == EFBIG &&
+        Total + ChunkBytes[I] > 0)
+      return Total + ChunkBytes[I];
     if (I >= ErrorChunk)
       return makeErrnoError(ErrorErrno, "{0}", *ErrorMessage);
     Total += ChunkBytes[I];
@@ -278,9 +284,10 @@ private:
 
   /// Write a chunk of the aligned middle with O_DIRECT; what O_DIRECT
   /// refuses with EINVAL, or leaves unaligned, is written buffered.
+  /// \p Done gets the bytes written, also those before an error.
   Error writeDirect(IORequestTy &R, const char *Buf, size_t Len,
-                    off_t FileOffset) {
-    size_t Done = 0;
+                    off_t FileOffset, size_t &Done) {
+    Done = 0;
     while (Done < Len) {
       ssize_t N = Engine.Sys.pwrite(R.DirectFd, Buf + Done, Len - Done,
                                     FileOffset + off_t(Done));
@@ -293,9 +300,13 @@ private:
                               Len - Done, FileOffset + off_t(Done));
       if (N > 0)
         Done += size_t(N);
-      if (N < 0 || Done % R.DirectAlign)
-        return writeFully(Engine.Sys, R.BufFd, Buf + Done, Len - Done,
-                          FileOffset + off_t(Done));
+      if (N < 0 || Done % R.DirectAlign) {
+        size_t Rest = 0;
+        Error Err = writeFully(Engine.Sys, R.BufFd, Buf + Done, Len - Done,
+                               FileOffset + off_t(Done), &Rest);
+        Done += Rest;
+        return Err;
+      }
     }
     return Error::success();
   }
@@ -307,11 +318,27 @@ private:
     return readFully(Engine.Sys, R.BufFd, Buf, Len, FileOffset);
   }
 
-  Error writeChunk(IORequestTy &R, size_t I, const char *Buf, size_t Len,
-                   off_t FileOffset) {
-    if (useDirect(R, I, Buf))
-      return writeDirect(R, Buf, Len, FileOffset);
-    return writeFully(Engine.Sys, R.BufFd, Buf, Len, FileOffset);
+  /// Write chunk \p I and record its result. A write stopped by the file
+  /// size limit (EFBIG) keeps the bytes written before it: wait() returns
+  /// them as pwrite(2) would. Returns the bytes written.
+  size_t writeChunk(IORequestTy &R, size_t I, const char *Buf, size_t Len,
+                    off_t FileOffset) {
+    size_t Written = 0;
+    Error Err = useDirect(R, I, Buf)
+                    ? writeDirect(R, Buf, Len, FileOffset, Written)
+                    : writeFully(Engine.Sys, R.BufFd, Buf, Len, FileOffset,
+                                 &Written);
+    if (!Err) {
+      R.recordChunk(I, Len);
+      return Len;
+    }
+    ErrorDetailsTy D = takeErrorDetails(std::move(Err));
+    if (D.Errno == EFBIG)
+      R.recordChunk(I, Written);
+    else
+      Written = 0;
+    R.recordError(I, makeErrnoError(D.Errno, "{0}", D.Message));
+    return Written;
   }
 
   void processChunk(IORequestTy &R, size_t I, size_t &FirstStaged) {
@@ -339,21 +366,29 @@ private:
         }
       }
       ErrorDetailsTy D = takeErrorDetails(std::move(Err));
-      if (D.Errno != ENODEV && D.Errno != EREMOTEIO && D.Errno != ENOTSUP) {
+      if (R.Op == IORequestTy::Write && D.Errno == EFBIG) {
+        // The file size limit: the vendor call does not say how much of the
+        // chunk it wrote. The chunk is written again through staging, which
+        // stops exactly at the limit; the request stays on the fastpath.
+        Path = IOPathTy::Staged;
+      } else if (D.Errno != ENODEV && D.Errno != EREMOTEIO &&
+                 D.Errno != ENOTSUP) {
         R.recordError(I, makeErrnoError(D.Errno ? D.Errno : EIO, "fastpath: {0}",
                                         D.Message));
         return;
+      } else {
+        // The vendor path is unusable for this file or device: the rest of
+        // the request, this chunk included, goes through staging. Workers
+        // that tried the fastpath at the same time all get here; the
+        // request falls back (and is counted) once.
+        unsigned Expected = unsigned(IOPathTy::Fastpath);
+        if (R.Path.compare_exchange_strong(Expected,
+                                           unsigned(IOPathTy::Staged),
+                                           std::memory_order_relaxed))
+          Engine.noteFallback("fastpath failed (" + D.Message +
+                              "); retried on the staged path");
+        Path = IOPathTy::Staged;
       }
-      // The vendor path is unusable for this file or device: the rest of
-      // the request, this chunk included, goes through staging. Workers
-      // that tried the fastpath at the same time all get here; the request
-      // falls back (and is counted) once.
-      unsigned Expected = unsigned(IOPathTy::Fastpath);
-      if (R.Path.compare_exchange_strong(Expected, unsigned(IOPathTy::Staged),
-                                         std::memory_order_relaxed))
-        Engine.noteFallback("fastpath failed (" + D.Message +
-                            "); retried on the staged path");
-      Path = IOPathTy::Staged;
     }
 
     if (Path == IOPathTy::Direct) {
@@ -364,10 +399,7 @@ private:
         R.recordChunk(I, *N);
         count(R, Path, *N);
       } else {
-        if (auto Err = writeChunk(R, I, Dev, Len, FileOffset))
-          return R.recordError(I, std::move(Err));
-        R.recordChunk(I, Len);
-        count(R, Path, Len);
+        count(R, Path, writeChunk(R, I, Dev, Len, FileOffset));
       }
       return;
     }
@@ -410,10 +442,7 @@ private:
       return R.recordError(I, std::move(Err));
     if (auto Err = Slot.Event->synchronize())
       return R.recordError(I, std::move(Err));
-    if (auto Err = writeChunk(R, I, Buffer, Len, FileOffset))
-      return R.recordError(I, std::move(Err));
-    R.recordChunk(I, Len);
-    count(R, Path, Len);
+    count(R, Path, writeChunk(R, I, Buffer, Len, FileOffset));
   }
 
   IOEngineTy &Engine;
@@ -511,15 +540,26 @@ void IOEngineTy::setupDirect(IORequestTy &R, int CallerFd, int Flags) {
   IODirectPolicyTy Policy = Config.ODirect;
   if (!CallerDirect && Policy != IODirectPolicyTy::On)
     return; // Buffered, as always.
-  // pwrite on an O_APPEND descriptor appends; a reopen without O_APPEND
-  // would not: such writes keep the caller's descriptor alone.
-  if (R.Op == IORequestTy::Write && (Flags & O_APPEND)) {
-    if (Policy == IODirectPolicyTy::On || CallerDirect)
-      R.DirectNote = ", O_DIRECT not split: the fd has O_APPEND";
+  // Only regular files and block devices are reopened: opening a FIFO
+  // waits for a peer, forever if none comes.
+  std::string NotAFile;
+  if (!canReopen(Sys, CallerFd, NotAFile)) {
+    R.DirectNote = ", O_DIRECT: fd is " + NotAFile + ", not reopened";
     return;
   }
   int Mode = (R.Op == IORequestTy::Read ? O_RDONLY : O_WRONLY) |
              (Flags & (O_SYNC | O_DSYNC));
+  // pwrite on an O_APPEND descriptor appends wherever the end of file is:
+  // such a write has no aligned offsets to split on. A buffered one stays
+  // buffered; an O_DIRECT one keeps O_DIRECT, unsplit, with a buffered twin
+  // that appends too for what O_DIRECT refuses with EINVAL.
+  bool Append = R.Op == IORequestTy::Write && (Flags & O_APPEND);
+  if (Append && !CallerDirect) {
+    R.DirectNote = ", O_DIRECT not split: the fd has O_APPEND";
+    return;
+  }
+  if (Append)
+    Mode |= O_APPEND;
   auto ReopenFailed = [&](const char *What) {
     return std::string(", ") + What + " (reopen: " + std::strerror(errno) + ")";
   };
@@ -560,6 +600,12 @@ void IOEngineTy::setupDirect(IORequestTy &R, int CallerFd, int Flags) {
   size_t Align = Sys.directIOAlignment(R.DirectFd);
   if (!Align)
     Align = 4096;
+  if (Append) {
+    R.DirectAlign = Align;
+    R.DirectNote = ", O_DIRECT not split: the fd has O_APPEND; EINVAL "
+                   "retried buffered";
+    return;
+  }
   // Buffered heads and tails and O_DIRECT middles share no page: buffered
   // writes would read-modify-write a page around the middle's blocks.
   size_t Geometry = Align;
@@ -591,88 +637,14 @@ void IOEngineTy::noteFallback(const std::string &Why) {
                  Why.c_str());
 }
 
-unsigned IOEngineTy::availablePaths(std::string &Why) const {
-  unsigned Mask = 1u << unsigned(IOPathTy::Staged);
-  if (Device.getLimits().HostCanAccessDeviceMemory)
-    Mask |= 1u << unsigned(IOPathTy::Direct);
-  else
-    Why += "direct: device memory is not addressable by the host\n";
-  if (Fastpath)
-    Mask |= 1u << unsigned(IOPathTy::Fastpath);
-  else
-    Why += "fastpath: the " + Device.getPlugin().getName() +
-           " plugin has no vendor storage DMA\n";
-  return Mask;
-}
-
-Expected<IOPathTy> IOEngineTy::choosePath(int Fd, const void *DevPtr,
-                                          size_t Count, off_t Offset,
-                                          bool Append,
-                                          std::string &Why) const {
-  // Scores: fastpath 100 where it accepts, direct 50 where the host can
-  // address the buffer, staged 10 always; negative means refused.
-  int Scores[3] = {-1, -1, 10};
-  std::string Refusals[3];
-  AllocKindTy Kind = AllocKindTy::Device;
-  Device.ownsPointer(DevPtr, &Kind);
-  if (Device.getLimits().HostCanAccessDeviceMemory ||
-      Kind == AllocKindTy::Host || Kind == AllocKindTy::Shared)
-    Scores[0] = 50;
-  else
-    Refusals[0] = "device memory is not addressable by the host";
-  if (!Fastpath)
-    Refusals[1] = "the " + Device.getPlugin().getName() +
-                  " plugin has no vendor storage DMA";
-  else if (Append)
-    Refusals[1] = "the fd has O_APPEND: vendor storage DMA writes at offsets";
-  else if (Fastpath->accepts(Fd, DevPtr, Count, Offset, Refusals[1]))
-    Scores[1] = 100;
-
-  if (Config.ForcedPath >= 0) {
-    unsigned P = unsigned(Config.ForcedPath);
-    if (Scores[P] < 0)
-      return makeErrnoError(ENOTSUP, "OMPX_IO_PATH={0} cannot serve this "
-                            "request: {1}",
-                            ioPathName(IOPathTy(P)), Refusals[P]);
-    Why = "forced by OMPX_IO_PATH";
-    return IOPathTy(P);
-  }
-  unsigned Best = 2;
-  for (unsigned P = 0; P < 3; ++P)
-    if (Scores[P] > Scores[Best])
-      Best = P;
-  Why = Best == 1   ? "vendor storage DMA accepts the file and buffer"
-        : Best == 0 ? "the host can address the device buffer"
-                    : "fastpath: " +
-                          (Refusals[1].empty() ? std::string("refused")
-                                               : Refusals[1]) +
-                          "; direct: " + Refusals[0];
-  return IOPathTy(Best);
-}
-
 Expected<std::unique_ptr<IORequestTy>>
 IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
                    off_t Offset) {
   const char *OpName = Op == IORequestTy::Read ? "read" : "write";
-  int Flags = Sys.getFlags(Fd);
-  if (Flags < 0)
-    return makeErrnoError(EBADF, "{0} on device {1}: fd {2} is not open",
-                          OpName, Device.getDeviceId(), Fd);
-  int Mode = Flags & O_ACCMODE;
-  if ((Op == IORequestTy::Read && Mode == O_WRONLY) ||
-      (Op == IORequestTy::Write && Mode == O_RDONLY))
-    return makeErrnoError(EBADF, "{0} on device {1}: fd {2} is not open for "
-                          "{3}",
-                          OpName, Device.getDeviceId(), Fd,
-                          Op == IORequestTy::Read ? "reading" : "writing");
-  if (Offset < 0)
-    return makeErrnoError(EINVAL, "{0} on device {1}: negative offset {2}",
-                          OpName, Device.getDeviceId(), int64_t(Offset));
-  if (Count > size_t(SSIZE_MAX) ||
-      uint64_t(Offset) + Count > uint64_t(INT64_MAX))
-    return makeErrnoError(EINVAL, "{0} on device {1}: {2} bytes at offset {3} "
-                          "overflow the file offset range",
-                          OpName, Device.getDeviceId(), Count, int64_t(Offset));
+  auto Flags = checkDescriptor(Sys, Op == IORequestTy::Write, Fd, Count,
+                               Offset, Device.getDeviceId());
+  if (!Flags)
+    return Flags.takeError();
   if (Count && !DevPtr)
     return makeErrnoError(EFAULT, "{0} of {1} bytes on device {2}: null "
                           "buffer",
@@ -725,7 +697,7 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
   R->BusyMark = std::move(BusyMark);
   R->Append = Append;
   if (Count)
-    setupDirect(*R, Fd, Flags);
+    setupDirect(*R, Fd, *Flags);
   auto &Requests = Op == IORequestTy::Read ? Stats.Reads : Stats.Writes;
   Requests[unsigned(*Path)].fetch_add(1, std::memory_order_relaxed);
   if (Config.Info)

@@ -69,8 +69,12 @@ Expected<size_t> offloadio::readFully(SysTy &Sys, int Fd, char *Buf,
 }
 
 Error offloadio::writeFully(SysTy &Sys, int Fd, const char *Buf, size_t Count,
-                            off_t Offset) {
+                            off_t Offset, size_t *Written) {
   size_t Done = 0;
+  // Whatever way the loop ends, the caller learns what reached the file.
+  size_t Ignored;
+  size_t &Out = Written ? *Written : Ignored;
+  Out = 0;
   while (Done < Count) {
     size_t Want = std::min(Count - Done, MaxIOPerCall);
     ssize_t N = Sys.pwrite(Fd, Buf + Done, Want, Offset + off_t(Done));
@@ -82,6 +86,7 @@ Error offloadio::writeFully(SysTy &Sys, int Fd, const char *Buf, size_t Count,
                             static_cast<const void *>(Buf + Done), Want,
                             Offset + off_t(Done));
     Done += size_t(N);
+    Out = Done;
   }
   return Error::success();
 }

@@ -42,8 +42,10 @@ Expected<size_t> readFully(SysTy &Sys, int Fd, char *Buf, size_t Count,
                            off_t Offset);
 
 /// Write all \p Count bytes at \p Offset, retrying EINTR and short writes.
+/// \p Written, if given, gets the bytes written, also those before an
+/// error.
 Error writeFully(SysTy &Sys, int Fd, const char *Buf, size_t Count,
-                 off_t Offset);
+                 off_t Offset, size_t *Written = nullptr);
 
 } // namespace offloadio
 
