@@ -666,7 +666,7 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
                           OpName, Count, Device.getDeviceId(), DevPtr, Room);
 
   std::string Why;
-  bool Append = Op == IORequestTy::Write && (Flags & O_APPEND);
+  bool Append = Op == IORequestTy::Write && (*Flags & O_APPEND);
   auto Path = choosePath(Fd, DevPtr, Count, Offset, Append, Why);
   if (!Path)
     return Path.takeError();
