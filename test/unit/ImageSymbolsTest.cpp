@@ -60,7 +60,9 @@ public:
 
   std::string build() const {
     // Layout: header, .data, .symtab, .strtab, .shstrtab, section headers.
-    std::string ShStrings("\0.data\0.bss\0.symtab\0.strtab\0.shstrtab\0", 40);
+    static const char SectionNames[] =
+        "\0.data\0.bss\0.symtab\0.strtab\0.shstrtab";
+    std::string ShStrings(SectionNames, sizeof(SectionNames));
     std::string Out(sizeof(llvm::ELF::Elf64_Ehdr), '\0');
     auto Append = [&](const void *P, size_t N) {
       size_t At = Out.size();

@@ -143,8 +143,13 @@ int main(int argc, char **argv) {
             "40 MiB + 3 appends land whole and in order");
 
   omp_target_free(db, dev);
-  for (int b = 0; b < NBUF; ++b)
+  for (int b = 0; b < NBUF; ++b) {
     omp_target_free(d[b], dev);
+    free(h[b]);
+  }
+  free(expect);
+  free(hb);
+  free(bigexpect);
   close(bigfd);
   close(fd);
   close(check);

@@ -100,6 +100,9 @@ int main(int argc, char **argv) {
   }
   OT_EXPECT(writes_ok, "async writes from freed buffers return the full count");
   OT_EXPECT(file_ok, "async writes took the data of the buffer as it was");
+  free(h);
+  free(fill);
+  free(tmp);
   close(fd);
   OT_SUMMARY();
   return 0;

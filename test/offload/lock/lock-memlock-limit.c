@@ -5,6 +5,9 @@
 // until the last of them is unlocked.
 //
 // REQUIRES: host-plugin
+// The sanitizer runtimes (preloaded into the test programs of sanitizer
+// builds) replace mlock with a function that locks nothing and never fails.
+// UNSUPPORTED: address-sanitizer, thread-sanitizer
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic 2>%t.err | %fcheck-generic
 // RUN: FileCheck --check-prefix=ERR %s < %t.err
