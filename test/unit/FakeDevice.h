@@ -29,6 +29,27 @@ inline Error notHere(const char *What) {
   return makeError(ErrorCode::Unsupported, "fake device: no {0}", What);
 }
 
+/// A device without images, kernels or globals: the base of the tests' fake
+/// devices, which implement the rest.
+class ImagelessDeviceTy : public GenericDeviceTy {
+public:
+  using GenericDeviceTy::GenericDeviceTy;
+
+protected:
+  Expected<std::unique_ptr<DeviceImageTy>>
+  loadImageImpl(const __tgt_device_image &, int32_t) override {
+    return notHere("images");
+  }
+  Expected<std::unique_ptr<GenericKernelTy>>
+  constructKernelImpl(DeviceImageTy &, llvm::StringRef) override {
+    return notHere("kernels");
+  }
+  Expected<void *> getGlobalAddressImpl(DeviceImageTy &, llvm::StringRef,
+                                        size_t) override {
+    return notHere("globals");
+  }
+};
+
 /// A plugin that creates no devices of its own; tests construct them.
 class FakePluginTy final : public GenericPluginTy {
 public:
@@ -76,10 +97,10 @@ public:
 
 /// Memory is host memory with a registry of allocations; whether the host
 /// may address device-kind memory is the test's choice.
-class FakeDeviceTy final : public GenericDeviceTy {
+class FakeDeviceTy final : public ImagelessDeviceTy {
 public:
   FakeDeviceTy(GenericPluginTy &Plugin, bool HostAddressable)
-      : GenericDeviceTy(Plugin, 0) {
+      : ImagelessDeviceTy(Plugin, 0) {
     Limits.HostCanAccessDeviceMemory = HostAddressable;
   }
   ~FakeDeviceTy() override {
@@ -144,18 +165,6 @@ protected:
   }
   Error initImpl(DeviceLimitsTy &) override { return Error::success(); }
   Error deinitImpl() override { return Error::success(); }
-  Expected<std::unique_ptr<DeviceImageTy>>
-  loadImageImpl(const __tgt_device_image &, int32_t) override {
-    return notHere("images");
-  }
-  Expected<std::unique_ptr<GenericKernelTy>>
-  constructKernelImpl(DeviceImageTy &, llvm::StringRef) override {
-    return notHere("kernels");
-  }
-  Expected<void *> getGlobalAddressImpl(DeviceImageTy &, llvm::StringRef,
-                                        size_t) override {
-    return notHere("globals");
-  }
   Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override {
     std::atomic<int> &Left =
         Kind == AllocKindTy::Host ? PinnedAllocsLeft : DeviceAllocsLeft;

@@ -332,10 +332,10 @@ TEST_F(IODataIntegrityTest, RefusedSubmissionsHoldNothing) {
 
 /// A device whose backend records its allocations in the shared registry,
 /// as the host, CUDA and AMDGPU backends do.
-class RegistryDeviceTy final : public GenericDeviceTy {
+class RegistryDeviceTy final : public ImagelessDeviceTy {
 public:
   explicit RegistryDeviceTy(GenericPluginTy &Plugin)
-      : GenericDeviceTy(Plugin, 0) {}
+      : ImagelessDeviceTy(Plugin, 0) {}
   ~RegistryDeviceTy() override {
     for (const AllocationInfoTy &A : Allocations.takeAll())
       std::free(A.Ptr);
@@ -347,18 +347,6 @@ protected:
     return Error::success();
   }
   Error deinitImpl() override { return Error::success(); }
-  Expected<std::unique_ptr<DeviceImageTy>>
-  loadImageImpl(const __tgt_device_image &, int32_t) override {
-    return notHere("images");
-  }
-  Expected<std::unique_ptr<GenericKernelTy>>
-  constructKernelImpl(DeviceImageTy &, llvm::StringRef) override {
-    return notHere("kernels");
-  }
-  Expected<void *> getGlobalAddressImpl(DeviceImageTy &, llvm::StringRef,
-                                        size_t) override {
-    return notHere("globals");
-  }
   Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override {
     void *Ptr = std::aligned_alloc(64, (Size + 63) & ~size_t(63));
     Allocations.add(Ptr, Size, Kind);

@@ -20,6 +20,7 @@
 
 using namespace offloadio;
 using offloadio::unittest::FakePluginTy;
+using offloadio::unittest::ImagelessDeviceTy;
 using offloadio::unittest::notHere;
 
 namespace {
@@ -54,10 +55,10 @@ public:
   Expected<bool> query() override { return true; }
 };
 
-class FakeDeviceTy final : public GenericDeviceTy {
+class FakeDeviceTy final : public ImagelessDeviceTy {
 public:
   FakeDeviceTy(GenericPluginTy &Plugin, const DeviceLimitsTy &Backend)
-      : GenericDeviceTy(Plugin, 0), Backend(Backend) {
+      : ImagelessDeviceTy(Plugin, 0), Backend(Backend) {
     // Tests that do not call init() still see the backend's limits.
     Limits = Backend;
   }
@@ -70,18 +71,6 @@ protected:
     return Error::success();
   }
   Error deinitImpl() override { return Error::success(); }
-  Expected<std::unique_ptr<DeviceImageTy>>
-  loadImageImpl(const __tgt_device_image &, int32_t) override {
-    return notHere("images");
-  }
-  Expected<std::unique_ptr<GenericKernelTy>>
-  constructKernelImpl(DeviceImageTy &, llvm::StringRef) override {
-    return notHere("kernels");
-  }
-  Expected<void *> getGlobalAddressImpl(DeviceImageTy &, llvm::StringRef,
-                                        size_t) override {
-    return notHere("globals");
-  }
   Expected<void *> allocateImpl(size_t, AllocKindTy) override {
     return notHere("memory");
   }
