@@ -5,7 +5,6 @@
 #include "offloadio/Stream.h"
 
 #include <memory>
-#include <tuple>
 
 using namespace offloadio;
 
@@ -16,45 +15,34 @@ Error StreamTy::runDeferred() { return takeDeferred(true); }
 
 Error StreamTy::cancelDeferred() { return takeDeferred(false); }
 
-namespace {
-/// Deferred functions moved onto the stream by enqueueDeferred().
-struct DeferredBatchTy {
-  llvm::SmallVector<std::tuple<HostCallbackTy, void *>, 4> Fns;
-};
-} // namespace
-
 Error StreamTy::enqueueDeferred() {
   if (Deferred.empty())
     return Error::success();
-  auto Batch = std::make_unique<DeferredBatchTy>();
-  for (const DeferredTy &D : Deferred)
-    Batch->Fns.emplace_back(D.Fn, D.Data);
-  if (auto Err = hostCallback(runDeferredBatch, Batch.get()))
-    return Err; // Still deferred: the owner's synchronize runs them.
+  auto Batch = std::make_unique<DeferredListTy>();
+  Batch->swap(Deferred);
+  if (auto Err = hostCallback(runDeferredBatch, Batch.get())) {
+    Deferred.swap(*Batch); // Still deferred: the owner's synchronize runs them.
+    return Err;
+  }
   Batch.release();
-  Deferred.clear();
   return Error::success();
 }
 
 Error StreamTy::runDeferredBatch(void *Data) {
-  std::unique_ptr<DeferredBatchTy> Batch(static_cast<DeferredBatchTy *>(Data));
-  Error Err = Error::success();
-  for (auto [Fn, FnData] : Batch->Fns) {
-    Error FnErr = Fn(FnData);
-    if (!Err)
-      Err = std::move(FnErr);
-    else
-      llvm::consumeError(std::move(FnErr));
-  }
-  return Err;
+  std::unique_ptr<DeferredListTy> Batch(static_cast<DeferredListTy *>(Data));
+  return runEach(*Batch, true);
 }
 
 Error StreamTy::takeDeferred(bool Run) {
-  Error Err = Error::success();
   // Swap first: a deferred function may defer more work on this stream.
-  llvm::SmallVector<DeferredTy, 4> Now;
+  DeferredListTy Now;
   Now.swap(Deferred);
-  for (DeferredTy &D : Now) {
+  return runEach(Now, Run);
+}
+
+Error StreamTy::runEach(DeferredListTy &Entries, bool Run) {
+  Error Err = Error::success();
+  for (DeferredTy &D : Entries) {
     Error FnErr = (Run ? D.Fn : D.Cancel)(D.Data);
     if (!Err)
       Err = std::move(FnErr);
@@ -63,6 +51,7 @@ Error StreamTy::takeDeferred(bool Run) {
   }
   return Err;
 }
+
 DeviceImageTy::~DeviceImageTy() = default;
 
 const char *offloadio::allocKindName(AllocKindTy Kind) {

@@ -113,12 +113,16 @@ private:
     HostCallbackTy Cancel;
     void *Data;
   };
+  using DeferredListTy = llvm::SmallVector<DeferredTy, 4>;
   /// Run Fn (or Cancel) of every deferred entry, then forget them.
   Error takeDeferred(bool Run);
-  /// The host callback of enqueueDeferred(): runs and frees its batch.
+  /// Run Fn (or Cancel) of each of \p Entries, all of them; the first
+  /// failure.
+  static Error runEach(DeferredListTy &Entries, bool Run);
+  /// The host callback of enqueueDeferred(): runs and frees its list.
   static Error runDeferredBatch(void *Batch);
 
-  llvm::SmallVector<DeferredTy, 4> Deferred;
+  DeferredListTy Deferred;
   /// A kernel that may print ran since the last flushDeviceOutput().
   bool DeviceOutputPending = false;
 };
