@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Device.h"
+#include "offloadio/DeviceIOAdapter.h"
 #include "offloadio/Envar.h"
 #include "offloadio/Plugin.h"
+#include "offloadio/io/IOEngine.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
@@ -79,8 +81,10 @@ Error GenericDeviceTy::drain() {
 
 Expected<IOEngineTy &> GenericDeviceTy::getIOEngine() {
   std::lock_guard<std::mutex> Guard(IOEngineLock);
+  if (!IOAdapter)
+    IOAdapter = std::make_unique<DeviceIOAdapterTy>(*this);
   if (!IOEngine)
-    IOEngine = std::make_unique<IOEngineTy>(*this, Plugin.getSys(),
+    IOEngine = std::make_unique<IOEngineTy>(*IOAdapter, Plugin.getSys(),
                                             getIOFastpathImpl(),
                                             IOConfigTy::fromEnv());
   return *IOEngine;

@@ -12,6 +12,7 @@
 #include "HostStream.h"
 
 #include "offloadio/Device.h"
+#include "offloadio/DeviceIOAdapter.h"
 #include "offloadio/Plugin.h"
 
 #include "gtest/gtest.h"
@@ -132,6 +133,9 @@ public:
     return true;
   }
 
+  /// The device as the file engine sees it.
+  DeviceIOAdapterTy &io() { return IO; }
+
   /// Host-kind (pinned) allocations alive: the engine's staging buffers.
   size_t livePinned() const { return live(AllocKindTy::Host); }
   /// Allocations of \p Kind alive.
@@ -219,6 +223,7 @@ private:
     size_t Size;
     AllocKindTy Kind;
   };
+  DeviceIOAdapterTy IO{*this};
   mutable std::shared_mutex Lock;
   // Shadows the base registry: ownsPointer above answers from this one.
   std::map<uintptr_t, AllocationTy> Allocations;

@@ -114,15 +114,18 @@ private:
 class AnyFastpathTy final : public IOFastpathTy {
 public:
   explicit AnyFastpathTy(DataSysTy &Sys) : Sys(Sys) {}
-  bool accepts(int, const void *, size_t, off_t, std::string &) override {
+  const char *name() const override { return "fake"; }
+  bool accepts(int, const void *, size_t, off_t, std::string &,
+               const IOLogTy &) override {
     return true;
   }
-  Expected<size_t> read(int Fd, void *DevPtr, size_t Count,
-                        off_t Offset) override {
+  Expected<size_t> read(int Fd, void *DevPtr, size_t Count, off_t Offset,
+                        const IOLogTy &) override {
     ssize_t N = Sys.pread(Fd, DevPtr, Count, Offset);
     return size_t(N < 0 ? 0 : N);
   }
-  Error write(int Fd, const void *DevPtr, size_t Count, off_t Offset) override {
+  Error write(int Fd, const void *DevPtr, size_t Count, off_t Offset,
+              const IOLogTy &) override {
     Sys.pwrite(Fd, DevPtr, Count, Offset);
     return Error::success();
   }
@@ -155,7 +158,7 @@ protected:
   }
   IOEngineTy &engine(IOConfigTy C, IOFastpathTy *Fastpath = nullptr) {
     Engine.reset();
-    Engine = std::make_unique<IOEngineTy>(*Device, Sys, Fastpath, C);
+    Engine = std::make_unique<IOEngineTy>(Device->io(), Sys, Fastpath, C);
     return *Engine;
   }
   /// A device buffer of \p Size pattern bytes.

@@ -285,7 +285,7 @@ protected:
     Engine.reset();
     if (!Device)
       Device = std::make_unique<FakeDeviceTy>(Plugin, true);
-    Engine = std::make_unique<IOEngineTy>(*Device, *Sys, nullptr, Config);
+    Engine = std::make_unique<IOEngineTy>(Device->io(), *Sys, nullptr, Config);
     return *Engine;
   }
 

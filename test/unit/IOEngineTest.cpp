@@ -62,6 +62,7 @@ public:
   size_t DioAlign = 4096;          ///< directIOAlignment.
   int ExtraFlags = 0;              ///< Status flags getFlags adds (O_APPEND).
   mode_t FileType = S_IFREG;       ///< The file type fstat reports.
+  dev_t FileSystem = 0;            ///< st_dev fstat reports, if not 0.
   size_t SizeLimit = SIZE_MAX;     ///< RLIMIT_FSIZE: writes stop there, EFBIG.
 
   // Observations.
@@ -172,6 +173,8 @@ public:
     if (int Rc = SysTy::fstat(Fd, St))
       return Rc;
     St->st_mode = (St->st_mode & ~S_IFMT) | FileType;
+    if (FileSystem)
+      St->st_dev = FileSystem;
     std::lock_guard<std::mutex> Guard(Lock);
     St->st_size = off_t(File.size());
     return 0;
@@ -287,20 +290,23 @@ public:
   std::chrono::milliseconds Delay{0};
   std::atomic<unsigned> Reads{0}, Writes{0};
 
-  bool accepts(int, const void *, size_t, off_t, std::string &Why) override {
+  const char *name() const override { return "fake"; }
+  bool accepts(int, const void *, size_t, off_t, std::string &Why,
+               const IOLogTy &) override {
     if (!Accept)
       Why = RefuseWhy;
     return Accept;
   }
-  Expected<size_t> read(int Fd, void *DevPtr, size_t Count,
-                        off_t Offset) override {
+  Expected<size_t> read(int Fd, void *DevPtr, size_t Count, off_t Offset,
+                        const IOLogTy &) override {
     ++Reads;
     std::this_thread::sleep_for(Delay);
     if (ReadErrno)
       return makeErrnoError(ReadErrno, "fake cuFileRead(fd {0})", Fd);
     return Sys.readAt(static_cast<char *>(DevPtr), Count, size_t(Offset));
   }
-  Error write(int Fd, const void *DevPtr, size_t Count, off_t Offset) override {
+  Error write(int Fd, const void *DevPtr, size_t Count, off_t Offset,
+              const IOLogTy &) override {
     ++Writes;
     std::this_thread::sleep_for(Delay);
     if (WriteErrno)
@@ -355,7 +361,7 @@ protected:
     if (!Device ||
         Device->getLimits().HostCanAccessDeviceMemory != HostAddressable)
       Device = std::make_unique<FakeDeviceTy>(Plugin, HostAddressable);
-    Engine = std::make_unique<IOEngineTy>(*Device, Sys, Fastpath, Config);
+    Engine = std::make_unique<IOEngineTy>(Device->io(), Sys, Fastpath, Config);
     return *Engine;
   }
 
@@ -886,13 +892,101 @@ TEST_P(IOEngineFallbackTest, FastpathFailureFallsBackToStagedOnce) {
               std::string::npos)
         << S.LastFallback;
   }
-  // Writes fall back too.
+  // Writes fall back too (on another file system: the first one is now
+  // refused at submission).
+  Sys.FileSystem = 4242;
   N = write(Buf, 40 * 4096, 40 * 4096);
   ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
   std::vector<char> F = Sys.file();
   ASSERT_EQ(F.size(), 80u * 4096);
   EXPECT_EQ(mismatches(F.data() + 40 * 4096, 40 * 4096, 0), 0u);
+  EXPECT_EQ(S.Writes[unsigned(IOPathTy::Fastpath)].load(), 1u);
   EXPECT_EQ(S.Fallbacks.load(), 2u);
+}
+
+TEST_P(IOEngineFallbackTest, RefusedFileSystemGoesStagedAtOnce) {
+  // A fastpath that fails for a file system is not asked again for it:
+  // later requests there are staged from submission, with the reason, and
+  // counted as staged requests; other file systems still get the fastpath.
+  FakeFastpathTy Fast(Sys);
+  Fast.ReadErrno = GetParam();
+  IOConfigTy C = smallConfig(-1, 2, 4096);
+  C.Info = true;
+  IOEngineTy &E = engine(C, &Fast, /*HostAddressable=*/false);
+  makeFile(8 * 4096);
+  char *Buf = Device->alloc(8 * 4096);
+  Sys.FileSystem = 77;
+  ::testing::internal::CaptureStderr();
+  auto N = read(Buf, 8 * 4096, 0);
+  unsigned TriedFirst = Fast.Reads.load();
+  auto Again = read(Buf, 8 * 4096, 0);
+  std::string Err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+  ASSERT_TRUE(bool(Again)) << takeErrorMessage(Again.takeError());
+  EXPECT_EQ(mismatches(Buf, 8 * 4096, 0), 0u);
+  EXPECT_GE(TriedFirst, 1u);
+  EXPECT_EQ(Fast.Reads.load(), TriedFirst) << "asked again";
+  IOStatsTy &S = E.getStats();
+  EXPECT_EQ(S.Fallbacks.load(), 1u);
+  EXPECT_EQ(S.Reads[unsigned(IOPathTy::Fastpath)].load(), 1u);
+  EXPECT_EQ(S.Reads[unsigned(IOPathTy::Staged)].load(), 1u);
+  EXPECT_EQ(S.BytesRead[unsigned(IOPathTy::Staged)].load(), 16u * 4096);
+  EXPECT_EQ(E.getRefusedFileSystems().size(), 1u);
+  EXPECT_NE(Err.find("staged path (fastpath: fake refused this file system "
+                     "before: fake cuFileRead(fd "),
+            std::string::npos)
+      << Err;
+
+  // Another file system: the fastpath is tried again, and serves.
+  Sys.FileSystem = 78;
+  Fast.ReadErrno = 0;
+  N = read(Buf, 8 * 4096, 0);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(S.Reads[unsigned(IOPathTy::Fastpath)].load(), 2u);
+  EXPECT_EQ(S.BytesRead[unsigned(IOPathTy::Fastpath)].load(), 8u * 4096);
+  // The refused one stays refused.
+  Sys.FileSystem = 77;
+  N = read(Buf, 8 * 4096, 0);
+  ASSERT_TRUE(bool(N));
+  EXPECT_EQ(S.Reads[unsigned(IOPathTy::Staged)].load(), 2u);
+  EXPECT_EQ(S.Fallbacks.load(), 1u);
+}
+
+TEST_F(IOEngineTest, FastpathLogsThroughTheEnginesLog) {
+  // The fastpath's lines go to the engine's log: printed with OMPX_IO_INFO
+  // (IOConfigTy::Info), in the engine's format, and not without it.
+  class LoggingFastpathTy final : public IOFastpathTy {
+  public:
+    const char *name() const override { return "logging"; }
+    bool accepts(int, const void *, size_t, off_t, std::string &Why,
+                 const IOLogTy &Log) override {
+      Log.print("logging fastpath looked at the file");
+      Why = "it only logs";
+      return false;
+    }
+    Expected<size_t> read(int, void *, size_t, off_t,
+                          const IOLogTy &) override {
+      return makeErrnoError(EIO, "not reached");
+    }
+    Error write(int, const void *, size_t, off_t, const IOLogTy &) override {
+      return makeErrnoError(EIO, "not reached");
+    }
+  } Fast;
+  makeFile(4096);
+  for (bool Info : {true, false}) {
+    IOConfigTy C = smallConfig(-1);
+    C.Info = Info;
+    engine(C, &Fast);
+    char *Buf = Device->alloc(4096);
+    ::testing::internal::CaptureStderr();
+    auto N = read(Buf, 4096, 0);
+    std::string Err = ::testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(bool(N));
+    EXPECT_EQ(Err.find("ompx-io device 0: logging fastpath looked at the "
+                       "file\n") != std::string::npos,
+              Info)
+        << Err;
+  }
 }
 
 TEST_P(IOEngineFallbackTest, FallbackWithOneWorkerTriesTheFastpathOnce) {

@@ -293,7 +293,7 @@ protected:
     C.Threads = 2;
     C.ChunkSize = 64 << 10;
     C.MaxRequests = MaxRequests;
-    Engine = std::make_unique<IOEngineTy>(*Device, Sys, nullptr, C);
+    Engine = std::make_unique<IOEngineTy>(Device->io(), Sys, nullptr, C);
     return *Engine;
   }
   Expected<std::unique_ptr<IORequestTy>> read(size_t Offset, size_t Count) {

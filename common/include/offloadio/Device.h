@@ -15,7 +15,7 @@
 #include "offloadio/MemoryManager.h"
 #include "offloadio/ResourcePool.h"
 #include "offloadio/StagingPool.h"
-#include "offloadio/io/IOEngine.h"
+#include "offloadio/io/IOBusyMemory.h"
 #include "offloadio/Stream.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -29,7 +29,10 @@
 
 namespace offloadio {
 
+class DeviceIOAdapterTy;
 class GenericPluginTy;
+class IOEngineTy;
+class IOFastpathTy;
 
 /// Static properties a backend reports for its device.
 struct DeviceLimitsTy {
@@ -313,6 +316,8 @@ private:
   std::mutex IOEngineLock;
   /// Declared before the engine, whose requests hold markings in it.
   IOBusyMemoryTy IOBusy;
+  /// The device as the engine sees it; outlives the engine.
+  std::unique_ptr<DeviceIOAdapterTy> IOAdapter;
   std::unique_ptr<IOEngineTy> IOEngine;
   /// Host buffers locked for their mapping's lifetime, by device pointer
   /// (LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The file engine's settings from OMPX_IO_*, and the names of its paths.
-#include "offloadio/io/IOEngine.h"
+#include "offloadio/io/IOConfig.h"
 #include "offloadio/Envar.h"
 
 #include <algorithm>
@@ -26,16 +26,21 @@ const char *offloadio::ioPathName(IOPathTy Path) {
 IOConfigTy IOConfigTy::fromEnv() {
   IOConfigTy C;
   unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
-  C.Threads = readIntEnv("OMPX_IO_THREADS", std::min(8u, Cores), 1, 256);
-  C.ChunkSize = readSizeEnv("OMPX_IO_CHUNK_SIZE", 8 << 20, 64 << 10, 1 << 30);
-  C.DirectChunkSize =
-      readSizeEnv("OMPX_IO_DIRECT_CHUNK_SIZE", 32 << 20, 64 << 10, 1 << 30);
-  C.RingDepth = readIntEnv("OMPX_IO_RING_DEPTH", 2, 1, 64);
+  C.Threads =
+      readIntEnv("OMPX_IO_THREADS", std::min(8u, Cores), 1, MaxThreads);
+  C.ChunkSize = readSizeEnv("OMPX_IO_CHUNK_SIZE", DefaultChunkSize,
+                            MinChunkSize, MaxChunkSize);
+  C.DirectChunkSize = readSizeEnv("OMPX_IO_DIRECT_CHUNK_SIZE",
+                                  DefaultDirectChunkSize, MinChunkSize,
+                                  MaxChunkSize);
+  C.RingDepth =
+      readIntEnv("OMPX_IO_RING_DEPTH", DefaultRingDepth, 1, MaxRingDepth);
   static const char *const Paths[] = {"auto", "direct", "fastpath", "staged"};
   C.ForcedPath = int(readChoiceEnv("OMPX_IO_PATH", Paths, 0)) - 1;
   C.Info = readBoolEnv("OMPX_IO_INFO", false);
   static const char *const Policies[] = {"auto", "on", "off"};
   C.ODirect = IODirectPolicyTy(readChoiceEnv("OMPX_IO_ODIRECT", Policies, 0));
-  C.MaxRequests = readIntEnv("OMPX_IO_MAX_REQUESTS", 256, 1, 1 << 20);
+  C.MaxRequests = readIntEnv("OMPX_IO_MAX_REQUESTS", DefaultMaxRequests, 1,
+                             MaxMaxRequests);
   return C;
 }

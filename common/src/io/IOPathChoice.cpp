@@ -1,50 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Which path serves a request of the file engine, and why: fastpath where
-// the vendor's storage DMA accepts the file and buffer, direct where the
-// host can address the buffer, staged always; OMPX_IO_PATH forces one.
-#include "offloadio/Device.h"
-#include "offloadio/Plugin.h"
+// Which path serves a request of the file engine, and why: the backend with
+// the highest score, or the one OMPX_IO_PATH forces if it does not refuse.
 #include "offloadio/io/IOEngine.h"
 
 using namespace offloadio;
 
 unsigned IOEngineTy::availablePaths(std::string &Why) const {
-  unsigned Mask = 1u << unsigned(IOPathTy::Staged);
-  if (Device.getLimits().HostCanAccessDeviceMemory)
-    Mask |= 1u << unsigned(IOPathTy::Direct);
-  else
-    Why += "direct: device memory is not addressable by the host\n";
-  if (Fastpath)
-    Mask |= 1u << unsigned(IOPathTy::Fastpath);
-  else
-    Why += "fastpath: the " + Device.getPlugin().getName() +
-           " plugin has no vendor storage DMA\n";
+  unsigned Mask = 0;
+  // Listed direct first, then fastpath, as the reasons always were.
+  for (IOPathTy P : {IOPathTy::Direct, IOPathTy::Fastpath, IOPathTy::Staged}) {
+    std::string Reason;
+    if (Paths[unsigned(P)]->available(Reason))
+      Mask |= 1u << unsigned(P);
+    else
+      Why += std::string(ioPathName(P)) + ": " + Reason + "\n";
+  }
   return Mask;
 }
 
-Expected<IOPathTy> IOEngineTy::choosePath(int Fd, const void *DevPtr,
-                                          size_t Count, off_t Offset,
-                                          bool Append,
+Expected<IOPathTy> IOEngineTy::choosePath(const IOPathQueryTy &Q,
                                           std::string &Why) const {
-  // Scores: fastpath 100 where it accepts, direct 50 where the host can
-  // address the buffer, staged 10 always; negative means refused.
-  int Scores[3] = {-1, -1, 10};
-  std::string Refusals[3];
-  AllocKindTy Kind = AllocKindTy::Device;
-  Device.ownsPointer(DevPtr, &Kind);
-  if (Device.getLimits().HostCanAccessDeviceMemory ||
-      Kind == AllocKindTy::Host || Kind == AllocKindTy::Shared)
-    Scores[0] = 50;
-  else
-    Refusals[0] = "device memory is not addressable by the host";
-  if (!Fastpath)
-    Refusals[1] = "the " + Device.getPlugin().getName() +
-                  " plugin has no vendor storage DMA";
-  else if (Append)
-    Refusals[1] = "the fd has O_APPEND: vendor storage DMA writes at offsets";
-  else if (Fastpath->accepts(Fd, DevPtr, Count, Offset, Refusals[1]))
-    Scores[1] = 100;
+  constexpr unsigned NumPaths = unsigned(IOPathTy::Count);
+  int Scores[NumPaths];
+  std::string Refusals[NumPaths];
+  for (unsigned P = 0; P < NumPaths; ++P)
+    Scores[P] = Paths[P]->score(Q, Refusals[P]);
 
   if (Config.ForcedPath >= 0) {
     unsigned P = unsigned(Config.ForcedPath);
@@ -55,15 +36,24 @@ Expected<IOPathTy> IOEngineTy::choosePath(int Fd, const void *DevPtr,
     Why = "forced by OMPX_IO_PATH";
     return IOPathTy(P);
   }
-  unsigned Best = 2;
-  for (unsigned P = 0; P < 3; ++P)
+  unsigned Best = unsigned(IOPathTy::Staged);
+  for (unsigned P = 0; P < NumPaths; ++P)
     if (Scores[P] > Scores[Best])
       Best = P;
-  Why = Best == 1   ? "vendor storage DMA accepts the file and buffer"
-        : Best == 0 ? "the host can address the device buffer"
-                    : "fastpath: " +
-                          (Refusals[1].empty() ? std::string("refused")
-                                               : Refusals[1]) +
-                          "; direct: " + Refusals[0];
+  switch (IOPathTy(Best)) {
+  case IOPathTy::Fastpath:
+    Why = "vendor storage DMA accepts the file and buffer";
+    break;
+  case IOPathTy::Direct:
+    Why = "the host can address the device buffer";
+    break;
+  default: {
+    // Staged wins only when both others refused: say why each did.
+    const std::string &Fast = Refusals[unsigned(IOPathTy::Fastpath)];
+    Why = "fastpath: " + (Fast.empty() ? std::string("refused") : Fast) +
+          "; direct: " + Refusals[unsigned(IOPathTy::Direct)];
+    break;
+  }
+  }
   return IOPathTy(Best);
 }

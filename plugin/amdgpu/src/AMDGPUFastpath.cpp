@@ -207,7 +207,8 @@ std::string AMDGPUFastpathTy::storageRefusal(int Fd, const struct stat &St) {
 }
 
 bool AMDGPUFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
-                               off_t Offset, std::string &Why) {
+                               off_t Offset, std::string &Why,
+                               const IOLogTy &) {
   if (Disabled.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> Guard(Lock);
     Why = DisabledWhy;
@@ -306,7 +307,7 @@ Error AMDGPUFastpathTy::prepare(OpTy Op, int Fd, const void *DevPtr,
 }
 
 Expected<size_t> AMDGPUFastpathTy::read(int Fd, void *DevPtr, size_t Count,
-                                        off_t Offset) {
+                                        off_t Offset, const IOLogTy &) {
   struct stat St;
   size_t Align = PageAlignment;
   if (auto Err = prepare(OpTy::Read, Fd, DevPtr, Count, Offset, St, Align))
@@ -363,7 +364,7 @@ Expected<size_t> AMDGPUFastpathTy::read(int Fd, void *DevPtr, size_t Count,
 }
 
 Error AMDGPUFastpathTy::write(int Fd, const void *DevPtr, size_t Count,
-                              off_t Offset) {
+                              off_t Offset, const IOLogTy &) {
   struct stat St;
   size_t Align = PageAlignment;
   if (auto Err = prepare(OpTy::Write, Fd, DevPtr, Count, Offset, St, Align))

@@ -43,7 +43,7 @@
 
 #include "HSAApi.h"
 
-#include "offloadio/io/IOEngine.h"
+#include "offloadio/io/IOFastpath.h"
 #include "offloadio/io/Sys.h"
 
 #include <atomic>
@@ -72,11 +72,13 @@ public:
   /// \p Api must have the AIS calls (isAvailable).
   AMDGPUFastpathTy(AMDGPUDeviceTy &Device, const HSAApiTy &Api, SysTy &Sys);
 
+  const char *name() const override { return "AIS"; }
   bool accepts(int Fd, const void *DevPtr, size_t Count, off_t Offset,
-               std::string &Why) override;
-  Expected<size_t> read(int Fd, void *DevPtr, size_t Count,
-                        off_t Offset) override;
-  Error write(int Fd, const void *DevPtr, size_t Count, off_t Offset) override;
+               std::string &Why, const IOLogTy &Log) override;
+  Expected<size_t> read(int Fd, void *DevPtr, size_t Count, off_t Offset,
+                        const IOLogTy &Log) override;
+  Error write(int Fd, const void *DevPtr, size_t Count, off_t Offset,
+              const IOLogTy &Log) override;
 
   /// One line for print_device_info.
   std::string describe();

@@ -3,7 +3,6 @@
 #include "CUDAApi.h"
 #include "CUDADevice.h"
 
-#include "offloadio/Envar.h"
 #include "offloadio/Plugin.h"
 
 #include <algorithm>
@@ -123,33 +122,24 @@ std::string misalignment(const void *DevPtr, size_t Count, off_t Offset) {
 
 CUDAFastpathTy::CUDAFastpathTy(CUDADeviceTy &Device, const CUDAApiTy &CUDA,
                                CUFileDriverTy &Driver)
-    : Device(Device), CUDA(CUDA), Driver(Driver),
-      // The engine validates and reports OMPX_IO_INFO (IOConfigTy::fromEnv);
-      // reading it quietly here keeps an invalid value to one warning.
-      IOInfo(parseBool(getEnv("OMPX_IO_INFO").value_or("0")).value_or(false)) {}
+    : Device(Device), CUDA(CUDA), Driver(Driver) {}
 
 CUDAFastpathTy::~CUDAFastpathTy() {
   // The engine (and so every read and write) has stopped by now; handles
   // are released by the calls that took them, so none is left.
 }
 
-void CUDAFastpathTy::note(const std::string &Msg) const {
+void CUDAFastpathTy::note(const std::string &Msg, const IOLogTy &Log) const {
   const InfoTy &Info = Device.getPlugin().getInfo();
   if (Info.any())
     Info.print(~0u, Device.getDeviceId(), "{0}", Msg);
-  else if (IOInfo)
-    std::fprintf(stderr, "ompx-io device %d: %s\n", Device.getDeviceId(),
-                 Msg.c_str());
-}
-
-std::string CUDAFastpathTy::refusedFileSystem(dev_t Dev) const {
-  std::lock_guard<std::mutex> Guard(Lock);
-  auto It = BadFileSystems.find(Dev);
-  return It == BadFileSystems.end() ? std::string() : It->second;
+  else
+    Log.print(Msg);
 }
 
 bool CUDAFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
-                             off_t Offset, std::string &Why) {
+                             off_t Offset, std::string &Why,
+                             const IOLogTy &Log) {
   // A machine without cuFile says so on every request once it is known.
   std::string DriverWhy;
   if (!Driver.peek(DriverWhy) && !DriverWhy.empty()) {
@@ -205,11 +195,6 @@ bool CUDAFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
     Why = llvm::formatv("fd {0} is not a regular file", Fd).str();
     return false;
   }
-  std::string Refused = refusedFileSystem(St.st_dev);
-  if (!Refused.empty()) {
-    Why = "cuFile refused this file system before: " + Refused;
-    return false;
-  }
 
   bool Decided = false;
   const CUFileApiTy *Api = Driver.open([this] { return Device.setContext(); },
@@ -217,7 +202,8 @@ bool CUDAFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
   if (Decided)
     note(Api ? "cuFile driver open: GPUDirect Storage fastpath for O_DIRECT "
                "files"
-             : "cuFile fastpath off: " + DriverWhy);
+             : "cuFile fastpath off: " + DriverWhy,
+         Log);
   if (!Api) {
     Why = DriverWhy;
     return false;
@@ -228,7 +214,8 @@ bool CUDAFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
 Expected<CUFileHandleTy> CUDAFastpathTy::prepare(const CUFileApiTy *&Api,
                                                  const char *Op, int Fd,
                                                  const void *DevPtr,
-                                                 size_t Count, off_t Offset) {
+                                                 size_t Count, off_t Offset,
+                                                 const IOLogTy &Log) {
   std::string Why;
   Api = Driver.peek(Why);
   if (!Api)
@@ -254,10 +241,6 @@ Expected<CUFileHandleTy> CUDAFastpathTy::prepare(const CUFileApiTy *&Api,
     ++It->second.Users;
     return It->second.Handle;
   }
-  // Workers serving other chunks of the request may have just failed.
-  auto Refused = BadFileSystems.find(St.st_dev);
-  if (Refused != BadFileSystems.end())
-    return makeErrnoError(ENOTSUP, "{0}", Refused->second);
   CUFileDescrTy Descr = {};
   Descr.Type = CUFileHandleTypeOpaqueFd;
   Descr.Handle.Fd = Fd;
@@ -269,14 +252,14 @@ Expected<CUFileHandleTy> CUDAFastpathTy::prepare(const CUFileApiTy *&Api,
         llvm::formatv("cuFileHandleRegister(fd {0}) failed: {1}", Fd,
                       describeCUFileError(Result, &CUDA))
             .str();
-    // Remembered for the file system: registration fails for reasons of
-    // the platform (no nvidia-fs, compat mode off) or of the file system,
-    // and trying it again on every request only costs time.
-    if (BadFileSystems.emplace(St.st_dev, Reason).second)
-      note(llvm::formatv("cuFile fastpath off for file system {0}:{1}: {2}; "
-                         "its files go through staging",
-                         major(St.st_dev), minor(St.st_dev), Reason)
-               .str());
+    // Registration fails for reasons of the platform (no nvidia-fs, compat
+    // mode off) or of the file system: ENOTSUP makes the engine remember
+    // the file system and send its files through staging from now on.
+    note(llvm::formatv("cuFile fastpath off for file system {0}:{1}: {2}; "
+                       "its files go through staging",
+                       major(St.st_dev), minor(St.st_dev), Reason)
+             .str(),
+         Log);
     return makeErrnoError(ENOTSUP, "{0}", Reason);
   }
   Handles.emplace(Fd, HandleTy{Handle, 1});
@@ -318,9 +301,9 @@ Error CUDAFastpathTy::ioError(const char *Call, ssize_t Ret, int SavedErrno,
 }
 
 Expected<size_t> CUDAFastpathTy::read(int Fd, void *DevPtr, size_t Count,
-                                      off_t Offset) {
+                                      off_t Offset, const IOLogTy &Log) {
   const CUFileApiTy *Api = nullptr;
-  auto Handle = prepare(Api, "read", Fd, DevPtr, Count, Offset);
+  auto Handle = prepare(Api, "read", Fd, DevPtr, Count, Offset, Log);
   if (!Handle)
     return Handle.takeError();
   auto Transfer = [&]() -> Expected<size_t> {
@@ -351,9 +334,9 @@ Expected<size_t> CUDAFastpathTy::read(int Fd, void *DevPtr, size_t Count,
 }
 
 Error CUDAFastpathTy::write(int Fd, const void *DevPtr, size_t Count,
-                            off_t Offset) {
+                            off_t Offset, const IOLogTy &Log) {
   const CUFileApiTy *Api = nullptr;
-  auto Handle = prepare(Api, "write", Fd, DevPtr, Count, Offset);
+  auto Handle = prepare(Api, "write", Fd, DevPtr, Count, Offset, Log);
   if (!Handle)
     return Handle.takeError();
   auto Transfer = [&]() -> Error {

@@ -11,14 +11,14 @@
 // happens per read or write, on the engine's own descriptor: a failure
 // there (error 5027 on our H200 machine, where nvidia-fs is not loaded)
 // returns ENOTSUP, so the engine moves the request to its staged path, and
-// is remembered for the file system so that later requests are not tried
+// the engine remembers the file system so that later requests are not tried
 // again.
 #ifndef OFFLOADIO_CUDA_CUDAFASTPATH_H
 #define OFFLOADIO_CUDA_CUDAFASTPATH_H
 
 #include "CUFileApi.h"
 
-#include "offloadio/io/IOEngine.h"
+#include "offloadio/io/IOFastpath.h"
 
 #include <atomic>
 #include <functional>
@@ -85,11 +85,13 @@ public:
                  CUFileDriverTy &Driver);
   ~CUDAFastpathTy() override;
 
+  const char *name() const override { return "cuFile"; }
   bool accepts(int Fd, const void *DevPtr, size_t Count, off_t Offset,
-               std::string &Why) override;
-  Expected<size_t> read(int Fd, void *DevPtr, size_t Count,
-                        off_t Offset) override;
-  Error write(int Fd, const void *DevPtr, size_t Count, off_t Offset) override;
+               std::string &Why, const IOLogTy &Log) override;
+  Expected<size_t> read(int Fd, void *DevPtr, size_t Count, off_t Offset,
+                        const IOLogTy &Log) override;
+  Error write(int Fd, const void *DevPtr, size_t Count, off_t Offset,
+              const IOLogTy &Log) override;
 
 private:
   /// A registered descriptor, shared by the workers serving chunks of one
@@ -105,28 +107,23 @@ private:
   /// errno is ENOTSUP where the staged path should take over.
   Expected<CUFileHandleTy> prepare(const CUFileApiTy *&Api, const char *Op,
                                    int Fd, const void *DevPtr, size_t Count,
-                                   off_t Offset);
+                                   off_t Offset, const IOLogTy &Log);
   /// Drop the reference prepare() took; the last one deregisters.
   void release(const CUFileApiTy &Api, int Fd);
   /// The error for a failed cuFileRead/cuFileWrite that returned \p Ret with
   /// \p SavedErrno.
   Error ioError(const char *Call, ssize_t Ret, int SavedErrno, size_t Count,
                 off_t Offset);
-  /// Print \p Msg when LIBOMPTARGET_INFO or OMPX_IO_INFO asks.
-  void note(const std::string &Msg) const;
-  /// The reason file system \p Dev was given up on, or empty.
-  std::string refusedFileSystem(dev_t Dev) const;
+  /// Print \p Msg when LIBOMPTARGET_INFO asks, else through the engine's
+  /// \p Log (OMPX_IO_INFO).
+  void note(const std::string &Msg, const IOLogTy &Log) const;
 
   CUDADeviceTy &Device;
   const CUDAApiTy &CUDA;
   CUFileDriverTy &Driver;
-  const bool IOInfo;
 
-  mutable std::mutex Lock; ///< Guards Handles and BadFileSystems.
+  mutable std::mutex Lock; ///< Guards Handles.
   std::map<int, HandleTy> Handles;
-  /// File systems (st_dev) whose descriptors cuFile would not register on
-  /// this device, with the reason.
-  std::map<dev_t, std::string> BadFileSystems;
 };
 
 } // namespace cuda

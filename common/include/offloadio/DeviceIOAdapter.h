@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// GenericDeviceTy as the file engine's device (IODeviceTy): forwards to the
+// device's pools, allocations and busy-memory map.
+#ifndef OFFLOADIO_DEVICEIOADAPTER_H
+#define OFFLOADIO_DEVICEIOADAPTER_H
+
+#include "offloadio/io/IODevice.h"
+
+namespace offloadio {
+
+class GenericDeviceTy;
+
+/// The IODeviceTy of a GenericDeviceTy.
+class DeviceIOAdapterTy final : public IODeviceTy {
+public:
+  explicit DeviceIOAdapterTy(GenericDeviceTy &Device) : Device(Device) {}
+
+  int32_t getDeviceId() const override;
+  std::string getPluginName() const override;
+  bool hostCanAccessDeviceMemory() const override;
+  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
+  size_t bytesAvailableFrom(const void *Ptr) const override;
+  IOBusyMemoryTy &getIOBusyMemory() override;
+  Expected<void *> allocatePinnedHost(size_t Size) override;
+  Error freePinnedHost(void *Ptr) override;
+  Expected<StreamTy *> acquireStream() override;
+  void releaseStream(StreamTy *Stream) override;
+  Expected<EventTy *> acquireEvent() override;
+  void releaseEvent(EventTy *Event) override;
+
+private:
+  GenericDeviceTy &Device;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_DEVICEIOADAPTER_H

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The file engine's settings, read once from OMPX_IO_* when a device's
+// engine is created, each with its default and its valid values beside it.
+#ifndef OFFLOADIO_IO_IOCONFIG_H
+#define OFFLOADIO_IO_IOCONFIG_H
+
+#include <cstddef>
+
+namespace offloadio {
+
+/// The paths, numbered as enum ompx_io_path.
+enum class IOPathTy : unsigned { Direct = 0, Fastpath = 1, Staged = 2, Count };
+
+/// Printable name of a path.
+const char *ioPathName(IOPathTy Path);
+
+/// When the aligned middle of a request is read or written with O_DIRECT.
+enum class IODirectPolicyTy : unsigned {
+  Auto = 0, ///< When the caller's descriptor has O_DIRECT.
+  On = 1,   ///< Also through an O_DIRECT reopen of a buffered descriptor.
+  Off = 2,  ///< Never; an O_DIRECT descriptor is reopened without it.
+};
+
+/// Engine settings.
+struct IOConfigTy {
+  /// OMPX_IO_THREADS: workers per device, 1 to 256; from the environment
+  /// the default is min(8, cores).
+  unsigned Threads = 4;
+  static constexpr unsigned MaxThreads = 256;
+
+  /// OMPX_IO_CHUNK_SIZE: bytes per chunk, 64 KiB to 1 GiB.
+  size_t ChunkSize = DefaultChunkSize;
+  static constexpr size_t DefaultChunkSize = 8 << 20;
+  /// Smallest and largest chunk sizes of both chunk settings.
+  static constexpr size_t MinChunkSize = 64 << 10, MaxChunkSize = 1 << 30;
+
+  /// OMPX_IO_DIRECT_CHUNK_SIZE: chunks of requests with an O_DIRECT middle,
+  /// 64 KiB to 1 GiB. Disks reach their rate with large requests, the page
+  /// cache with many small ones in flight.
+  size_t DirectChunkSize = DefaultDirectChunkSize;
+  static constexpr size_t DefaultDirectChunkSize = 32 << 20;
+
+  /// OMPX_IO_RING_DEPTH: pinned buffers per worker, 1 to 64.
+  unsigned RingDepth = DefaultRingDepth;
+  static constexpr unsigned DefaultRingDepth = 2, MaxRingDepth = 64;
+
+  /// OMPX_IO_PATH: auto (-1), direct, fastpath or staged (IOPathTy).
+  int ForcedPath = -1;
+
+  /// OMPX_IO_INFO: one line per transfer and per fallback on stderr.
+  bool Info = false;
+
+  /// OMPX_IO_ODIRECT: auto, on or off.
+  IODirectPolicyTy ODirect = IODirectPolicyTy::Auto;
+
+  /// OMPX_IO_MAX_REQUESTS: requests alive at once, 1 to 2^20.
+  unsigned MaxRequests = DefaultMaxRequests;
+  static constexpr unsigned DefaultMaxRequests = 256, MaxMaxRequests = 1 << 20;
+
+  /// Read and validate the environment.
+  static IOConfigTy fromEnv();
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_IO_IOCONFIG_H

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// What the file engine needs of a device, and nothing more: the engine
+// depends on this interface, GenericDeviceTy provides it through
+// DeviceIOAdapterTy (offloadio/DeviceIOAdapter.h), and tests substitute
+// their own.
+#ifndef OFFLOADIO_IO_IODEVICE_H
+#define OFFLOADIO_IO_IODEVICE_H
+
+#include "offloadio/ABI.h"
+#include "offloadio/Error.h"
+#include "offloadio/Stream.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace offloadio {
+
+class IOBusyMemoryTy;
+
+/// The device side of the file engine.
+class IODeviceTy {
+public:
+  virtual ~IODeviceTy();
+
+  /// The plugin-local device number, for messages.
+  virtual int32_t getDeviceId() const = 0;
+  /// The plugin's name, for messages.
+  virtual std::string getPluginName() const = 0;
+  /// Whether every device pointer is a host address (the direct path).
+  virtual bool hostCanAccessDeviceMemory() const = 0;
+
+  /// Whether \p Ptr lies in live program memory of the device; \p Kind, if
+  /// given, gets its kind.
+  virtual bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const = 0;
+  /// Bytes from \p Ptr to the end of its allocation; SIZE_MAX if unknown.
+  virtual size_t bytesAvailableFrom(const void *Ptr) const = 0;
+  /// Memory that transfers in flight use; frees wait for it.
+  virtual IOBusyMemoryTy &getIOBusyMemory() = 0;
+
+  /// Pinned host memory for staging buffers.
+  virtual Expected<void *> allocatePinnedHost(size_t Size) = 0;
+  /// Free memory from allocatePinnedHost.
+  virtual Error freePinnedHost(void *Ptr) = 0;
+  /// A stream of the device's pool.
+  virtual Expected<StreamTy *> acquireStream() = 0;
+  /// Give back a stream from acquireStream.
+  virtual void releaseStream(StreamTy *Stream) = 0;
+  /// An event of the device's pool.
+  virtual Expected<EventTy *> acquireEvent() = 0;
+  /// Give back an event from acquireEvent.
+  virtual void releaseEvent(EventTy *Event) = 0;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_IO_IODEVICE_H

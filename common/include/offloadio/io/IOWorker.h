@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// A worker of the file engine: a thread that claims chunks from the
+// request queue and runs each on its request's path, with a stream and a
+// ring of pinned buffers of its own for the staged path.
+#ifndef OFFLOADIO_IO_IOWORKER_H
+#define OFFLOADIO_IO_IOWORKER_H
+
+#include "offloadio/io/IOPathBackend.h"
+#include "offloadio/io/IOStagingRing.h"
+
+#include <array>
+#include <memory>
+#include <thread>
+
+namespace offloadio {
+
+class IODeviceTy;
+class IORequestQueueTy;
+class IORequestTy;
+
+/// The engine's backends, indexed by IOPathTy.
+using IOPathTableTy =
+    std::array<std::unique_ptr<IOPathBackendTy>, size_t(IOPathTy::Count)>;
+
+/// A worker's stream and staging ring, created on first use, and the
+/// first staged chunk of the request it serves.
+class IOWorkerStagingTy {
+public:
+  IOWorkerStagingTy(IODeviceTy &Device, unsigned RingDepth, size_t MinSlotSize)
+      : Device(Device), Ring(Device, RingDepth, MinSlotSize) {}
+  /// Frees the ring, then gives the stream back.
+  ~IOWorkerStagingTy();
+  IOWorkerStagingTy(const IOWorkerStagingTy &) = delete;
+  IOWorkerStagingTy &operator=(const IOWorkerStagingTy &) = delete;
+
+  /// The stream, and a ring of buffers of at least \p SlotSize bytes, for
+  /// chunk \p Chunk of the request served.
+  Error prepare(size_t SlotSize, size_t Chunk);
+  /// After prepare().
+  StreamTy &stream() { return *Stream; }
+  IOStagingRingTy &ring() { return Ring; }
+  /// The request served is done with this worker: wait for its copies; a
+  /// failure there is the error of its first staged chunk.
+  void finishRequest(IORequestTy &R);
+
+private:
+  IODeviceTy &Device;
+  StreamTy *Stream = nullptr;
+  IOStagingRingTy Ring;
+  size_t FirstStaged = SIZE_MAX;
+};
+
+/// One worker thread.
+class IOWorkerTy {
+public:
+  IOWorkerTy(IORequestQueueTy &Queue, IOPathTableTy &Paths, IODeviceTy &Device,
+             unsigned RingDepth, size_t MinSlotSize)
+      : Queue(Queue), Paths(Paths),
+        Staging(Device, RingDepth, MinSlotSize) {}
+  /// Joins the thread; the queue must be stopping.
+  ~IOWorkerTy();
+  IOWorkerTy(const IOWorkerTy &) = delete;
+  IOWorkerTy &operator=(const IOWorkerTy &) = delete;
+
+  /// Start the thread.
+  void start();
+
+private:
+  /// Serve requests until the queue stops.
+  void run();
+  /// Run chunk \p Index of \p R on its path.
+  void processChunk(IORequestTy &R, size_t Index);
+
+  IORequestQueueTy &Queue;
+  IOPathTableTy &Paths;
+  IOWorkerStagingTy Staging;
+  std::thread Thread;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_IO_IOWORKER_H

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/DeviceIOAdapter.h"
+#include "offloadio/Device.h"
+#include "offloadio/Plugin.h"
+
+using namespace offloadio;
+
+IODeviceTy::~IODeviceTy() = default;
+
+int32_t DeviceIOAdapterTy::getDeviceId() const { return Device.getDeviceId(); }
+
+std::string DeviceIOAdapterTy::getPluginName() const {
+  return Device.getPlugin().getName();
+}
+
+bool DeviceIOAdapterTy::hostCanAccessDeviceMemory() const {
+  return Device.getLimits().HostCanAccessDeviceMemory;
+}
+
+bool DeviceIOAdapterTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
+  return Device.ownsPointer(Ptr, Kind);
+}
+
+size_t DeviceIOAdapterTy::bytesAvailableFrom(const void *Ptr) const {
+  return Device.bytesAvailableFrom(Ptr);
+}
+
+IOBusyMemoryTy &DeviceIOAdapterTy::getIOBusyMemory() {
+  return Device.getIOBusyMemory();
+}
+
+Expected<void *> DeviceIOAdapterTy::allocatePinnedHost(size_t Size) {
+  return Device.allocatePinnedHost(Size);
+}
+
+Error DeviceIOAdapterTy::freePinnedHost(void *Ptr) {
+  return Device.freePinnedHost(Ptr);
+}
+
+Expected<StreamTy *> DeviceIOAdapterTy::acquireStream() {
+  return Device.acquireStream();
+}
+
+void DeviceIOAdapterTy::releaseStream(StreamTy *Stream) {
+  Device.releaseStream(Stream);
+}
+
+Expected<EventTy *> DeviceIOAdapterTy::acquireEvent() {
+  return Device.acquireEvent();
+}
+
+void DeviceIOAdapterTy::releaseEvent(EventTy *Event) {
+  Device.releaseEvent(Event);
+}

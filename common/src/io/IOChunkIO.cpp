@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/io/IOChunkIO.h"
+#include "offloadio/io/IORequest.h"
+#include "offloadio/io/Sys.h"
+
+#include <cerrno>
+
+using namespace offloadio;
+
+namespace {
+
+/// Read with O_DIRECT. A short count that leaves the offset unaligned is the
+/// end of file; whatever is left, and all of a chunk that O_DIRECT refuses
+/// with EINVAL, is read buffered.
+Expected<size_t> readDirect(SysTy &Sys, IORequestTy &R, char *Buf, size_t Len,
+                            off_t FileOffset) {
+  size_t Done = 0;
+  while (Done < Len) {
+    ssize_t N = Sys.pread(R.directFd(), Buf + Done, Len - Done,
+                          FileOffset + off_t(Done));
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0 && errno != EINVAL)
+      return makeErrnoError(errno, "pread(fd {0}, {1}, {2} bytes, offset {3})",
+                            R.directFd(), static_cast<const void *>(Buf + Done),
+                            Len - Done, FileOffset + off_t(Done));
+    if (N == 0)
+      return Done; // End of file.
+    if (N > 0)
+      Done += size_t(N);
+    if (N < 0 || Done % R.directAlign()) {
+      auto Rest = readFully(Sys, R.bufferedFd(), Buf + Done, Len - Done,
+                            FileOffset + off_t(Done));
+      if (!Rest)
+        return Rest.takeError();
+      return Done + *Rest;
+    }
+  }
+  return Done;
+}
+
+/// Write with O_DIRECT; what O_DIRECT refuses with EINVAL, or leaves
+/// unaligned, is written buffered. \p Done gets the bytes written, also
+/// those before an error.
+Error writeDirect(SysTy &Sys, IORequestTy &R, const char *Buf, size_t Len,
+                  off_t FileOffset, size_t &Done) {
+  Done = 0;
+  while (Done < Len) {
+    ssize_t N = Sys.pwrite(R.directFd(), Buf + Done, Len - Done,
+                           FileOffset + off_t(Done));
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N == 0 || (N < 0 && errno != EINVAL))
+      return makeErrnoError(N < 0 ? errno : EIO,
+                            "pwrite(fd {0}, {1}, {2} bytes, offset {3})",
+                            R.directFd(), static_cast<const void *>(Buf + Done),
+                            Len - Done, FileOffset + off_t(Done));
+    if (N > 0)
+      Done += size_t(N);
+    if (N < 0 || Done % R.directAlign()) {
+      size_t Rest = 0;
+      Error Err = writeFully(Sys, R.bufferedFd(), Buf + Done, Len - Done,
+                             FileOffset + off_t(Done), &Rest);
+      Done += Rest;
+      return Err;
+    }
+  }
+  return Error::success();
+}
+
+} // namespace
+
+Expected<size_t> offloadio::readChunk(SysTy &Sys, IORequestTy &R, size_t Index,
+                                      char *Buf, size_t Len, off_t FileOffset) {
+  if (R.useDirectFd(Index, Buf))
+    return readDirect(Sys, R, Buf, Len, FileOffset);
+  return readFully(Sys, R.bufferedFd(), Buf, Len, FileOffset);
+}
+
+size_t offloadio::writeChunk(SysTy &Sys, IORequestTy &R, size_t Index,
+                             const char *Buf, size_t Len, off_t FileOffset) {
+  size_t Written = 0;
+  Error Err = R.useDirectFd(Index, Buf)
+                  ? writeDirect(Sys, R, Buf, Len, FileOffset, Written)
+                  : writeFully(Sys, R.bufferedFd(), Buf, Len, FileOffset,
+                               &Written);
+  if (!Err) {
+    R.recordChunk(Index, Len);
+    return Len;
+  }
+  ErrorDetailsTy D = takeErrorDetails(std::move(Err));
+  if (D.Errno == EFBIG)
+    R.recordChunk(Index, Written);
+  else
+    Written = 0;
+  R.recordError(Index, makeErrnoError(D.Errno, "{0}", D.Message));
+  return Written;
+}

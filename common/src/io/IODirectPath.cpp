@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The direct path: pread/pwrite between the file and device memory that
+// the host addresses, with no copy in between.
+#include "offloadio/io/IOChunkIO.h"
+#include "offloadio/io/IODevice.h"
+#include "offloadio/io/IOPathBackend.h"
+#include "offloadio/io/IORequest.h"
+
+using namespace offloadio;
+
+namespace {
+
+class IODirectPathTy final : public IOPathBackendTy {
+public:
+  IODirectPathTy(IODeviceTy &Device, SysTy &Sys, IOStatsTy &Stats)
+      : Device(Device), Sys(Sys), Stats(Stats) {}
+
+  IOPathTy path() const override { return IOPathTy::Direct; }
+
+  bool available(std::string &Why) const override {
+    if (Device.hostCanAccessDeviceMemory())
+      return true;
+    Why = "device memory is not addressable by the host";
+    return false;
+  }
+
+  int score(const IOPathQueryTy &Q, std::string &Why) override {
+    // Below the fastpath, which moves data without the CPU, and above
+    // staging, which copies everything once more.
+    constexpr int HostAddressable = 50;
+    if (Device.hostCanAccessDeviceMemory() || Q.Kind == AllocKindTy::Host ||
+        Q.Kind == AllocKindTy::Shared)
+      return HostAddressable;
+    Why = "device memory is not addressable by the host";
+    return Refused;
+  }
+
+  bool runChunk(IORequestTy &R, size_t I, IOWorkerStagingTy &) override {
+    size_t Len = R.chunkLength(I);
+    char *Dev = R.devPtr() + R.chunkOffset(I);
+    off_t FileOffset = R.offset() + off_t(R.chunkOffset(I));
+    if (R.isWrite()) {
+      countBytes(Stats, R, path(), writeChunk(Sys, R, I, Dev, Len, FileOffset));
+      return true;
+    }
+    auto N = readChunk(Sys, R, I, Dev, Len, FileOffset);
+    if (!N) {
+      R.recordError(I, N.takeError());
+      return true;
+    }
+    R.recordChunk(I, *N);
+    countBytes(Stats, R, path(), *N);
+    return true;
+  }
+
+private:
+  IODeviceTy &Device;
+  SysTy &Sys;
+  IOStatsTy &Stats;
+};
+
+} // namespace
+
+std::unique_ptr<IOPathBackendTy>
+offloadio::makeDirectPath(IODeviceTy &Device, SysTy &Sys, IOStatsTy &Stats) {
+  return std::make_unique<IODirectPathTy>(Device, Sys, Stats);
+}

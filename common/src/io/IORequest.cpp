@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/io/IORequest.h"
+
+#include <unistd.h>
+
+using namespace offloadio;
+
+IORequestTy::IORequestTy(OpTy Op, int Fd, char *DevPtr, size_t Count,
+                         off_t Offset, IOPathTy Path, size_t ChunkSize,
+                         bool Append)
+    : Op(Op), Fd(Fd), BufFd(Fd), DevPtr(DevPtr), Count(Count), Offset(Offset),
+      Path(unsigned(Path)), Layout(IOChunkLayoutTy::plain(Count, ChunkSize)),
+      Append(Append), ChunkBytes(Layout.numChunks()) {
+  Done = ChunkBytes.empty();
+}
+
+IORequestTy::~IORequestTy() {
+  // A request dropped without wait() may still have chunks in the workers'
+  // hands: they must be done with it before its memory goes.
+  if (Queued) {
+    std::unique_lock<std::mutex> Guard(Lock);
+    DoneCV.wait(Guard, [&] { return Done; });
+  }
+  if (Fd >= 0)
+    ::close(Fd);
+  if (TwinFd >= 0)
+    ::close(TwinFd);
+  if (Slots)
+    Slots->fetch_sub(1, std::memory_order_relaxed);
+}
+
+void IORequestTy::applyDirect(IODirectSetupTy Setup) {
+  if (Setup.BufFd >= 0)
+    BufFd = Setup.BufFd;
+  DirectFd = Setup.DirectFd;
+  TwinFd = Setup.TwinFd;
+  DirectAlign = Setup.MemAlign;
+  DirectNote = std::move(Setup.Note);
+  if (Setup.Layout) {
+    Layout = *Setup.Layout;
+    ChunkBytes.assign(Layout.numChunks(), 0);
+    Done = ChunkBytes.empty();
+  }
+}
+
+bool IORequestTy::isDone() const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return Done;
+}
+
+void IORequestTy::recordChunk(size_t Index, size_t Bytes) {
+  std::lock_guard<std::mutex> Guard(Lock);
+  ChunkBytes[Index] = Bytes;
+}
+
+void IORequestTy::recordError(size_t Index, Error Err) {
+  ErrorDetailsTy D = takeErrorDetails(std::move(Err));
+  std::lock_guard<std::mutex> Guard(Lock);
+  if (Index >= ErrorChunk)
+    return;
+  ErrorChunk = Index;
+  ErrorMessage = std::make_unique<std::string>(std::move(D.Message));
+  // Non-POSIX failures (no staging memory, a backend error) map to the
+  // closest errno: ENOMEM for resources, EIO otherwise.
+  ErrorErrno =
+      D.Errno ? D.Errno : takeErrno(makeError(D.Code, "{0}", *ErrorMessage));
+}
+
+bool IORequestTy::failed() const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return ErrorChunk != SIZE_MAX;
+}
+
+void IORequestTy::finishChunks(size_t N) {
+  std::lock_guard<std::mutex> Guard(Lock);
+  FinishedChunks += N;
+  if (FinishedChunks >= ChunkBytes.size()) {
+    // Every byte landed: the program may free the buffer now.
+    BusyMark.reset();
+    Done = true;
+    DoneCV.notify_all();
+  }
+}
+
+Expected<size_t> IORequestTy::wait() {
+  std::unique_lock<std::mutex> Guard(Lock);
+  DoneCV.wait(Guard, [&] { return Done; });
+  // POSIX semantics: bytes up to the first short chunk (end of file); an
+  // error before that point fails the whole request, so nothing is lost
+  // silently.
+  size_t Total = 0;
+  for (size_t I = 0; I < ChunkBytes.size(); ++I) {
+    // Except at the file size limit: like pwrite(2), a write that reached
+    // it returns what it wrote before it, and EFBIG only if that is nothing.
+    if (I >= ErrorChunk && Op == Write && ErrorErrno == EFBIG &&
+        Total + ChunkBytes[I] > 0)
+      return Total + ChunkBytes[I];
+    if (I >= ErrorChunk)
+      return makeErrnoError(ErrorErrno, "{0}", *ErrorMessage);
+    Total += ChunkBytes[I];
+    if (ChunkBytes[I] < Layout.chunkLength(I))
+      break;
+  }
+  return Total;
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/io/IOStagingRing.h"
+#include "offloadio/io/IODevice.h"
+
+#include <algorithm>
+#include <cstdint>
+
+using namespace offloadio;
+
+IOStagingRingTy::~IOStagingRingTy() { llvm::consumeError(clear()); }
+
+Error IOStagingRingTy::clear() {
+  Error Err = Error::success();
+  for (IOStagingSlotTy &S : Slots) {
+    Err = llvm::joinErrors(std::move(Err), Device.freePinnedHost(S.Base));
+    Device.releaseEvent(S.Event);
+  }
+  Slots.clear();
+  NextSlot = 0;
+  return Err;
+}
+
+Error IOStagingRingTy::reserve(size_t Size, StreamTy &Stream) {
+  if (!Slots.empty() && SlotSize < Size) {
+    // A request with larger chunks (an O_DIRECT middle): the ring grows
+    // once, after the copies out of its buffers have finished.
+    if (auto Err = Stream.synchronize())
+      return Err;
+    if (auto Err = clear())
+      return Err;
+  }
+  if (Slots.empty())
+    SlotSize = std::max(Size, MinSlotSize);
+  while (Slots.size() < Depth) {
+    auto Buffer = Device.allocatePinnedHost(SlotSize + BufferAlign);
+    if (!Buffer)
+      return Buffer.takeError();
+    auto Event = Device.acquireEvent();
+    if (!Event) {
+      llvm::consumeError(Device.freePinnedHost(*Buffer));
+      return Event.takeError();
+    }
+    IOStagingSlotTy Slot;
+    Slot.Base = *Buffer;
+    uintptr_t Addr = reinterpret_cast<uintptr_t>(*Buffer);
+    Slot.Buffer = reinterpret_cast<void *>((Addr + BufferAlign - 1) /
+                                           BufferAlign * BufferAlign);
+    Slot.Event = *Event;
+    Slots.push_back(Slot);
+  }
+  return Error::success();
+}
+
+Expected<IOStagingSlotTy *> IOStagingRingTy::next() {
+  IOStagingSlotTy &Slot = Slots[NextSlot];
+  NextSlot = (NextSlot + 1) % Slots.size();
+  if (Slot.InFlight) {
+    // The ring wrapped onto a buffer whose copy may still run: the only
+    // place a worker waits for the device.
+    Slot.InFlight = false;
+    if (auto Err = Slot.Event->synchronize())
+      return std::move(Err);
+  }
+  return &Slot;
+}
+
+void IOStagingRingTy::retireAll() {
+  for (IOStagingSlotTy &S : Slots)
+    S.InFlight = false;
+}
