@@ -34,14 +34,22 @@ Error GenericDeviceTy::init() {
     MemoryManager = std::make_unique<MemoryManagerTy>(
         static_cast<BlockAllocatorTy &>(*this), Threshold);
 
-  unsigned InitialStreams = readIntEnv("LIBOMPTARGET_NUM_INITIAL_STREAMS",
-                                       getInitialStreams(), 0, 1024);
-  unsigned InitialEvents = readIntEnv("LIBOMPTARGET_NUM_INITIAL_EVENTS",
-                                      getInitialEvents(), 0, 1024);
-  LockThreshold = readSizeEnv("OFFLOADIO_LOCK_THRESHOLD",
-                              getDefaultLockThreshold(), 0, SIZE_MAX);
-  PageablePolicy = PageablePolicyTy(readChoiceEnv(
-      "OFFLOADIO_PAGEABLE_PATH", {"auto", "staged", "lock"}, 0));
+  unsigned InitialStreams =
+      readIntEnv("LIBOMPTARGET_NUM_INITIAL_STREAMS", 1, 0, 1024);
+  unsigned InitialEvents =
+      readIntEnv("LIBOMPTARGET_NUM_INITIAL_EVENTS", 1, 0, 1024);
+  size_t CaptureLimit = getPageableCaptureLimit();
+  Policy = TransferPolicyTy(TransferSettingsTy::fromEnv(), CaptureLimit);
+
+  // What every image's device runtime reads, the same for each image.
+  DeviceEnv.DebugKind =
+      uint32_t(readIntEnv("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, 0, INT32_MAX));
+  DeviceEnv.NumDevices = uint32_t(Plugin.getNumDevices());
+  DeviceEnv.DeviceNum = uint32_t(DeviceId);
+  DeviceEnv.DynamicMemSize = uint32_t(
+      readSizeEnv("LIBOMPTARGET_SHARED_MEMORY_SIZE", 0, 0,
+                  std::min<uint64_t>(Limits.MaxDynamicSharedMemory,
+                                     UINT32_MAX)));
   size_t BufferSize = readSizeEnv("OFFLOADIO_STAGING_BUFFER_SIZE", 4 << 20,
                                   4096, 1ULL << 30);
   unsigned MaxBuffers = readIntEnv("OFFLOADIO_STAGING_BUFFERS", 16, 1, 4096);
@@ -52,12 +60,15 @@ Error GenericDeviceTy::init() {
   MaxBuffers = unsigned(std::min<uint64_t>(MaxBuffers, PoolMax / BufferSize));
   Staging = std::make_unique<StagingPoolTy>(
       BufferSize, MaxBuffers,
-      [this](size_t Size) { return allocateImpl(Size, AllocKindTy::Host); },
-      [this](void *Ptr) { return freeImpl(Ptr, AllocKindTy::Host); });
-  SmallDownloads = std::make_unique<StagingPoolTy>(
-      SmallDriverCopy, MaxSmallDownloadBuffers,
-      [this](size_t Size) { return allocateImpl(Size, AllocKindTy::Host); },
-      [this](void *Ptr) { return freeImpl(Ptr, AllocKindTy::Host); });
+      [this](size_t Size) { return allocatePinnedHost(Size); },
+      [this](void *Ptr) { return freePinnedHost(Ptr); });
+  // Small downloads the backend could capture get a bounce buffer of that
+  // size; without a capture limit none takes this route.
+  if (CaptureLimit)
+    SmallDownloads = std::make_unique<StagingPoolTy>(
+        CaptureLimit, MaxSmallDownloadBuffers,
+        [this](size_t Size) { return allocatePinnedHost(Size); },
+        [this](void *Ptr) { return freePinnedHost(Ptr); });
 
   if (auto Err = Streams.grow(InitialStreams))
     return Err;
@@ -104,8 +115,9 @@ Error GenericDeviceTy::deinit() {
   Streams.clear();
   if (auto Err = Staging->clear())
     Result = llvm::joinErrors(std::move(Result), std::move(Err));
-  if (auto Err = SmallDownloads->clear())
-    Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  if (SmallDownloads)
+    if (auto Err = SmallDownloads->clear())
+      Result = llvm::joinErrors(std::move(Result), std::move(Err));
   {
     std::lock_guard<std::mutex> Guard(ImagesLock);
     Images.clear();
@@ -122,6 +134,8 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
   if (!ImageOrErr)
     return ImageOrErr.takeError();
   DeviceImageTy &Image = **ImageOrErr;
+  if (auto Err = writeDeviceEnvironment(Image))
+    return std::move(Err);
 
   // The table must match the image's entries one to one, in order.
   for (const __tgt_offload_entry *E = TgtImage.EntriesBegin;
@@ -181,7 +195,7 @@ Expected<void *> GenericDeviceTy::dataAlloc(int64_t Size, void *HstPtr,
     [[fallthrough]];
   case AllocKindTy::Host:
   case AllocKindTy::Shared: {
-    auto PtrOrErr = allocateImpl(Bytes, Kind);
+    auto PtrOrErr = allocateMemory(Bytes, Kind);
     if (!PtrOrErr)
       return PtrOrErr.takeError();
     Ptr = *PtrOrErr;
@@ -191,33 +205,18 @@ Expected<void *> GenericDeviceTy::dataAlloc(int64_t Size, void *HstPtr,
     return makeError(ErrorCode::InvalidArgument,
                      "unknown allocation kind {0}", int32_t(Kind));
   }
+  // Only host memory is registered, and the cache serves device memory.
   if (auto Err = onAllocated(Ptr, Bytes, Kind)) {
-    llvm::consumeError(freeImpl(Ptr, Kind));
+    llvm::consumeError(freeMemory(Ptr));
     return std::move(Err);
   }
+  UserAllocations.add(Ptr, Bytes, Kind);
   if (HstPtr && Size > 0)
     if (auto Err = lockMappedBuffer(Ptr, HstPtr, size_t(Size))) {
       llvm::consumeError(dataDelete(Ptr, Kind));
       return std::move(Err);
     }
   return Ptr;
-}
-
-std::optional<AllocationInfoTy>
-GenericDeviceTy::findBuffer(const void *Ptr) const {
-  auto Alloc = Allocations.find(Ptr);
-  if (!Alloc || !MemoryManager)
-    return Alloc;
-  if (MemoryManager->isCached(Alloc->Ptr))
-    return std::nullopt; // Freed; the next allocation may get it.
-  auto Requested = MemoryManager->requestedSize(Alloc->Ptr);
-  if (!Requested)
-    return Alloc; // Not a block of the cache.
-  if (static_cast<const char *>(Ptr) >=
-      static_cast<const char *>(Alloc->Ptr) + *Requested)
-    return std::nullopt; // In the block's slack.
-  Alloc->Size = *Requested;
-  return Alloc;
 }
 
 Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
@@ -231,45 +230,108 @@ Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
                      "double free of {0} on device {1}: the block is already "
                      "free",
                      TgtPtr, DeviceId);
-  // The kind the memory was allocated with decides what freeing it undoes:
-  // omp_target_free passes DEFAULT whatever allocated the memory, and HOST
-  // memory's registration in the pinned map must go with the memory.
-  AllocKindTy Actual;
-  bool Owned = ownsPointer(TgtPtr, &Actual);
-  if (Kind != AllocKindTy::Host && Owned && Actual == AllocKindTy::Host)
-    Kind = AllocKindTy::Host;
-  // The registration is plugin-wide: a device that cannot free the memory
-  // must not drop it, or the owner could never free it afterwards.
-  if (Kind == AllocKindTy::Host && !Owned)
+  // Only the start of a live allocation of this device can be freed; the
+  // pinned map's registration of host memory is plugin-wide, and a device
+  // that cannot free the memory must not drop it, or the owner could never
+  // free it afterwards.
+  auto Alloc = UserAllocations.find(TgtPtr);
+  if (!Alloc)
     return makeError(ErrorCode::NotFound,
-                     "free of {0} (host memory) on device {1}: not allocated "
+                     "free of {0} ({1} memory) on device {2}: not allocated "
                      "by this device",
-                     TgtPtr, DeviceId);
+                     TgtPtr, allocKindName(Kind), DeviceId);
+  if (Alloc->Ptr != TgtPtr)
+    return makeError(ErrorCode::InvalidArgument,
+                     "free of {0} ({1} memory) on device {2}: the pointer is "
+                     "inside a {3} allocation of {4} bytes at {5}, not its "
+                     "start",
+                     TgtPtr, allocKindName(Kind), DeviceId,
+                     allocKindName(Alloc->Kind), Alloc->Size, Alloc->Ptr);
+  // The kind the memory was allocated with decides what freeing it undoes,
+  // whatever kind the free names (docs/errors-and-env.md, "Freeing with
+  // another kind"): omp_target_free passes DEFAULT whatever allocated the
+  // memory, and HOST memory's registration in the pinned map must go with
+  // the memory.
+  Kind = Alloc->Kind;
   // File transfers in flight into or out of the memory finish first: they
   // must not touch it once it is freed (and perhaps handed out again).
   // omp_target_free cannot report a failure to the program, so a free
   // waits rather than fails. Transfers submitted meanwhile wait for the free
   // and then find the memory gone.
-  size_t Room = std::max<size_t>(bytesAvailableFrom(TgtPtr), 1);
+  size_t Room = std::max<size_t>(Alloc->Size, 1);
   if (IOBusy.beginFree(TgtPtr, Room))
     Plugin.getInfo().print(InfoDataTransfer, DeviceId,
                            "free of {0} waited for file transfers in flight",
                            TgtPtr);
   auto EndFree =
       llvm::make_scope_exit([&] { IOBusy.endFree(TgtPtr, Room); });
-  if (auto Err = onFreeing(TgtPtr, Kind))
+  // Claimed first, so that of two frees of one pointer in flight only one
+  // goes on; given back if the free fails and the memory stays.
+  if (!UserAllocations.remove(TgtPtr))
+    return makeError(ErrorCode::NotFound,
+                     "free of {0} ({1} memory) on device {2}: already freed",
+                     TgtPtr, allocKindName(Kind), DeviceId);
+  auto Restore = [&](Error Err) {
+    UserAllocations.add(Alloc->Ptr, Alloc->Size, Alloc->Kind);
     return Err;
+  };
+  if (auto Err = onFreeing(TgtPtr, Kind))
+    return Restore(std::move(Err));
   if (auto Err = unlockMappedBuffer(TgtPtr))
     return Err;
-  if (MemoryManager &&
-      (Kind == AllocKindTy::Default || Kind == AllocKindTy::Device)) {
+  if (MemoryManager && isDeviceKind(Kind)) {
     auto Cached = MemoryManager->free(TgtPtr);
     if (!Cached)
       return Cached.takeError();
     if (*Cached)
       return Error::success();
   }
-  return freeImpl(TgtPtr, Kind);
+  return freeMemory(TgtPtr);
+}
+
+Expected<void *> GenericDeviceTy::allocateMemory(size_t Size,
+                                                 AllocKindTy Kind) {
+  auto Ptr = allocateImpl(Size, Kind);
+  if (Ptr)
+    VendorMemory.add(*Ptr, Size, Kind);
+  return Ptr;
+}
+
+Error GenericDeviceTy::freeMemory(void *Ptr) {
+  auto Alloc = VendorMemory.remove(Ptr);
+  if (!Alloc)
+    return makeError(ErrorCode::NotFound,
+                     "free of {0} on device {1}: not allocated by this device",
+                     Ptr, DeviceId);
+  if (auto Err = freeImpl(Ptr, Alloc->Size, Alloc->Kind)) {
+    // The vendor kept the memory: it can be freed again later.
+    VendorMemory.add(Alloc->Ptr, Alloc->Size, Alloc->Kind);
+    return Err;
+  }
+  return Error::success();
+}
+
+Error GenericDeviceTy::freeLeakedMemory() {
+  UserAllocations.takeAll();
+  Error Result = Error::success();
+  for (const AllocationInfoTy &Alloc : VendorMemory.takeAll())
+    if (auto Err = freeImpl(Alloc.Ptr, Alloc.Size, Alloc.Kind))
+      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  return Result;
+}
+
+Error GenericDeviceTy::writeDeviceEnvironment(DeviceImageTy &Image) {
+  // An image without either global (no OpenMP device runtime linked)
+  // needs none.
+  for (const char *Symbol : DeviceEnvironmentSymbols) {
+    auto Written =
+        writeImageGlobalImpl(Image, Symbol, &DeviceEnv, sizeof(DeviceEnv));
+    if (!Written)
+      return Written.takeError();
+    if (*Written)
+      return Error::success();
+  }
+  return Error::success();
 }
 
 Error GenericDeviceTy::lockMappedBuffer(void *TgtPtr, void *HstPtr,

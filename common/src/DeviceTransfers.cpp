@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Host <-> device copy policy. Every copy consults the plugin's map of locked
-// regions: locked pieces go straight to the DMA engine; the rest is either
-// staged through pooled pinned buffers (the data is captured before the call
-// returns, so the caller may reuse its buffer at once, as libomptarget does
-// with firstprivate data) or, above the lock threshold, locked for the copy
-// and waited for.
+// Host <-> device copies. Every copy consults the plugin's map of locked
+// regions and asks the device's TransferPolicyTy for each piece's route:
+// locked pieces go straight to the DMA engine; the rest is handed to a
+// backend that captures it at enqueue, staged through pooled pinned buffers
+// (the data is captured before the call returns, so the caller may reuse its
+// buffer at once, as libomptarget does with firstprivate data), with the
+// copy threads sharing the host side of large ones, or, when the program
+// asks for it (OFFLOADIO_PAGEABLE_PATH=lock), locked for the copy and
+// waited for.
 #include "offloadio/Device.h"
 #include "offloadio/Plugin.h"
 
@@ -13,40 +16,6 @@
 #include <mutex>
 
 using namespace offloadio;
-
-const char *offloadio::transferPathName(TransferPathTy Path) {
-  switch (Path) {
-  case TransferPathTy::PinnedToDevice:
-    return "pinned-to-device";
-  case TransferPathTy::PinnedFromDevice:
-    return "pinned-from-device";
-  case TransferPathTy::StagedToDevice:
-    return "staged-to-device";
-  case TransferPathTy::StagedFromDevice:
-    return "staged-from-device";
-  case TransferPathTy::LockedToDevice:
-    return "locked-to-device";
-  case TransferPathTy::LockedFromDevice:
-    return "locked-from-device";
-  case TransferPathTy::DeviceToDevice:
-    return "device-to-device";
-  case TransferPathTy::NumPaths:
-    break;
-  }
-  return "unknown";
-}
-
-bool GenericDeviceTy::lockForCopy(size_t Size) const {
-  switch (PageablePolicy) {
-  case PageablePolicyTy::Staged:
-    return false;
-  case PageablePolicyTy::Lock:
-    return true;
-  case PageablePolicyTy::Auto:
-    break;
-  }
-  return Size >= LockThreshold;
-}
 
 /// Walk [HstPtr, HstPtr+Size) as locked and unlocked pieces.
 template <typename FnTy>
@@ -79,7 +48,8 @@ Error GenericDeviceTy::submitHostToDevice(void *TgtPtr, const void *HstPtr,
   return forEachSegment(
       Plugin.getPinnedMap(), static_cast<const char *>(HstPtr), Size,
       [&](const PinnedSegmentTy &Seg, size_t Offset) -> Error {
-        if (!Seg.DevAccessiblePtr)
+        if (Policy.route(Seg.DevAccessiblePtr, Seg.Size) !=
+            CopyRouteTy::PinnedDMA)
           return submitUnlocked(Tgt + Offset, Seg.HstPtr, Seg.Size, *Stream);
         countTransfer(TransferPathTy::PinnedToDevice, Seg.Size);
         return Stream->copyAsync(Tgt + Offset, Seg.DevAccessiblePtr, Seg.Size,
@@ -98,7 +68,8 @@ Error GenericDeviceTy::retrieveDeviceToHost(void *HstPtr, const void *TgtPtr,
   return forEachSegment(
       Plugin.getPinnedMap(), Hst, Size,
       [&](const PinnedSegmentTy &Seg, size_t Offset) -> Error {
-        if (!Seg.DevAccessiblePtr)
+        if (Policy.route(Seg.DevAccessiblePtr, Seg.Size) !=
+            CopyRouteTy::PinnedDMA)
           return retrieveUnlocked(Hst + Offset, Tgt + Offset, Seg.Size,
                                   *Stream);
         countTransfer(TransferPathTy::PinnedFromDevice, Seg.Size);
@@ -139,7 +110,8 @@ private:
 
 Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
                                       size_t Size, StreamTy &Stream) {
-  if (PageablePolicy == PageablePolicyTy::Lock) {
+  CopyRouteTy Route = Policy.route(/*Locked=*/false, Size);
+  if (Route == CopyRouteTy::LockForCopy) {
     // Locking does not capture the data, so the copy must be complete
     // before we return and the caller may touch its buffer again.
     auto Dev = Plugin.pinForCopy(const_cast<char *>(HstPtr), Size);
@@ -152,8 +124,7 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
         std::move(Err),
         Plugin.unpinAfterCopy(const_cast<char *>(HstPtr), *Dev, Size));
   }
-  if (PageablePolicy == PageablePolicyTy::Auto && Size <= SmallDriverCopy &&
-      driverStagesPageableCopies()) {
+  if (Route == CopyRouteTy::BackendCaptures) {
     countTransfer(TransferPathTy::StagedToDevice, Size);
     return Stream.copyAsync(TgtPtr, HstPtr, Size, CopyKindTy::HostToDevice);
   }
@@ -182,7 +153,7 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
     Errors.add(Stream.hostCallback(StagingPoolTy::releaseCallback, *Buffer));
     countTransfer(TransferPathTy::StagedToDevice, Len);
   };
-  if (lockForCopy(Size))
+  if (Route == CopyRouteTy::StagedParallel)
     Plugin.getCopyThreads().run(Chunks, Chunk);
   else
     for (size_t I = 0; I < Chunks; ++I)
@@ -192,7 +163,8 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
 
 Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
                                         size_t Size, StreamTy &Stream) {
-  if (PageablePolicy == PageablePolicyTy::Lock) {
+  CopyRouteTy Route = Policy.route(/*Locked=*/false, Size);
+  if (Route == CopyRouteTy::LockForCopy) {
     auto Dev = Plugin.pinForCopy(HstPtr, Size);
     if (!Dev)
       return Dev.takeError();
@@ -205,8 +177,7 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
   StagingPoolTy &Pool = *Staging;
   size_t BufferSize = Pool.getBufferSize();
   size_t Chunks = (Size + BufferSize - 1) / BufferSize;
-  if (PageablePolicy == PageablePolicyTy::Auto && Size <= SmallDriverCopy &&
-      driverStagesPageableCopies()) {
+  if (Route == CopyRouteTy::BackendCaptures) {
     countTransfer(TransferPathTy::StagedFromDevice, Size);
     // A DMA into a pinned bounce buffer finishes sooner than the driver's
     // own pageable download, which stages internally. The bytes are copied
@@ -233,7 +204,7 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
                               StagingPoolTy::releaseCallback, *Buffer);
     return Error::success();
   }
-  if (!lockForCopy(Size)) {
+  if (Route == CopyRouteTy::Staged) {
     // Small: the copy into the bounce buffer and the copy out of it both
     // run on the stream, so the call stays asynchronous.
     for (size_t I = 0; I < Chunks; ++I) {
@@ -264,7 +235,7 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
     auto Buffer = Pool.acquire();
     if (!Buffer)
       return Errors.add(Buffer.takeError());
-    auto Event = acquireEvent();
+    auto Event = leaseEvent();
     if (!Event) {
       Pool.release(*Buffer);
       return Errors.add(Event.takeError());
@@ -283,7 +254,6 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
       std::memcpy(HstPtr + Offset, (*Buffer)->Ptr, Len);
       countTransfer(TransferPathTy::StagedFromDevice, Len);
     }
-    releaseEvent(*Event);
     Pool.release(*Buffer);
     Errors.add(std::move(Err));
   });

@@ -67,6 +67,23 @@ std::string offloadio::reportedMarkerName(const char *Name) {
   return std::string("OFFLOADIO_REPORTED_") + Name;
 }
 
+/// Whether the report \p Stamp was printed in this process already, as
+/// the variable \p Marker says; if not, marks it printed. The marker is how
+/// the plugins loaded in one process, which share no symbols, agree on that.
+static bool reportedBefore(const std::string &Marker,
+                           const std::string &Stamp) {
+  if (auto Seen = getEnv(Marker.c_str()); Seen && *Seen == Stamp)
+    return true;
+  // The variables are read while libomptarget loads the plugins and
+  // initialises devices; a marker that cannot be set (no memory) only
+  // costs a repeated warning.
+  if (setenv(Marker.c_str(), Stamp.c_str(), 1) != 0)
+    llvm::errs() << "offload-io: warning: setenv(" << Marker
+                 << ") failed: " << std::strerror(errno)
+                 << "; the warning below may be repeated\n";
+  return false;
+}
+
 void offloadio::reportInvalidEnv(const char *Name, StringRef Value,
                                  StringRef Expected, StringRef Used) {
   // All three plugins read the plugin-wide variables, and each device reads
@@ -76,19 +93,21 @@ void offloadio::reportInvalidEnv(const char *Name, StringRef Value,
   // marker holds the pid, so that a child the program execs with this
   // environment still reports the value once itself, and the value, so that
   // a different bad value is reported again.
-  std::string Marker = reportedMarkerName(Name);
   std::string Stamp = std::to_string(getpid()) + ":" + Value.str();
-  if (auto Seen = getEnv(Marker.c_str()); Seen && *Seen == Stamp)
+  if (reportedBefore(reportedMarkerName(Name), Stamp))
     return;
   llvm::errs() << "offload-io: warning: ignoring " << Name << "='" << Value
                << "': expected " << Expected << "; using " << Used << "\n";
-  // The variables are read while libomptarget loads the plugins and
-  // initialises devices; a marker that cannot be set (no memory) only
-  // costs a repeated warning.
-  if (setenv(Marker.c_str(), Stamp.c_str(), 1) != 0)
-    llvm::errs() << "offload-io: warning: setenv(" << Marker
-                 << ") failed: " << std::strerror(errno)
-                 << "; the warning above may be repeated\n";
+}
+
+void offloadio::reportDeprecatedEnv(const char *Name,
+                                    const char *Replacement) {
+  // A marker of its own: a bad value of the old name is reported too.
+  if (reportedBefore(std::string("OFFLOADIO_REPORTED_DEPRECATED_") + Name,
+                     std::to_string(getpid())))
+    return;
+  llvm::errs() << "offload-io: warning: " << Name << " is deprecated; use "
+               << Replacement << "\n";
 }
 
 bool offloadio::readBoolEnv(const char *Name, bool Default) {

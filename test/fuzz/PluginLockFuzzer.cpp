@@ -139,7 +139,7 @@ struct DeviceEnvTy {
   const char *PageablePath;
   const char *StagingBufferSize;
   const char *StagingBuffers;
-  const char *LockThreshold;
+  const char *ParallelStagingThreshold;
 };
 constexpr DeviceEnvTy DeviceEnv[NumDevices] = {
     // Copies of unlocked memory above 64 KiB are staged in 16 KiB chunks,
@@ -200,7 +200,8 @@ PluginTy &loadPlugin() {
       setenv("OFFLOADIO_STAGING_BUFFER_SIZE", DeviceEnv[D].StagingBufferSize,
              1);
       setenv("OFFLOADIO_STAGING_BUFFERS", DeviceEnv[D].StagingBuffers, 1);
-      setenv("OFFLOADIO_LOCK_THRESHOLD", DeviceEnv[D].LockThreshold, 1);
+      setenv("OFFLOADIO_PARALLEL_STAGING_THRESHOLD",
+             DeviceEnv[D].ParallelStagingThreshold, 1);
       OFFLOADIO_FUZZ_CHECK(P.InitDevice(D) == OFFLOAD_SUCCESS,
                            "init_device({0})", D);
       P.DeviceBuffers[D] = static_cast<char *>(
@@ -209,7 +210,8 @@ PluginTy &loadPlugin() {
     }
     for (const char *Name :
          {"OFFLOADIO_PAGEABLE_PATH", "OFFLOADIO_STAGING_BUFFER_SIZE",
-          "OFFLOADIO_STAGING_BUFFERS", "OFFLOADIO_LOCK_THRESHOLD"})
+          "OFFLOADIO_STAGING_BUFFERS",
+          "OFFLOADIO_PARALLEL_STAGING_THRESHOLD"})
       unsetenv(Name);
     for (size_t I = 0; I < NumArenas; ++I) {
       P.Arenas[I].reset(new char[ArenaSizes[I]]);

@@ -49,6 +49,10 @@ protected:
                                         size_t) override {
     return notHere("globals");
   }
+  Expected<bool> writeImageGlobalImpl(DeviceImageTy &, llvm::StringRef,
+                                      const void *, size_t) override {
+    return notHere("globals");
+  }
 };
 
 /// A plugin that creates no devices of its own; tests construct them.
@@ -109,14 +113,15 @@ public:
       std::free(reinterpret_cast<void *>(Addr));
   }
 
-  /// An allocation of \p Kind (device memory by default).
+  /// An allocation of the program, of \p Kind (device memory by default).
   char *alloc(size_t Size, AllocKindTy Kind = AllocKindTy::Device) {
-    auto P = allocateImpl(Size, Kind);
-    EXPECT_TRUE(bool(P));
-    return static_cast<char *>(*P);
+    auto P = dataAlloc(int64_t(Size), nullptr, Kind);
+    EXPECT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    return P ? static_cast<char *>(*P) : nullptr;
   }
+  /// Free an allocation of alloc().
   void release(void *Ptr) {
-    llvm::consumeError(freeImpl(Ptr, AllocKindTy::Device));
+    EXPECT_FALSE(bool(dataDelete(Ptr, AllocKindTy::Device)));
   }
 
   bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override {
@@ -158,14 +163,14 @@ public:
   std::atomic<bool> FailStreams{false}, FailEvents{false};
   /// Allocations refused so far.
   std::atomic<unsigned> RefusedAllocs{0};
-  /// Answer driverStagesPageableCopies() like the CUDA backend: small
+  /// Answer getPageableCaptureLimit() like the CUDA backend (64 KiB): small
   /// unlocked copies go to the stream directly, small downloads through a
-  /// deferred bounce buffer.
-  bool DriverStagesPageable = false;
+  /// deferred bounce buffer. 0: captures nothing.
+  size_t PageableCaptureLimit = 0;
 
 protected:
-  bool driverStagesPageableCopies() const override {
-    return DriverStagesPageable;
+  size_t getPageableCaptureLimit() const override {
+    return PageableCaptureLimit;
   }
   Error initImpl(DeviceLimitsTy &) override { return Error::success(); }
   Error deinitImpl() override { return Error::success(); }
@@ -190,7 +195,7 @@ protected:
     Allocations[reinterpret_cast<uintptr_t>(Ptr)] = {Size, Kind};
     return Ptr;
   }
-  Error freeImpl(void *Ptr, AllocKindTy) override {
+  Error freeImpl(void *Ptr, size_t, AllocKindTy) override {
     {
       std::unique_lock<std::shared_mutex> Guard(Lock);
       if (!Allocations.erase(reinterpret_cast<uintptr_t>(Ptr)))
@@ -225,7 +230,8 @@ private:
   };
   DeviceIOAdapterTy IO{*this};
   mutable std::shared_mutex Lock;
-  // Shadows the base registry: ownsPointer above answers from this one.
+  // The fake vendor's view of its memory: everything allocateImpl handed
+  // out, tests' alloc() included; ownsPointer above answers from it.
   std::map<uintptr_t, AllocationTy> Allocations;
 };
 

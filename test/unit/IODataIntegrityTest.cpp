@@ -333,16 +333,13 @@ TEST_F(IODataIntegrityTest, RefusedSubmissionsHoldNothing) {
 // Buffer checks: the size asked for, no freed memory
 //===----------------------------------------------------------------------===//
 
-/// A device whose backend records its allocations in the shared registry,
-/// as the host, CUDA and AMDGPU backends do.
+/// A device whose backend makes only the vendor calls, as the host, CUDA
+/// and AMDGPU backends do: the framework's registry answers ownsPointer.
 class RegistryDeviceTy final : public ImagelessDeviceTy {
 public:
   explicit RegistryDeviceTy(GenericPluginTy &Plugin)
       : ImagelessDeviceTy(Plugin, 0) {}
-  ~RegistryDeviceTy() override {
-    for (const AllocationInfoTy &A : Allocations.takeAll())
-      std::free(A.Ptr);
-  }
+  ~RegistryDeviceTy() override { llvm::consumeError(freeLeakedMemory()); }
 
 protected:
   Error initImpl(DeviceLimitsTy &L) override {
@@ -352,12 +349,13 @@ protected:
   Error deinitImpl() override { return Error::success(); }
   Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override {
     void *Ptr = std::aligned_alloc(64, (Size + 63) & ~size_t(63));
-    Allocations.add(Ptr, Size, Kind);
+    if (!Ptr)
+      return makeError(ErrorCode::OutOfResources,
+                       "aligned_alloc of {0} bytes of {1} memory failed", Size,
+                       allocKindName(Kind));
     return Ptr;
   }
-  Error freeImpl(void *Ptr, AllocKindTy) override {
-    if (!Allocations.remove(Ptr))
-      return notHere("such allocation");
+  Error freeImpl(void *Ptr, size_t, AllocKindTy) override {
     std::free(Ptr);
     return Error::success();
   }

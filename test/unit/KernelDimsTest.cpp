@@ -74,7 +74,7 @@ protected:
   Expected<void *> allocateImpl(size_t, AllocKindTy) override {
     return notHere("memory");
   }
-  Error freeImpl(void *, AllocKindTy) override { return notHere("memory"); }
+  Error freeImpl(void *, size_t, AllocKindTy) override { return notHere("memory"); }
   Expected<std::unique_ptr<StreamTy>> createStreamImpl() override {
     return std::make_unique<FakeStreamTy>();
   }

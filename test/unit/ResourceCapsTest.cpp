@@ -168,7 +168,7 @@ protected:
     for (const char *V :
          {"OFFLOADIO_STAGING_BUFFER_SIZE", "OFFLOADIO_STAGING_BUFFERS",
           "OFFLOADIO_STAGING_POOL_MAX", "OFFLOADIO_PAGEABLE_PATH",
-          "OFFLOADIO_LOCK_THRESHOLD"})
+          "OFFLOADIO_PARALLEL_STAGING_THRESHOLD"})
       unsetenv(V);
   }
   void start() {

@@ -27,7 +27,7 @@ protected:
   void SetUp() override {
     ASSERT_FALSE(bool(Plugin.init()));
     Device = std::make_unique<FakeDeviceTy>(Plugin, /*HostAddressable=*/true);
-    Device->DriverStagesPageable = true;
+    Device->PageableCaptureLimit = 64 << 10;
     ASSERT_FALSE(bool(Device->init()));
     Tgt = static_cast<char *>(
         cantFail(Device->dataAlloc(Size, nullptr, AllocKindTy::Device)));

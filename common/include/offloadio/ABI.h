@@ -116,6 +116,11 @@ enum OffloadEntryFlagsTy : int32_t {
 /// Printable name of an allocation kind.
 const char *allocKindName(AllocKindTy Kind);
 
+/// Whether \p Kind is device memory: DEVICE, or DEFAULT (omp_target_alloc).
+inline bool isDeviceKind(AllocKindTy Kind) {
+  return Kind == AllocKindTy::Device || Kind == AllocKindTy::Default;
+}
+
 } // namespace offloadio
 
 #endif // OFFLOADIO_ABI_H

@@ -9,12 +9,14 @@
 #include "offloadio/ABI.h"
 #include "offloadio/AllocationRegistry.h"
 #include "offloadio/AsyncInfoWrapper.h"
+#include "offloadio/DeviceEnvironment.h"
 #include "offloadio/DeviceImage.h"
 #include "offloadio/Error.h"
 #include "offloadio/Kernel.h"
 #include "offloadio/MemoryManager.h"
 #include "offloadio/ResourcePool.h"
 #include "offloadio/StagingPool.h"
+#include "offloadio/TransferPolicy.h"
 #include "offloadio/io/IOBusyMemory.h"
 #include "offloadio/Stream.h"
 
@@ -45,28 +47,25 @@ struct DeviceLimitsTy {
   /// Threads the device runtime keeps for a generic-mode team's main thread.
   uint32_t WarpSize = 1;
   bool HostCanAccessDeviceMemory = false; ///< Device pointers are host addresses.
+  /// Most dynamic shared (group) memory a launch may get: the upper bound
+  /// of LIBOMPTARGET_SHARED_MEMORY_SIZE.
+  uint64_t MaxDynamicSharedMemory = 0;
 };
 
-/// How one piece of a copy was served.
+/// How one piece of a copy was served (the counters' index).
 enum class TransferPathTy : unsigned {
   PinnedToDevice,   ///< Host -> device from a locked region, by DMA.
   PinnedFromDevice, ///< Device -> host into a locked region, by DMA.
   StagedToDevice,   ///< Host -> device through pooled bounce buffers.
   StagedFromDevice, ///< Device -> host through pooled bounce buffers.
-  LockedToDevice,   ///< Host -> device, memory locked for the copy only.
-  LockedFromDevice, ///< Device -> host, memory locked for the copy only.
+  /// Host -> device, memory locked for the copy only
+  /// (OFFLOADIO_PAGEABLE_PATH=lock).
+  LockedToDevice,
+  /// Device -> host, memory locked for the copy only
+  /// (OFFLOADIO_PAGEABLE_PATH=lock).
+  LockedFromDevice,
   DeviceToDevice,   ///< Between device allocations.
   NumPaths
-};
-
-/// Printable name of a transfer path.
-const char *transferPathName(TransferPathTy Path);
-
-/// How copies from and to memory that is not locked are served.
-enum class PageablePolicyTy {
-  Auto,   ///< Staged below the lock threshold, locked for the copy above.
-  Staged, ///< Always through bounce buffers.
-  Lock,   ///< Always lock for the duration of the copy.
 };
 
 /// Per-path byte and operation counters of one device.
@@ -148,6 +147,11 @@ public:
   static void printInfoLine(llvm::raw_ostream &OS, llvm::StringRef Key,
                             const llvm::Twine &Value);
 
+  /// The device's copy policy (set up at init).
+  const TransferPolicyTy &getTransferPolicy() const { return Policy; }
+  /// The device runtime's environment, filled at init.
+  const DeviceEnvironmentTy &getDeviceEnvironment() const { return DeviceEnv; }
+
   /// Stream pool access for components of common/ (transfer engines).
   Expected<StreamTy *> acquireStream() { return Streams.acquire(); }
   /// Give back a stream from acquireStream().
@@ -156,13 +160,22 @@ public:
   Expected<EventTy *> acquireEvent() { return Events.acquire(); }
   /// Give back an event from acquireEvent().
   void releaseEvent(EventTy *Event) { Events.release(Event); }
+  /// An event of the pool that returns itself when the lease goes.
+  Expected<PoolLeaseTy<EventTy>> leaseEvent() {
+    auto Event = Events.acquire();
+    if (!Event)
+      return Event.takeError();
+    return PoolLeaseTy<EventTy>(Events, *Event);
+  }
 
-  /// Pinned host memory for engines of common/ (bounce buffers).
+  /// Pinned host memory for engines of common/ (bounce buffers). It is the
+  /// framework's, not the program's: the registry of the program's
+  /// allocations never lists it.
   Expected<void *> allocatePinnedHost(size_t Size) {
-    return allocateImpl(Size, AllocKindTy::Host);
+    return allocateMemory(Size, AllocKindTy::Host);
   }
   /// Free memory from allocatePinnedHost.
-  Error freePinnedHost(void *Ptr) { return freeImpl(Ptr, AllocKindTy::Host); }
+  Error freePinnedHost(void *Ptr) { return freeMemory(Ptr); }
 
   /// The device's file engine, created on first use.
   Expected<IOEngineTy &> getIOEngine();
@@ -178,14 +191,9 @@ public:
   }
   /// The device's bounce-buffer pool.
   StagingPoolTy &getStagingPool() { return *Staging; }
-  /// Largest unlocked copy handed to a backend whose driver stages pageable
-  /// copies itself (driverStagesPageableCopies), and the size of the
-  /// small-download bounce buffers.
-  static constexpr size_t SmallDriverCopy = 64 << 10;
-  /// Most small-download bounce buffers per device (2 MiB pinned).
+  /// Most small-download bounce buffers per device (each of the backend's
+  /// capture limit: 2 MiB pinned with 64 KiB).
   static constexpr unsigned MaxSmallDownloadBuffers = 32;
-  /// Size from which unlocked memory is locked for a copy instead of staged.
-  size_t getLockThreshold() const { return LockThreshold; }
 
   /// Whether \p Ptr lies in memory the program allocated on this device and
   /// has not freed, and of which kind (see findBuffer).
@@ -198,19 +206,26 @@ public:
   /// Bytes from \p Ptr to the end of the allocation containing it, as the
   /// program asked for it, or SIZE_MAX when the registry does not know the
   /// allocation.
-  virtual size_t bytesAvailableFrom(const void *Ptr) const {
+  size_t bytesAvailableFrom(const void *Ptr) const {
     auto Alloc = findBuffer(Ptr);
     if (!Alloc)
       return SIZE_MAX;
     return static_cast<const char *>(Alloc->Ptr) + Alloc->Size -
            static_cast<const char *>(Ptr);
   }
-  /// The allocation of the program that contains \p Ptr, with the size the
-  /// program asked for. Answered from the registry of live allocations that
-  /// backends fill, less what the small-allocation cache knows better: the
-  /// slack of its blocks past the size asked for, and blocks the program
-  /// freed that the cache keeps for reuse.
-  std::optional<AllocationInfoTy> findBuffer(const void *Ptr) const;
+  /// The allocation of the program that contains \p Ptr, with the size and
+  /// kind the program asked for: dataAlloc registers each allocation it
+  /// hands out and dataDelete forgets it, so memory the small-allocation
+  /// cache keeps for reuse, the slack of its blocks and the framework's own
+  /// pinned buffers are never found.
+  std::optional<AllocationInfoTy> findBuffer(const void *Ptr) const {
+    return UserAllocations.find(Ptr);
+  }
+  /// Number of the program's live allocations on this device and their
+  /// bytes (device info).
+  std::pair<size_t, size_t> getAllocationUsage() const {
+    return UserAllocations.usage();
+  }
 
 protected:
   /// Backend initialisation; fills Limits.
@@ -227,10 +242,19 @@ protected:
   virtual Expected<void *> getGlobalAddressImpl(DeviceImageTy &Image,
                                                 llvm::StringRef Name,
                                                 size_t Size) = 0;
-  /// Allocate \p Size bytes of \p Kind.
+  /// Write \p Size bytes from \p Data into global \p Name of \p Image and
+  /// wait for the write. Returns false when the image has no such global;
+  /// fails (InvalidImage) when the global has a different size.
+  virtual Expected<bool> writeImageGlobalImpl(DeviceImageTy &Image,
+                                              llvm::StringRef Name,
+                                              const void *Data,
+                                              size_t Size) = 0;
+  /// Allocate \p Size bytes of \p Kind: the vendor call only; the framework
+  /// keeps the books (allocateMemory).
   virtual Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) = 0;
-  /// Free memory from allocateImpl.
-  virtual Error freeImpl(void *Ptr, AllocKindTy Kind) = 0;
+  /// Free memory from allocateImpl; \p Size and \p Kind are what it was
+  /// allocated with.
+  virtual Error freeImpl(void *Ptr, size_t Size, AllocKindTy Kind) = 0;
   /// Create a stream for the pool.
   virtual Expected<std::unique_ptr<StreamTy>> createStreamImpl() = 0;
   /// Create an event for the pool.
@@ -246,35 +270,37 @@ protected:
   /// The backend's vendor storage DMA, or null (with the reason) if none.
   virtual IOFastpathTy *getIOFastpathImpl() { return nullptr; }
 
-  /// Whether the vendor's own copy from or to pageable host memory returns
-  /// only once the host side is done (CUDA stages such copies itself). Small
-  /// unlocked copies then go straight to the driver: no bounce buffer and no
-  /// completion callback, which costs more than the copy.
-  virtual bool driverStagesPageableCopies() const { return false; }
+  /// The largest copy from pageable host memory that the backend's stream
+  /// captures at enqueue, so that the caller may reuse its memory on return
+  /// (CUDA's driver stages such uploads itself; the host stream copies or
+  /// captures them on the caller's thread); 0: none. Unlocked copies up to
+  /// this size skip the bounce buffers and their completion callbacks,
+  /// which cost more than the copy; small downloads get bounce buffers of
+  /// this size (TransferPolicyTy).
+  virtual size_t getPageableCaptureLimit() const { return 0; }
 
-  /// Default of OFFLOADIO_LOCK_THRESHOLD for this backend: the size from
-  /// which locking unlocked memory for one copy beats staging it.
-  virtual size_t getDefaultLockThreshold() const { return 1 << 20; }
-
-  /// Number of streams and events created at init.
-  virtual unsigned getInitialStreams() const { return 1; }
-  virtual unsigned getInitialEvents() const { return 1; }
+  /// Free what the program and the framework left allocated: for backends
+  /// whose teardown must release the vendor memory itself.
+  Error freeLeakedMemory();
 
   GenericPluginTy &Plugin;
   const int32_t DeviceId;
   DeviceLimitsTy Limits;
-  /// Live allocations; each backend records what allocateImpl hands out and
-  /// forgets what freeImpl releases.
-  AllocationRegistryTy Allocations;
 
 private:
   // BlockAllocatorTy for the memory manager.
   Expected<void *> allocateBlock(size_t Size) override {
-    return allocateImpl(Size, AllocKindTy::Device);
+    return allocateMemory(Size, AllocKindTy::Device);
   }
-  Error freeBlock(void *Ptr) override {
-    return freeImpl(Ptr, AllocKindTy::Device);
-  }
+  Error freeBlock(void *Ptr) override { return freeMemory(Ptr); }
+
+  /// allocateImpl, recorded in VendorMemory.
+  Expected<void *> allocateMemory(size_t Size, AllocKindTy Kind);
+  /// freeImpl of memory from allocateMemory, with the kind it was
+  /// allocated as; refused for memory it did not hand out.
+  Error freeMemory(void *Ptr);
+  /// Write the device runtime's environment into \p Image, if it has one.
+  Error writeDeviceEnvironment(DeviceImageTy &Image);
 
   /// Host -> device copy policy (pinned map, staging) behind dataSubmit.
   Error submitHostToDevice(void *TgtPtr, const void *HstPtr, size_t Size,
@@ -298,9 +324,6 @@ private:
   /// Copy device memory to an unlocked host range.
   Error retrieveUnlocked(char *HstPtr, const char *TgtPtr, size_t Size,
                          StreamTy &Stream);
-  /// Whether an unlocked range of \p Size bytes is locked for the copy.
-  bool lockForCopy(size_t Size) const;
-
   Error checkTransferArgs(const char *What, const void *Dst, const void *Src,
                           int64_t Size) const;
 
@@ -323,8 +346,15 @@ private:
   /// (LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS).
   std::mutex MappedLocksLock;
   llvm::DenseMap<void *, void *> MappedLocks;
-  size_t LockThreshold = 0;
-  PageablePolicyTy PageablePolicy = PageablePolicyTy::Auto;
+  TransferPolicyTy Policy{TransferSettingsTy(), 0};
+  DeviceEnvironmentTy DeviceEnv;
+  /// The program's live allocations (dataAlloc / dataDelete).
+  AllocationRegistryTy UserAllocations;
+  /// Everything allocateImpl handed out and freeImpl has not released:
+  /// the program's allocations, the memory manager's blocks and the
+  /// framework's pinned buffers. A free takes its entry out first, so that
+  /// a double free never reaches the vendor twice.
+  AllocationRegistryTy VendorMemory;
   std::mutex ImagesLock;
   std::vector<std::unique_ptr<DeviceImageTy>> Images;
   TransferCountersTy Counters;

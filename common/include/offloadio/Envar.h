@@ -54,6 +54,11 @@ unsigned readChoiceEnv(const char *Name, llvm::ArrayRef<const char *> Choices,
 void reportInvalidEnv(const char *Name, llvm::StringRef Value,
                       llvm::StringRef Expected, llvm::StringRef Used);
 
+/// Report on stderr, once per process, that \p Name is deprecated in favour
+/// of \p Replacement; the same marker scheme as reportInvalidEnv, with the
+/// stamp "<pid>:deprecated".
+void reportDeprecatedEnv(const char *Name, const char *Replacement);
+
 /// The marker variable of reportInvalidEnv for \p Name:
 /// "OFFLOADIO_REPORTED_<Name>".
 std::string reportedMarkerName(const char *Name);

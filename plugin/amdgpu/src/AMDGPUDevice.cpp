@@ -15,25 +15,14 @@ using namespace offloadio::amdgpu;
 
 namespace {
 
-bool isDeviceKind(AllocKindTy Kind) {
-  return Kind == AllocKindTy::Device || Kind == AllocKindTy::Default;
-}
 
-/// The DeviceRTL's view of its environment (LLVM 16 layout).
-struct DeviceEnvironmentTy {
-  uint32_t DebugKind;
-  uint32_t NumDevices;
-  uint32_t DeviceNum;
-  uint32_t DynamicMemSize;
-};
-static_assert(sizeof(DeviceEnvironmentTy) == 16, "DeviceRTL ABI");
 
 } // namespace
 
 AMDGPUDeviceTy::~AMDGPUDeviceTy() {
-  // Free what the program leaked; the pools outlive the device.
-  for (const AllocationInfoTy &Alloc : Allocations.takeAll())
-    Ctx.Api.hsa_amd_memory_pool_free(Alloc.Ptr);
+  // Free what the program leaked; the pools outlive the device. Nobody is
+  // left to report a failure to.
+  llvm::consumeError(freeLeakedMemory());
 }
 
 Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
@@ -129,6 +118,7 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
   Limits.DefaultTeams = std::min(Limits.DefaultTeams, Limits.MaxTeams);
   Limits.WarpSize = WavefrontSize;
   Limits.HostCanAccessDeviceMemory = false;
+  Limits.MaxDynamicSharedMemory = MaxGroupSegmentSize;
 
   // Queues: a few per device, shared by the streams round-robin.
   unsigned NumQueues =
@@ -190,38 +180,14 @@ Expected<void *> AMDGPUDeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
       return std::move(Err);
     }
   }
-  Allocations.add(Ptr, Size, Kind);
   return Ptr;
 }
 
-Error AMDGPUDeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
-  auto Alloc = Allocations.find(Ptr);
-  if (!Alloc)
-    return makeError(ErrorCode::NotFound,
-                     "free of {0} ({1} memory) on device {2}: not allocated "
-                     "by this device",
-                     Ptr, allocKindName(Kind), DeviceId);
-  if (Alloc->Ptr != Ptr)
-    return makeError(ErrorCode::InvalidArgument,
-                     "free of {0} ({1} memory) on device {2}: the pointer is "
-                     "inside a {3} allocation, not its start",
-                     Ptr, allocKindName(Kind), DeviceId,
-                     allocKindName(Alloc->Kind));
-  AllocKindTy Actual = Alloc->Kind;
-  bool Matches = isDeviceKind(Kind) ? isDeviceKind(Actual) : Kind == Actual;
-  if (!Matches)
-    return makeError(ErrorCode::InvalidArgument,
-                     "free of {0} on device {1} as {2} memory, but it was "
-                     "allocated as {3} memory",
-                     Ptr, DeviceId, allocKindName(Kind), allocKindName(Actual));
-  // A concurrent free of the same pointer loses here, not in the runtime.
-  if (!Allocations.remove(Ptr))
-    return makeError(ErrorCode::NotFound,
-                     "free of {0} on device {1}: already freed", Ptr,
-                     DeviceId);
+Error AMDGPUDeviceTy::freeImpl(void *Ptr, size_t Size, AllocKindTy Kind) {
   return checkHSA(Ctx.Api, Ctx.Api.hsa_amd_memory_pool_free(Ptr),
-                  "hsa_amd_memory_pool_free", "{0} ({1} memory) on device {2}",
-                  Ptr, allocKindName(Kind), DeviceId);
+                  "hsa_amd_memory_pool_free",
+                  "{0} ({1} bytes of {2} memory) on device {3}", Ptr, Size,
+                  allocKindName(Kind), DeviceId);
 }
 
 IOFastpathTy *AMDGPUDeviceTy::getIOFastpathImpl() {
@@ -279,27 +245,24 @@ Error AMDGPUDeviceTy::writeDeviceSync(void *Dst, const void *Src, size_t Size) {
 // Images and kernels
 //===----------------------------------------------------------------------===//
 
-Error AMDGPUDeviceTy::writeDeviceEnvironment(AMDGPUImageTy &Image) {
-  auto Global = Image.findGlobal("__omp_rtl_device_environment");
+Expected<bool> AMDGPUDeviceTy::writeImageGlobalImpl(DeviceImageTy &Image,
+                                                    llvm::StringRef Name,
+                                                    const void *Data,
+                                                    size_t Size) {
+  auto Global = static_cast<AMDGPUImageTy &>(Image).findGlobal(Name);
   if (!Global) {
-    // Images without the DeviceRTL's environment need none.
+    // An image without the global needs none.
     llvm::consumeError(Global.takeError());
-    return Error::success();
+    return false;
   }
-  if (Global->second != sizeof(DeviceEnvironmentTy))
+  if (Global->second != Size)
     return makeError(ErrorCode::InvalidImage,
-                     "image {0} on device {1}: __omp_rtl_device_environment "
-                     "has {2} bytes; the LLVM 16 DeviceRTL uses {3}",
-                     Image.getId(), DeviceId, Global->second,
-                     sizeof(DeviceEnvironmentTy));
-  DeviceEnvironmentTy Env;
-  Env.DebugKind =
-      uint32_t(readIntEnv("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, 0, INT32_MAX));
-  Env.NumDevices = uint32_t(Plugin.getNumDevices());
-  Env.DeviceNum = uint32_t(DeviceId);
-  Env.DynamicMemSize = uint32_t(readSizeEnv("LIBOMPTARGET_SHARED_MEMORY_SIZE",
-                                            0, 0, MaxGroupSegmentSize));
-  return writeDeviceSync(Global->first, &Env, sizeof(Env));
+                     "image {0} on device {1}: '{2}' has {3} bytes; the "
+                     "device runtime expects {4}",
+                     Image.getId(), DeviceId, Name, Global->second, Size);
+  if (auto Err = writeDeviceSync(Global->first, Data, Size))
+    return std::move(Err);
+  return true;
 }
 
 Expected<std::unique_ptr<DeviceImageTy>>
@@ -324,8 +287,6 @@ AMDGPUDeviceTy::loadImageImpl(const __tgt_device_image &TgtImage,
                                    ImageId, DeviceId);
   if (!Image)
     return Image.takeError();
-  if (auto Err = writeDeviceEnvironment(**Image))
-    return std::move(Err);
   return std::unique_ptr<DeviceImageTy>(std::move(*Image));
 }
 
@@ -424,7 +385,7 @@ Error AMDGPUDeviceTy::initDeviceInfoImpl(__tgt_device_info &DeviceInfo) {
 }
 
 void AMDGPUDeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
-  auto [Live, Bytes] = Allocations.usage();
+  auto [Live, Bytes] = getAllocationUsage();
   printInfoLine(OS, "HSA runtime:", Ctx.Api.LibraryPath);
   printInfoLine(OS, "Agent name:", Gpu.Name);
   printInfoLine(OS, "ISA target:", Gpu.Target);

@@ -38,9 +38,9 @@ public:
       : GenericDeviceTy(Plugin, DeviceId), Ctx(Ctx), Gpu(Ctx.Gpus[DeviceId]) {}
   ~AMDGPUDeviceTy() override;
 
-  /// The allocation of this device that contains \p Ptr, if any.
+  /// The program's allocation on this device that contains \p Ptr, if any.
   std::optional<AllocationInfoTy> findAllocation(const void *Ptr) const {
-    return Allocations.find(Ptr);
+    return findBuffer(Ptr);
   }
 
   /// The GPU agent.
@@ -62,8 +62,11 @@ protected:
   Expected<void *> getGlobalAddressImpl(DeviceImageTy &Image,
                                         llvm::StringRef Name,
                                         size_t Size) override;
+  Expected<bool> writeImageGlobalImpl(DeviceImageTy &Image,
+                                      llvm::StringRef Name, const void *Data,
+                                      size_t Size) override;
   Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override;
-  Error freeImpl(void *Ptr, AllocKindTy Kind) override;
+  Error freeImpl(void *Ptr, size_t Size, AllocKindTy Kind) override;
   Expected<std::unique_ptr<StreamTy>> createStreamImpl() override;
   Expected<std::unique_ptr<EventTy>> createEventImpl() override;
   Error initDeviceInfoImpl(__tgt_device_info &DeviceInfo) override;
@@ -89,8 +92,6 @@ private:
   /// Copy \p Size host bytes to device address \p Dst and wait, through a
   /// fine-grained staging buffer (image loading only; not a hot path).
   Error writeDeviceSync(void *Dst, const void *Src, size_t Size);
-  /// Fill the DeviceRTL's __omp_rtl_device_environment of \p Image.
-  Error writeDeviceEnvironment(AMDGPUImageTy &Image);
 
   AMDGPUContextTy &Ctx;
   const AMDGPUAgentInfoTy &Gpu;

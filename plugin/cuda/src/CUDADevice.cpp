@@ -108,10 +108,7 @@ Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
 
   // Launch-wide dynamic shared memory; it cannot exceed what a block may
   // use without opting in per kernel.
-  DynamicSharedMemory = uint32_t(readSizeEnv("LIBOMPTARGET_SHARED_MEMORY_SIZE",
-                                             0, 0, uint64_t(*SharedPerBlock)));
-  DeviceRTLDebug =
-      uint32_t(readIntEnv("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, 0, INT32_MAX));
+  L.MaxDynamicSharedMemory = uint64_t(std::max(*SharedPerBlock, 0));
   GraphLaunches = readBoolEnv("OFFLOADIO_CUDA_GRAPHS", true) &&
                   CUDAGraphLauncherTy::driverSupportsGraphs(Api);
   CompletionFlag = readBoolEnv("OFFLOADIO_CUDA_COMPLETION_FLAG", true);
@@ -143,29 +140,12 @@ Error CUDADeviceTy::applyContextLimits() {
   return Error::success();
 }
 
-Error CUDADeviceTy::freeAllAllocations() {
-  Error Result = Error::success();
-  for (const AllocationInfoTy &Alloc : Allocations.takeAll()) {
-    void *Ptr = Alloc.Ptr;
-    CUresult Res = Alloc.Kind == AllocKindTy::Host
-                       ? Api.cuMemFreeHost(Ptr)
-                       : Api.cuMemFree(CUdeviceptr(Ptr));
-    if (auto Err = checkCU(Api, Res,
-                           Alloc.Kind == AllocKindTy::Host ? "cuMemFreeHost"
-                                                           : "cuMemFree",
-                           "{0} ({1} bytes of {2} memory) on device {3}", Ptr,
-                           Alloc.Size, allocKindName(Alloc.Kind), DeviceId))
-      Result = llvm::joinErrors(std::move(Result), std::move(Err));
-  }
-  return Result;
-}
-
 Error CUDADeviceTy::deinitImpl() {
   if (!Context)
     return Error::success();
   Error Result = setContext();
   if (!Result)
-    Result = freeAllAllocations();
+    Result = freeLeakedMemory();
   if (auto Err = checkCU(Api, Api.cuDevicePrimaryCtxRelease(Device),
                          "cuDevicePrimaryCtxRelease", "device {0}", DeviceId))
     Result = llvm::joinErrors(std::move(Result), std::move(Err));
@@ -181,42 +161,34 @@ CUDADeviceTy::loadImageImpl(const __tgt_device_image &TgtImage,
   auto Image = CUDAImageTy::load(Api, Context, TgtImage, ImageId, DeviceId);
   if (!Image)
     return Image.takeError();
-  if (auto Err = writeDeviceEnvironment(**Image))
-    return std::move(Err);
   return std::unique_ptr<DeviceImageTy>(std::move(*Image));
 }
 
-Error CUDADeviceTy::writeDeviceEnvironment(DeviceImageTy &GenericImage) {
+Expected<bool> CUDADeviceTy::writeImageGlobalImpl(DeviceImageTy &GenericImage,
+                                                  llvm::StringRef Name,
+                                                  const void *Data,
+                                                  size_t Size) {
+  if (auto Err = setContext())
+    return std::move(Err);
   auto &Image = static_cast<CUDAImageTy &>(GenericImage);
-  // LLVM 16's device runtime names it __omp_rtl_device_environment; older
-  // runtimes used omptarget_device_environment with the same layout. An
-  // image without either (no OpenMP device runtime linked) needs none.
-  for (const char *Symbol :
-       {"__omp_rtl_device_environment", "omptarget_device_environment"}) {
-    auto Global = Image.findGlobal(Symbol);
-    if (!Global)
-      return Global.takeError();
-    if (!*Global)
-      continue;
-    auto [Ptr, Size] = **Global;
-    if (Size != sizeof(DeviceEnvironmentTy))
-      return makeError(ErrorCode::InvalidImage,
-                       "'{0}' in image {1} on device {2} has {3} bytes, but "
-                       "the LLVM 16 device runtime's environment has {4}",
-                       Symbol, Image.getId(), DeviceId, Size,
-                       sizeof(DeviceEnvironmentTy));
-    DeviceEnvironmentTy Env;
-    Env.DebugKind = DeviceRTLDebug;
-    Env.NumDevices = uint32_t(Plugin.getNumDevices());
-    Env.DeviceNum = uint32_t(DeviceId);
-    Env.DynamicMemSize = DynamicSharedMemory;
-    return checkCU(Api, Api.cuMemcpyHtoD(Ptr, &Env, sizeof(Env)),
-                   "cuMemcpyHtoD",
-                   "{0} bytes of '{1}' at {2:x} in image {3} "
-                   "on device {4}",
-                   sizeof(Env), Symbol, Ptr, Image.getId(), DeviceId);
-  }
-  return Error::success();
+  auto Global = Image.findGlobal(Name);
+  if (!Global)
+    return Global.takeError();
+  if (!*Global)
+    return false;
+  auto [Ptr, DeviceSize] = **Global;
+  if (DeviceSize != Size)
+    return makeError(ErrorCode::InvalidImage,
+                     "'{0}' in image {1} on device {2} has {3} bytes, but "
+                     "the device runtime expects {4}",
+                     Name, Image.getId(), DeviceId, DeviceSize, Size);
+  if (auto Err = checkCU(Api, Api.cuMemcpyHtoD(Ptr, Data, Size),
+                         "cuMemcpyHtoD",
+                         "{0} bytes of '{1}' at {2:x} in image {3} "
+                         "on device {4}",
+                         Size, Name, Ptr, Image.getId(), DeviceId))
+    return std::move(Err);
+  return true;
 }
 
 Expected<std::unique_ptr<GenericKernelTy>>
@@ -289,34 +261,20 @@ Expected<void *> CUDADeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
                          "device {2}",
                          Size, allocKindName(Kind), DeviceId))
     return std::move(Err);
-  Allocations.add(Ptr, Size, Kind);
   return Ptr;
 }
 
-Error CUDADeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
-  auto Addr = reinterpret_cast<uintptr_t>(Ptr);
-  // Take the entry out first so that a concurrent double free cannot reach
-  // the driver twice; it goes back if the driver refuses.
-  auto Removed = Allocations.remove(Ptr);
-  if (!Removed)
-    return makeError(ErrorCode::NotFound,
-                     "free of {0} ({1} memory) on device {2}: not allocated "
-                     "by this device",
-                     Ptr, allocKindName(Kind), DeviceId);
-  AllocationInfoTy Alloc = *Removed;
-  // The kind the memory was allocated with decides the call, whatever kind
-  // the caller names.
-  bool IsHost = Alloc.Kind == AllocKindTy::Host;
-  Error Err = setContext();
-  if (!Err)
-    Err = checkCU(
-        Api, IsHost ? Api.cuMemFreeHost(Ptr) : Api.cuMemFree(CUdeviceptr(Addr)),
-        IsHost ? "cuMemFreeHost" : "cuMemFree",
-        "{0} ({1} bytes of {2} memory) on device {3}", Ptr, Alloc.Size,
-        allocKindName(Alloc.Kind), DeviceId);
-  if (Err)
-    Allocations.add(Ptr, Alloc.Size, Alloc.Kind);
-  return Err;
+Error CUDADeviceTy::freeImpl(void *Ptr, size_t Size, AllocKindTy Kind) {
+  // Kind is the kind the memory was allocated with: it decides the call.
+  bool IsHost = Kind == AllocKindTy::Host;
+  if (auto Err = setContext())
+    return Err;
+  return checkCU(Api,
+                 IsHost ? Api.cuMemFreeHost(Ptr)
+                        : Api.cuMemFree(reinterpret_cast<CUdeviceptr>(Ptr)),
+                 IsHost ? "cuMemFreeHost" : "cuMemFree",
+                 "{0} ({1} bytes of {2} memory) on device {3}", Ptr, Size,
+                 allocKindName(Kind), DeviceId);
 }
 
 Expected<std::unique_ptr<StreamTy>> CUDADeviceTy::createStreamImpl() {
@@ -416,5 +374,5 @@ void CUDADeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
                   llvm::Twine(Version / 1000) + "." +
                       llvm::Twine((Version % 1000) / 10));
   printInfoLine(OS, "Dynamic shared memory:",
-                llvm::Twine(DynamicSharedMemory) + " bytes");
+                llvm::Twine(getDynamicSharedMemory()) + " bytes");
 }

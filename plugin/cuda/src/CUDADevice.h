@@ -40,12 +40,15 @@ public:
   CUcontext getContext() const { return Context; }
   /// Dynamic shared memory given to every launch
   /// (LIBOMPTARGET_SHARED_MEMORY_SIZE).
-  uint32_t getDynamicSharedMemory() const { return DynamicSharedMemory; }
+  uint32_t getDynamicSharedMemory() const {
+    return getDeviceEnvironment().DynamicMemSize;
+  }
 
 protected:
   /// cuMemcpyAsync from pageable memory returns once the data is captured
   /// in the driver's staging memory; to pageable memory, once it is done.
-  bool driverStagesPageableCopies() const override { return true; }
+  /// The framework hands the driver unlocked copies up to this size.
+  size_t getPageableCaptureLimit() const override { return 64 << 10; }
   Error initImpl(DeviceLimitsTy &Limits) override;
   Error deinitImpl() override;
   Expected<std::unique_ptr<DeviceImageTy>>
@@ -55,8 +58,11 @@ protected:
   Expected<void *> getGlobalAddressImpl(DeviceImageTy &Image,
                                         llvm::StringRef Name,
                                         size_t Size) override;
+  Expected<bool> writeImageGlobalImpl(DeviceImageTy &Image,
+                                      llvm::StringRef Name, const void *Data,
+                                      size_t Size) override;
   Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override;
-  Error freeImpl(void *Ptr, AllocKindTy Kind) override;
+  Error freeImpl(void *Ptr, size_t Size, AllocKindTy Kind) override;
   Expected<std::unique_ptr<StreamTy>> createStreamImpl() override;
   Expected<std::unique_ptr<EventTy>> createEventImpl() override;
   Error initDeviceInfoImpl(__tgt_device_info &DeviceInfo) override;
@@ -71,12 +77,8 @@ protected:
 private:
   /// Read integer attribute \p Attr of the device.
   Expected<int> getAttribute(CUdevice_attribute Attr, const char *Name) const;
-  /// Write the LLVM 16 device runtime's environment into a loaded image.
-  Error writeDeviceEnvironment(DeviceImageTy &Image);
   /// Apply LIBOMPTARGET_STACK_SIZE / LIBOMPTARGET_HEAP_SIZE when set.
   Error applyContextLimits();
-  /// Free every allocation still registered (device teardown).
-  Error freeAllAllocations();
 
   const CUDAApiTy &Api;
   /// The plugin's host registrations, which streams consult to split
@@ -91,8 +93,6 @@ private:
   int ComputeMinor = 0;
   int NumSMs = 0;
   size_t TotalMemory = 0;
-  uint32_t DynamicSharedMemory = 0;
-  uint32_t DeviceRTLDebug = 0;
   /// Kernels launched again on a stream are replayed from graphs
   /// (OFFLOADIO_CUDA_GRAPHS, and the driver has the functions).
   bool GraphLaunches = false;

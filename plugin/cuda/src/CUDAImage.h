@@ -40,18 +40,6 @@ bool isCubin(llvm::StringRef Bytes);
 /// of the same major version; architecture-specific SASS is not.
 bool isArchCompatible(const CUDAArchTy &Image, int Major, int Minor);
 
-/// The environment the LLVM 16 device runtime reads from the global
-/// __omp_rtl_device_environment (layout of DeviceEnvironmentTy in
-/// openmp/libomptarget/DeviceRTL; checked against Debian's
-/// libomptarget-nvptx-sm_*.bc: four 32-bit fields).
-struct DeviceEnvironmentTy {
-  uint32_t DebugKind;      ///< LIBOMPTARGET_DEVICE_RTL_DEBUG bits.
-  uint32_t NumDevices;     ///< Devices of the plugin.
-  uint32_t DeviceNum;      ///< This device's plugin-local number.
-  uint32_t DynamicMemSize; ///< Dynamic shared memory given to each launch.
-};
-static_assert(sizeof(DeviceEnvironmentTy) == 16, "LLVM 16 device runtime");
-
 /// One module loaded in one device's context.
 class CUDAImageTy final : public DeviceImageTy {
 public:

@@ -15,8 +15,8 @@ using namespace offloadio;
 using namespace offloadio::host;
 
 HostDeviceTy::~HostDeviceTy() {
-  for (const AllocationInfoTy &Alloc : Allocations.takeAll())
-    std::free(Alloc.Ptr);
+  // Freeing host memory cannot fail.
+  llvm::consumeError(freeLeakedMemory());
 }
 
 Error HostDeviceTy::initImpl(DeviceLimitsTy &L) {
@@ -56,6 +56,14 @@ Expected<void *> HostDeviceTy::getGlobalAddressImpl(DeviceImageTy &Image,
   return static_cast<HostImageTy &>(Image).lookup(Name);
 }
 
+Expected<bool> HostDeviceTy::writeImageGlobalImpl(DeviceImageTy &,
+                                                  llvm::StringRef, const void *,
+                                                  size_t) {
+  // Host images are built without the OpenMP device runtime: there is no
+  // environment global to fill.
+  return false;
+}
+
 Expected<void *> HostDeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
   // 64-byte alignment: device allocators hand out at least cache-line
   // aligned memory and vectorised kernels rely on it.
@@ -66,16 +74,10 @@ Expected<void *> HostDeviceTy::allocateImpl(size_t Size, AllocKindTy Kind) {
                      "aligned_alloc of {0} bytes of {1} memory on device {2} "
                      "failed",
                      Size, allocKindName(Kind), DeviceId);
-  Allocations.add(Ptr, Size, Kind);
   return Ptr;
 }
 
-Error HostDeviceTy::freeImpl(void *Ptr, AllocKindTy Kind) {
-  if (!Allocations.remove(Ptr))
-    return makeError(ErrorCode::NotFound,
-                     "free of {0} ({1} memory) on device {2}: not allocated "
-                     "by this device",
-                     Ptr, allocKindName(Kind), DeviceId);
+Error HostDeviceTy::freeImpl(void *Ptr, size_t, AllocKindTy) {
   std::free(Ptr);
   return Error::success();
 }
@@ -96,7 +98,7 @@ Error HostDeviceTy::initDeviceInfoImpl(__tgt_device_info &DeviceInfo) {
 }
 
 void HostDeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
-  auto [Live, Bytes] = Allocations.usage();
+  auto [Live, Bytes] = getAllocationUsage();
   printInfoLine(OS, "Device type:", "host CPU (offload-io reference backend)");
   printInfoLine(OS, "Hardware threads:",
                 llvm::Twine(std::thread::hardware_concurrency()));

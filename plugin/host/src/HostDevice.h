@@ -5,6 +5,8 @@
 #ifndef OFFLOADIO_HOST_HOSTDEVICE_H
 #define OFFLOADIO_HOST_HOSTDEVICE_H
 
+#include "HostStream.h"
+
 #include "offloadio/Device.h"
 
 
@@ -20,9 +22,11 @@ public:
 
 
 protected:
-  /// A host "copy" of pageable memory is a memcpy: the data is captured
-  /// when it runs, and a small one on an idle stream runs at once.
-  bool driverStagesPageableCopies() const override { return true; }
+  /// A host "copy" of pageable memory is a memcpy: the stream runs a small
+  /// one at once on an idle stream, or captures its source.
+  size_t getPageableCaptureLimit() const override {
+    return HostStreamTy::PageableCaptureLimit;
+  }
   Error initImpl(DeviceLimitsTy &Limits) override;
   Error deinitImpl() override;
   Expected<std::unique_ptr<DeviceImageTy>>
@@ -32,8 +36,11 @@ protected:
   Expected<void *> getGlobalAddressImpl(DeviceImageTy &Image,
                                         llvm::StringRef Name,
                                         size_t Size) override;
+  Expected<bool> writeImageGlobalImpl(DeviceImageTy &Image,
+                                      llvm::StringRef Name, const void *Data,
+                                      size_t Size) override;
   Expected<void *> allocateImpl(size_t Size, AllocKindTy Kind) override;
-  Error freeImpl(void *Ptr, AllocKindTy Kind) override;
+  Error freeImpl(void *Ptr, size_t Size, AllocKindTy Kind) override;
   Expected<std::unique_ptr<StreamTy>> createStreamImpl() override;
   Expected<std::unique_ptr<EventTy>> createEventImpl() override;
   Error initDeviceInfoImpl(__tgt_device_info &DeviceInfo) override;

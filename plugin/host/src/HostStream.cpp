@@ -74,7 +74,7 @@ Error HostStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
   // 64 bytes to the worker costs two thread wake-ups, hundreds of times the
   // copy. The stream stays in order: while it runs, the copy holds the
   // stream's next position and the worker does not start later work.
-  if (Size <= InlineCopyLimit) {
+  if (Size <= PageableCaptureLimit) {
     std::unique_lock<std::mutex> Guard(Lock);
     if (Head == Tail && !FailMessage && !InlineRunning) {
       InlineRunning = true;
@@ -98,7 +98,7 @@ Error HostStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
   Op.Dst = Dst;
   Op.Src = Src;
   Op.Size = Size;
-  if (Size <= InlineCopyLimit && Kind == CopyKindTy::HostToDevice) {
+  if (Size <= PageableCaptureLimit && Kind == CopyKindTy::HostToDevice) {
     // The stream is busy: capture the source now, as a driver's pageable
     // copy does, so the caller may reuse its memory on return. Capture
     // blocks are recycled, so this allocates only past any earlier depth.
@@ -110,7 +110,7 @@ Error HostStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
       }
     }
     if (!Op.Capture)
-      Op.Capture.reset(new char[InlineCopyLimit]);
+      Op.Capture.reset(new char[PageableCaptureLimit]);
     std::memcpy(Op.Capture.get(), Src, Size);
     Op.Src = Op.Capture.get();
   }

@@ -63,6 +63,12 @@ public:
   Error synchronize() override;
   Expected<bool> query() override;
 
+  /// Copies up to this size run on the caller's thread when the stream is
+  /// idle; uploads up to this size on a busy stream have their source
+  /// captured at enqueue. The device reports it as its pageable capture
+  /// limit (GenericDeviceTy::getPageableCaptureLimit).
+  static constexpr size_t PageableCaptureLimit = 64 << 10;
+
   /// Enqueue a kernel launch; the argument values are copied.
   Error launchAsync(const HostLaunchTy &Launch, void *const *Args,
                     uint32_t NumArgs);
@@ -80,8 +86,6 @@ public:
   }
 
 private:
-  /// Copies up to this size on an idle stream run on the caller's thread.
-  static constexpr size_t InlineCopyLimit = 64 << 10;
   /// Inline argument slots; launches with more arguments allocate.
   static constexpr unsigned InlineArgs = 24;
 

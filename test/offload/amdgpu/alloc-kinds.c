@@ -2,7 +2,8 @@
 // by the framework's small-block cache and by the GPU's coarse-grained pool)
 // and llvm_omp_target_alloc_{device,host,shared}.  HOST and SHARED memory come
 // from the CPU's fine-grained pool and are usable by the host directly;
-// DEVICE memory is reached through copies.  Frees must name the right kind.
+// DEVICE memory is reached through copies.  Each is freed with its own kind
+// here; test/offload/alloc/free-other-kind.c frees with the others.
 //
 // REQUIRES: amdgcn-amd-amdhsa
 // RUN: %libomptarget-compile-run-and-check-generic

@@ -2,8 +2,8 @@
 // from and to memory locked with llvm_omp_target_lock_mem on the pinned
 // paths; from and to unlocked memory staged or locked for the copy, as
 // OFFLOADIO_PAGEABLE_PATH forces (auto: the plugin's policy picks one; a
-// copy below OFFLOADIO_LOCK_THRESHOLD is staged); a range half locked, half
-// not, is split exactly. Counters are per device.
+// copy below OFFLOADIO_PARALLEL_STAGING_THRESHOLD is staged serially); a
+// range half locked, half not, is split exactly. Counters are per device.
 //
 // REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
@@ -11,7 +11,7 @@
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,STAGED
 // RUN: env OFFLOADIO_PAGEABLE_PATH=lock %libomptarget-run-generic \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,LOCK
-// RUN: env OFFLOADIO_PAGEABLE_PATH=auto OFFLOADIO_LOCK_THRESHOLD=256K \
+// RUN: env OFFLOADIO_PAGEABLE_PATH=auto OFFLOADIO_PARALLEL_STAGING_THRESHOLD=256K \
 // RUN:   %libomptarget-run-generic | %fcheck-generic --check-prefixes=CHECK,AUTO
 
 #include <errno.h>

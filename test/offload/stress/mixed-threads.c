@@ -21,7 +21,7 @@
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t 2>&1 | %fcheck-generic
 // RUN: env OFFLOADIO_STAGING_BUFFER_SIZE=16K OFFLOADIO_STAGING_POOL_MAX=32K \
-// RUN:   OFFLOADIO_LOCK_THRESHOLD=32K %libomptarget-run-generic %t 2>&1 \
+// RUN:   OFFLOADIO_PARALLEL_STAGING_THRESHOLD=32K %libomptarget-run-generic %t 2>&1 \
 // RUN:   | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged OMPX_IO_CHUNK_SIZE=64K OMPX_IO_RING_DEPTH=1 \
 // RUN:   OMPX_IO_MAX_REQUESTS=2 %libomptarget-run-generic %t 2>&1 \
