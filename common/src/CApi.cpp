@@ -499,7 +499,8 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_paths(int32_t DeviceId,
 
 namespace {
 /// Copy \p Text into the fixed C field \p Field, cut to fit.
-template <size_t N> void copySettingText(char (&Field)[N], const std::string &Text) {
+template <size_t N>
+void copySettingText(char (&Field)[N], const std::string &Text) {
   std::snprintf(Field, N, "%s", Text.c_str());
 }
 } // namespace

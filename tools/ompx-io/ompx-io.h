@@ -23,7 +23,8 @@ extern const char *const Prog;
 void usageError(const char *Fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
 /// Print an error and exit with status 1.
-void fatal(const char *Fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void fatal(const char *Fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
 /// Monotonic seconds.
 double now(void);
 /// Parses "4096", "64K", "1M", "1MiB", "2G", "1GB" (binary units).

@@ -86,7 +86,8 @@ namespace offloadio {
 /// The extensions of one loaded plugin, as dlsym finds them: one pointer per
 /// entry of OFFLOADIO_EXTENSIONS, typed from its declaration above.
 struct ExtensionTableTy {
-#define OFFLOADIO_EXTENSION_FIELD(Field, Symbol) decltype(&Symbol) Field = nullptr;
+#define OFFLOADIO_EXTENSION_FIELD(Field, Symbol)                               \
+  decltype(&Symbol) Field = nullptr;
   OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_FIELD)
 #undef OFFLOADIO_EXTENSION_FIELD
 };
