@@ -86,6 +86,35 @@ int ompx_io_get_stats(int device_num, ompx_io_stats_t *stats);
  *  unavailable path a line "<path>: <reason>" goes into why (may be NULL). */
 int ompx_io_paths(int device_num, unsigned *mask, char *why, size_t why_len);
 
+/** Where the value in force of an engine setting comes from. */
+enum ompx_io_setting_source {
+  OMPX_IO_SETTING_DEFAULT = 0,     /**< Unset: the default. */
+  OMPX_IO_SETTING_ENVIRONMENT = 1, /**< The environment's valid value. */
+  OMPX_IO_SETTING_INVALID = 2      /**< Set but refused (a warning on
+                                        stderr says so): the default. */
+};
+
+/** One setting of the file engine (an OMPX_IO_* variable), as the engine
+ *  reads it. Longer texts are cut to fit, always NUL-terminated. */
+typedef struct ompx_io_setting {
+  char name[32];          /**< The variable, e.g. "OMPX_IO_THREADS". */
+  char value[64];         /**< The value in force ("8M", "auto", "on"). */
+  char default_value[64]; /**< The default, in the same form. */
+  char env_value[128];    /**< The environment's text, "" when unset. */
+  char valid[128];        /**< The values the engine accepts. */
+  int source;             /**< An enum ompx_io_setting_source. */
+} ompx_io_setting_t;
+
+/** The file engine's settings in force: what an engine that starts now
+ *  reads from the environment (each device's engine reads them once, at its
+ *  start). Fills the first min(capacity, total) entries of settings and sets
+ *  *count to the total; settings may be NULL when capacity is 0. Reading an
+ *  invalid value prints its warning, once per process. 0, or -1 with errno:
+ *  EINVAL when count is NULL, or settings is NULL and capacity is not 0;
+ *  ENODEV when no offload-io plugin is loaded. */
+int ompx_io_get_settings(ompx_io_setting_t *settings, size_t capacity,
+                         size_t *count);
+
 /** A locked host region, as the plugin's map holds it. */
 typedef struct ompx_lock_region {
   void *host_ptr;     /**< Start of the region. */

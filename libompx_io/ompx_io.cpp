@@ -10,6 +10,7 @@
 // freed memory; requests never waited for are finished and released when the
 // library's state is destroyed at exit.
 #include "ompx_io.h"
+#include "offloadio/ExtensionABI.h"
 
 #include <atomic>
 #include <cerrno>
@@ -30,17 +31,7 @@
 namespace {
 
 /// The extension entry points of one offload-io plugin.
-struct PluginFnsTy {
-  int32_t (*Resolve)(int32_t);
-  int32_t (*Submit)(int32_t, int32_t, int32_t, void *, uint64_t, int64_t,
-                    void **);
-  int32_t (*Test)(void *);
-  int32_t (*Wait)(void *, int64_t *);
-  int32_t (*Stats)(int32_t, ompx_io_stats_t *);
-  int32_t (*Paths)(int32_t, uint32_t *, char *, uint64_t);
-  int32_t (*LockInfo)(const void *, ompx_lock_region_t *);
-  int32_t (*CopyCounters)(int32_t, uint64_t *, uint64_t *);
-};
+using PluginFnsTy = offloadio::ExtensionTableTy;
 
 /// A device: its plugin and local number.
 struct DeviceRefTy {
@@ -97,7 +88,7 @@ public:
       int64_t Bytes;
       // Their results, errors included, have no one left to read them.
       if (R.Fns)
-        (void)R.Fns->Wait(R.Inner, &Bytes);
+        (void)R.Fns->IOWait(R.Inner, &Bytes);
     }
   }
 
@@ -130,7 +121,7 @@ public:
     if (It == Requests.end())
       return -1;
     const RequestTy &R = It->second;
-    return R.Fns ? R.Fns->Test(R.Inner) : 1;
+    return R.Fns ? R.Fns->IOTest(R.Inner) : 1;
   }
 
   /// Resolve OpenMP device \p Device; errno-style failure as nullptr.
@@ -143,7 +134,7 @@ public:
     }
     loadPlugins();
     for (unsigned I = 0; I < NumPlugins; ++I) {
-      int32_t Local = Plugins[I].Resolve(Device);
+      int32_t Local = Plugins[I].ResolveDevice(Device);
       if (Local >= 0) {
         Ref = {&Plugins[I], Local};
         Devices[Device] = Ref;
@@ -151,6 +142,14 @@ public:
       }
     }
     return false;
+  }
+
+  /// The first offload-io plugin libomptarget loaded, or null: for the
+  /// calls that concern the process rather than a device.
+  const PluginFnsTy *anyPlugin() {
+    std::lock_guard<std::mutex> Guard(Lock);
+    loadPlugins();
+    return NumPlugins ? &Plugins[0] : nullptr;
   }
 
   /// Count a transfer of the initial device that was not refused at
@@ -200,14 +199,9 @@ private:
             dlsym(H, Sym));
         Ok &= Slot != nullptr;
       };
-      Get(F.Resolve, "__tgt_rtl_ompx_resolve_device");
-      Get(F.Submit, "__tgt_rtl_ompx_io_submit");
-      Get(F.Test, "__tgt_rtl_ompx_io_test");
-      Get(F.Wait, "__tgt_rtl_ompx_io_wait");
-      Get(F.Stats, "__tgt_rtl_ompx_io_stats");
-      Get(F.Paths, "__tgt_rtl_ompx_io_paths");
-      Get(F.LockInfo, "__tgt_rtl_ompx_lock_info");
-      Get(F.CopyCounters, "__tgt_rtl_ompx_copy_counters");
+#define OFFLOADIO_EXTENSION_LOOKUP(Field, Symbol) Get(F.Field, #Symbol);
+      OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_LOOKUP)
+#undef OFFLOADIO_EXTENSION_LOOKUP
       // A stock plugin of the same name has none of our extensions.
       if (Ok && NumPlugins < 3)
         Plugins[NumPlugins++] = F;
@@ -341,7 +335,7 @@ static int submit(bool IsWrite, int Fd, void *Buf, size_t Count, off_t Offset,
     errno = ENODEV;
     return -1;
   }
-  if (int32_t Err = Ref.Fns->Submit(Ref.Local, IsWrite, Fd, Buf, Count,
+  if (int32_t Err = Ref.Fns->IOSubmit(Ref.Local, IsWrite, Fd, Buf, Count,
                                     int64_t(Offset), &R.Inner)) {
     errno = Err;
     return -1;
@@ -391,7 +385,7 @@ OMPX_API ssize_t ompx_io_wait(ompx_io_request_t Request) {
     return R.HostResult;
   }
   int64_t Bytes = 0;
-  if (int32_t Errno = R.Fns->Wait(R.Inner, &Bytes)) {
+  if (int32_t Errno = R.Fns->IOWait(R.Inner, &Bytes)) {
     errno = Errno;
     return -1;
   }
@@ -433,7 +427,7 @@ OMPX_API int ompx_io_get_stats(int Device, ompx_io_stats_t *Stats) {
     errno = ENODEV;
     return -1;
   }
-  if (int32_t Err = Ref.Fns->Stats(Ref.Local, Stats)) {
+  if (int32_t Err = Ref.Fns->IOStats(Ref.Local, Stats)) {
     errno = Err;
     return -1;
   }
@@ -458,11 +452,31 @@ OMPX_API int ompx_io_paths(int Device, unsigned *Mask, char *Why,
     return -1;
   }
   uint32_t M = 0;
-  if (int32_t Err = Ref.Fns->Paths(Ref.Local, &M, Why, WhyLen)) {
+  if (int32_t Err = Ref.Fns->IOPaths(Ref.Local, &M, Why, WhyLen)) {
     errno = Err;
     return -1;
   }
   *Mask = M;
+  return 0;
+}
+
+OMPX_API int ompx_io_get_settings(ompx_io_setting_t *Settings,
+                                  size_t Capacity, size_t *Count) {
+  if (!Count || (!Settings && Capacity)) {
+    errno = EINVAL;
+    return -1;
+  }
+  const PluginFnsTy *Fns = lib().anyPlugin();
+  if (!Fns) {
+    errno = ENODEV;
+    return -1;
+  }
+  uint64_t Total = 0;
+  if (int32_t Err = Fns->IOSettings(Settings, Capacity, &Total)) {
+    errno = Err;
+    return -1;
+  }
+  *Count = size_t(Total);
   return 0;
 }
 

@@ -5,6 +5,8 @@
 // with one error line naming what failed. Nothing else in the plugin knows
 // the C ABI.
 #include "offloadio/ABI.h"
+#include "offloadio/Envar.h"
+#include "offloadio/ExtensionABI.h"
 #include "offloadio/Plugin.h"
 #include "offloadio/io/IOEngine.h"
 
@@ -363,8 +365,9 @@ OFFLOADIO_API int32_t __tgt_rtl_data_unlock(int32_t GlobalId, void *HstPtr) {
 }
 
 //===----------------------------------------------------------------------===//
-// offload-io extensions, called by libompx_io (include/ompx_io.h). They
-// return 0 or an errno value, never print: libompx_io reports through errno.
+// offload-io extensions, declared in offloadio/ExtensionABI.h and called by
+// libompx_io (include/ompx_io.h). They return 0 or an errno value, never
+// print: libompx_io reports through errno.
 //===----------------------------------------------------------------------===//
 
 /// The local number of OpenMP device \p GlobalId, or -1 if not ours.
@@ -492,6 +495,41 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_paths(int32_t DeviceId,
       std::snprintf(Why, WhyLen, "%s", Reasons.c_str());
     return Error::success();
   });
+}
+
+namespace {
+/// Copy \p Text into the fixed C field \p Field, cut to fit.
+template <size_t N>
+void copySettingText(char (&Field)[N], const std::string &Text) {
+  std::snprintf(Field, N, "%s", Text.c_str());
+}
+} // namespace
+
+OFFLOADIO_API int32_t __tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out,
+                                                 uint64_t Capacity,
+                                                 uint64_t *Count) {
+  if (!Count || (!Out && Capacity))
+    return EINVAL;
+  // The engine's own reader, observed: its names, defaults and valid values
+  // are nowhere else.
+  EnvReadLogTy Log;
+  (void)IOConfigTy::fromEnv();
+  const std::vector<EnvReadTy> &Reads = Log.reads();
+  *Count = Reads.size();
+  for (uint64_t I = 0; I < Reads.size() && I < Capacity; ++I) {
+    const EnvReadTy &R = Reads[I];
+    ompx_io_setting_t &S = Out[I];
+    S = ompx_io_setting_t();
+    copySettingText(S.name, R.Name);
+    copySettingText(S.value, R.Used);
+    copySettingText(S.default_value, R.Default);
+    copySettingText(S.env_value, R.Raw.value_or(""));
+    copySettingText(S.valid, R.Expected);
+    S.source = R.Invalid ? OMPX_IO_SETTING_INVALID
+               : R.Raw   ? OMPX_IO_SETTING_ENVIRONMENT
+                         : OMPX_IO_SETTING_DEFAULT;
+  }
+  return 0;
 }
 
 /// 1 and *Out filled when \p Ptr is in a locked region, 0 otherwise.

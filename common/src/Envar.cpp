@@ -110,60 +110,117 @@ void offloadio::reportDeprecatedEnv(const char *Name,
                << Replacement << "\n";
 }
 
+namespace {
+/// The innermost recording log of each thread. Thread-local because the
+/// readers it observes (IOConfigTy::fromEnv and the like) take no observer
+/// argument, and another thread's reads belong to another caller.
+thread_local EnvReadLogTy *ActiveEnvReadLog = nullptr;
+
+/// Record a read of \p Name if this thread is logging.
+void noteRead(const char *Name, const std::optional<std::string> &Raw,
+              std::string Used, std::string Default, std::string Expected,
+              bool Invalid) {
+  if (!EnvReadLogTy::recording())
+    return;
+  EnvReadLogTy::note({Name, Raw, std::move(Used), std::move(Default),
+                      std::move(Expected), Invalid});
+}
+
+const char *const BoolExpected = "true/false, on/off, yes/no or 1/0";
+const char *onOff(bool B) { return B ? "on" : "off"; }
+} // namespace
+
+EnvReadLogTy::EnvReadLogTy() : Enclosing(ActiveEnvReadLog) {
+  ActiveEnvReadLog = this;
+}
+
+EnvReadLogTy::~EnvReadLogTy() { ActiveEnvReadLog = Enclosing; }
+
+bool EnvReadLogTy::recording() { return ActiveEnvReadLog != nullptr; }
+
+void EnvReadLogTy::note(EnvReadTy Read) {
+  if (ActiveEnvReadLog)
+    ActiveEnvReadLog->Reads.push_back(std::move(Read));
+}
+
+std::string offloadio::formatSizeSetting(uint64_t N) {
+  static const char Suffixes[] = {'G', 'M', 'K'};
+  for (unsigned I = 0; I < 3; ++I) {
+    uint64_t Unit = 1ULL << (10 * (3 - I));
+    if (N && N % Unit == 0)
+      return std::to_string(N / Unit) + Suffixes[I];
+  }
+  return std::to_string(N);
+}
+
 bool offloadio::readBoolEnv(const char *Name, bool Default) {
   auto Raw = getEnv(Name);
-  if (!Raw)
-    return Default;
-  if (auto B = parseBool(*Raw))
-    return *B;
-  reportInvalidEnv(Name, *Raw, "true/false, on/off, yes/no or 1/0",
-                   Default ? "true" : "false");
-  return Default;
+  std::optional<bool> B = Raw ? parseBool(*Raw) : std::nullopt;
+  bool Invalid = Raw && !B;
+  bool Used = B.value_or(Default);
+  if (Invalid)
+    reportInvalidEnv(Name, *Raw, BoolExpected, Default ? "true" : "false");
+  noteRead(Name, Raw, onOff(Used), onOff(Default), BoolExpected, Invalid);
+  return Used;
 }
 
 uint64_t offloadio::readSizeEnv(const char *Name, uint64_t Default,
                                 uint64_t Min, uint64_t Max) {
   auto Raw = getEnv(Name);
-  if (!Raw)
-    return Default;
-  auto N = parseSize(*Raw);
-  if (N && *N >= Min && *N <= Max)
-    return *N;
-  reportInvalidEnv(Name, *Raw,
-                   llvm::formatv("a size from {0} to {1} (K/M/G suffixes allowed)",
-                                 Min, Max)
-                       .str(),
-                   std::to_string(Default));
-  return Default;
+  std::optional<uint64_t> N = Raw ? parseSize(*Raw) : std::nullopt;
+  bool Valid = N && *N >= Min && *N <= Max;
+  bool Invalid = Raw && !Valid;
+  uint64_t Used = Valid ? *N : Default;
+  // The text is built only when someone reads it.
+  auto Expected = [&] {
+    return llvm::formatv("a size from {0} to {1} (K/M/G suffixes allowed)",
+                         Min, Max)
+        .str();
+  };
+  if (Invalid)
+    reportInvalidEnv(Name, *Raw, Expected(), std::to_string(Default));
+  if (EnvReadLogTy::recording())
+    noteRead(Name, Raw, formatSizeSetting(Used), formatSizeSetting(Default),
+             Expected(), Invalid);
+  return Used;
 }
 
 int64_t offloadio::readIntEnv(const char *Name, int64_t Default, int64_t Min,
                               int64_t Max) {
   auto Raw = getEnv(Name);
-  if (!Raw)
-    return Default;
-  auto N = parseInt(*Raw);
-  if (N && *N >= Min && *N <= Max)
-    return *N;
-  reportInvalidEnv(Name, *Raw,
-                   llvm::formatv("an integer from {0} to {1}", Min, Max).str(),
-                   std::to_string(Default));
-  return Default;
+  std::optional<int64_t> N = Raw ? parseInt(*Raw) : std::nullopt;
+  bool Valid = N && *N >= Min && *N <= Max;
+  bool Invalid = Raw && !Valid;
+  int64_t Used = Valid ? *N : Default;
+  auto Expected = [&] {
+    return llvm::formatv("an integer from {0} to {1}", Min, Max).str();
+  };
+  if (Invalid)
+    reportInvalidEnv(Name, *Raw, Expected(), std::to_string(Default));
+  if (EnvReadLogTy::recording())
+    noteRead(Name, Raw, std::to_string(Used), std::to_string(Default),
+             Expected(), Invalid);
+  return Used;
 }
 
 unsigned offloadio::readChoiceEnv(const char *Name,
                                   llvm::ArrayRef<const char *> Choices,
                                   unsigned Default) {
   auto Raw = getEnv(Name);
-  if (!Raw)
-    return Default;
-  std::string Lower = StringRef(*Raw).trim().lower();
-  for (unsigned I = 0; I < Choices.size(); ++I)
-    if (Lower == Choices[I])
-      return I;
+  std::optional<unsigned> Index;
+  if (Raw) {
+    std::string Lower = StringRef(*Raw).trim().lower();
+    for (unsigned I = 0; I < Choices.size() && !Index; ++I)
+      if (Lower == Choices[I])
+        Index = I;
+  }
+  bool Invalid = Raw && !Index;
+  unsigned Used = Index.value_or(Default);
   std::string Expected = "one of";
   for (unsigned I = 0; I < Choices.size(); ++I)
     Expected += std::string(I ? ", " : " ") + Choices[I];
-  reportInvalidEnv(Name, *Raw, Expected, Choices[Default]);
-  return Default;
+  if (Invalid)
+    reportInvalidEnv(Name, *Raw, Expected, Choices[Default]);
+  noteRead(Name, Raw, Choices[Used], Choices[Default], Expected, Invalid);
+  return Used;
 }

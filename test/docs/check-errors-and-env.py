@@ -4,7 +4,10 @@
 
 Fails (exit 1, one line per problem) when
   * a source reads an environment variable that no table of the page lists,
-  * a table of the page lists a variable of ours that no source reads, or
+  * a table of the page's "Environment variables" section lists a variable
+    that no source reads,
+  * the page's file engine table (`OMPX_IO_*`) and the variables the engine
+    (common/src/io) reads differ, or
   * common/include/offloadio/ErrorCodes.def has a code the page does not name.
 
 A variable counts as read when
@@ -17,7 +20,15 @@ A variable counts as read when
   * Python (lit.cfg.py, test/lit.site.cfg.py.in, tools): os.environ.get("NAME"),
     os.environ["NAME"], os.getenv("NAME");
   * CMake: $ENV{NAME}.
+A variable the page lists is also read where a C/C++ source has it as a whole
+string literal (getenv of a name chosen at run time, as for
+CUDA_VISIBLE_DEVICES).
+
 Usage: check-errors-and-env.py <source root>
+       check-errors-and-env.py --engine-settings FILE <source root>
+The second form compares the file engine table with the settings a running
+plugin reports (ompx_io_get_settings): FILE ("-": stdin) holds lines
+"setting <NAME> ...", other lines are ignored.
 """
 
 import os
@@ -108,8 +119,24 @@ def read_vars(root):
     return found
 
 
+def section(doc, heading):
+    """The text under the Markdown heading line \p heading, up to the next
+    heading of the same or a higher level."""
+    level = len(heading) - len(heading.lstrip("#"))
+    lines = doc.splitlines()
+    if heading not in lines:
+        return ""
+    out = []
+    for line in lines[lines.index(heading) + 1:]:
+        m = re.match(r"(#+) ", line)
+        if m and len(m.group(1)) <= level:
+            break
+        out.append(line)
+    return "\n".join(out)
+
+
 def documented_vars(doc):
-    """Names in the first cell of the rows of the page's tables."""
+    """Names in the first cell of the rows of the tables of \p doc."""
     names = set()
     for line in doc.splitlines():
         if not line.startswith("| `"):
@@ -119,29 +146,100 @@ def documented_vars(doc):
     return names
 
 
+ENV_SECTION = "## Environment variables"
+ENGINE_SECTION = "### File engine (`OMPX_IO_*`, one engine per device)"
+
+
+def engine_vars(root):
+    """OMPX_IO_* variables read by the file engine's sources."""
+    found = set()
+    for path in walk(root, ["common/src/io", "common/include/offloadio/io"],
+                     lambda p: p.endswith(C_SUFFIXES)):
+        text = open(path, encoding="utf-8", errors="replace").read()
+        found.update(n for n in C_OURS.findall(text)
+                     if n.startswith("OMPX_IO_"))
+    return found
+
+
+def reported_settings(path):
+    """Names of the lines "setting <NAME> ..." of \p path ("-": stdin)."""
+    text = sys.stdin.read() if path == "-" else open(path).read()
+    return set(re.findall(r"^setting (\S+)", text, re.M))
+
+
+def compare_engine(documented, actual, who, verb):
+    """Problems where the file engine table and what \p who \p verb-s (the
+    names \p actual) differ."""
+    problems = []
+    for name in sorted(actual - documented):
+        problems.append("%s %ss %s, which the file engine table of "
+                        "docs/errors-and-env.md does not list"
+                        % (who, verb, name))
+    for name in sorted(documented - actual):
+        problems.append("the file engine table of docs/errors-and-env.md "
+                        "lists %s, which %s does not %s" % (name, who, verb))
+    return problems
+
+
 def error_codes(root):
     path = os.path.join(root, "common/include/offloadio/ErrorCodes.def")
     text = open(path, encoding="utf-8").read()
     return re.findall(r"^OFFLOADIO_ERROR\((\w+),\s*(\d+),", text, re.M)
 
 
+def literal_reads(root, names):
+    """{name: files} of the names in \p names that a C/C++ source has as a
+    whole string literal."""
+    found = {}
+    for path in walk(root, C_DIRS, lambda p: p.endswith(C_SUFFIXES)):
+        text = open(path, encoding="utf-8", errors="replace").read()
+        for name in names:
+            if '"%s"' % name in text:
+                found.setdefault(name, set()).add(os.path.relpath(path, root))
+    return found
+
+
 def main():
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    settings_file = None
+    if len(args) == 3 and args[0] == "--engine-settings":
+        settings_file = args[1]
+        args = args[2:]
+    if len(args) != 1:
         print(__doc__)
         return 2
-    root = sys.argv[1]
+    root = args[0]
     doc_path = os.path.join(root, "docs", "errors-and-env.md")
     doc = open(doc_path, encoding="utf-8").read()
-    listed = documented_vars(doc)
+    engine_documented = documented_vars(section(doc, ENGINE_SECTION))
+    if settings_file:
+        problems = compare_engine(engine_documented,
+                                  reported_settings(settings_file),
+                                  "the plugin", "report")
+        if not engine_documented:
+            problems.append("docs/errors-and-env.md has no section '%s'"
+                            % ENGINE_SECTION)
+        for p in problems:
+            print("error: " + p)
+        print("%d engine settings documented; %d problems"
+              % (len(engine_documented), len(problems)))
+        return 1 if problems else 0
+    listed = documented_vars(section(doc, ENV_SECTION))
     read = read_vars(root)
+    for name, files in literal_reads(root, listed - set(read)).items():
+        read[name] = files
     problems = []
     for name in sorted(set(read) - listed):
         problems.append("%s is read by %s but not listed in docs/errors-and-env.md"
                         % (name, ", ".join(sorted(read[name]))))
     for name in sorted(listed - set(read)):
-        if name.startswith(OUR_PREFIXES):
-            problems.append("docs/errors-and-env.md lists %s, which no source reads"
-                            % name)
+        problems.append("docs/errors-and-env.md lists %s, which no source reads"
+                        % name)
+    if not engine_documented:
+        problems.append("docs/errors-and-env.md has no section '%s'"
+                        % ENGINE_SECTION)
+    problems += compare_engine(engine_documented, engine_vars(root),
+                               "the file engine (common/src/io)", "read")
     for code, value in error_codes(root):
         if not re.search(r"^\| `%s` \| %s \|" % (code, value), doc, re.M):
             problems.append("error code %s (%s) of ErrorCodes.def is not in the "

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace offloadio;
 
@@ -348,6 +350,98 @@ TEST_F(EnvarReadTest, InvalidValueIsReportedOncePerProcess) {
   ASSERT_EQ(setenv(reportedMarkerName(Var).c_str(), "1:lots", 1), 0);
   EXPECT_EQ(captured([&] { return readIntEnv(Var, 3, 0, 8); }), 3);
   expectWarning("lots", "3");
+}
+
+//===----------------------------------------------------------------------===//
+// EnvReadLogTy: what the readers found, for reporting settings
+//===----------------------------------------------------------------------===//
+
+TEST(EnvarTest, FormatSizeSettingUsesTheLargestExactUnit) {
+  EXPECT_EQ(formatSizeSetting(0), "0");
+  EXPECT_EQ(formatSizeSetting(100), "100");
+  EXPECT_EQ(formatSizeSetting(1024), "1K");
+  EXPECT_EQ(formatSizeSetting(65 << 10), "65K");
+  EXPECT_EQ(formatSizeSetting((8 << 20) + 1024), "8193K");
+  EXPECT_EQ(formatSizeSetting(8 << 20), "8M");
+  EXPECT_EQ(formatSizeSetting(uint64_t(3) << 30), "3G");
+  EXPECT_EQ(formatSizeSetting(uint64_t(1) << 40), "1024G");
+}
+
+TEST_F(EnvarReadTest, LogRecordsEveryKindOfRead) {
+  EnvReadLogTy Log;
+  captured([&] { return readSizeEnv(Var, 8 << 20, 64 << 10, 1 << 30); });
+  set("128k");
+  captured([&] { return readSizeEnv(Var, 8 << 20, 64 << 10, 1 << 30); });
+  set("7");
+  captured([&] { return readIntEnv(Var, 2, 1, 64); });
+  set("maybe");
+  captured([&] { return readBoolEnv(Var, false); });
+  expectWarning("maybe", "false");
+  const char *Choices[] = {"auto", "direct", "staged"};
+  set("Staged");
+  captured([&] { return readChoiceEnv(Var, Choices, 0); });
+
+  const std::vector<EnvReadTy> &R = Log.reads();
+  ASSERT_EQ(R.size(), 5u);
+  for (const EnvReadTy &Read : R)
+    EXPECT_EQ(Read.Name, Var);
+  // Unset: the default, in force.
+  EXPECT_EQ(R[0].Raw, std::nullopt);
+  EXPECT_EQ(R[0].Used, "8M");
+  EXPECT_EQ(R[0].Default, "8M");
+  EXPECT_FALSE(R[0].Invalid);
+  EXPECT_TRUE(contains(R[0].Expected, "a size from 65536 to 1073741824"));
+  // Valid: the environment's value, normalised; its text kept.
+  EXPECT_EQ(R[1].Raw, std::optional<std::string>("128k"));
+  EXPECT_EQ(R[1].Used, "128K");
+  EXPECT_FALSE(R[1].Invalid);
+  EXPECT_EQ(R[2].Used, "7");
+  EXPECT_EQ(R[2].Default, "2");
+  EXPECT_EQ(R[2].Expected, "an integer from 1 to 64");
+  // Invalid: refused, the default in force.
+  EXPECT_EQ(R[3].Raw, std::optional<std::string>("maybe"));
+  EXPECT_TRUE(R[3].Invalid);
+  EXPECT_EQ(R[3].Used, "off");
+  EXPECT_EQ(R[3].Default, "off");
+  EXPECT_EQ(R[4].Used, "staged");
+  EXPECT_EQ(R[4].Default, "auto");
+  EXPECT_EQ(R[4].Expected, "one of auto, direct, staged");
+}
+
+TEST_F(EnvarReadTest, LogsNestAndStopWithTheirScope) {
+  EnvReadLogTy Outer;
+  EXPECT_TRUE(EnvReadLogTy::recording());
+  readIntEnv(Var, 1, 0, 9);
+  {
+    EnvReadLogTy Inner;
+    readIntEnv(Var, 2, 0, 9);
+    readIntEnv(Var, 3, 0, 9);
+    ASSERT_EQ(Inner.reads().size(), 2u);
+    EXPECT_EQ(Inner.reads()[1].Default, "3");
+  }
+  readIntEnv(Var, 4, 0, 9);
+  ASSERT_EQ(Outer.reads().size(), 2u);
+  EXPECT_EQ(Outer.reads()[0].Default, "1");
+  EXPECT_EQ(Outer.reads()[1].Default, "4");
+}
+
+TEST_F(EnvarReadTest, NoLogNoRecord) {
+  EXPECT_FALSE(EnvReadLogTy::recording());
+  // Without a log a read is only a read; note() has nowhere to go.
+  EnvReadLogTy::note({Var, std::nullopt, "1", "1", "", false});
+  EXPECT_EQ(readIntEnv(Var, 5, 0, 9), 5);
+  EnvReadLogTy Log;
+  EXPECT_TRUE(Log.reads().empty());
+}
+
+TEST_F(EnvarReadTest, LogIsPerThread) {
+  EnvReadLogTy Log;
+  std::thread Other([&] {
+    EXPECT_FALSE(EnvReadLogTy::recording());
+    readIntEnv(Var, 1, 0, 9);
+  });
+  Other.join();
+  EXPECT_TRUE(Log.reads().empty());
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace offloadio {
 
@@ -62,6 +63,45 @@ void reportDeprecatedEnv(const char *Name, const char *Replacement);
 /// The marker variable of reportInvalidEnv for \p Name:
 /// "OFFLOADIO_REPORTED_<Name>".
 std::string reportedMarkerName(const char *Name);
+
+/// What one read*Env call found, as text.
+struct EnvReadTy {
+  std::string Name;               ///< The variable.
+  std::optional<std::string> Raw; ///< Its value in the environment, if set.
+  std::string Used;               ///< The value in force.
+  std::string Default;            ///< The default.
+  std::string Expected;           ///< The valid values.
+  bool Invalid = false;           ///< Set, but refused: Used is the default.
+};
+
+/// Records every read*Env call of the calling thread while it lives, so that
+/// a caller can report the settings a reader such as IOConfigTy::fromEnv
+/// found without repeating that reader's table of names and defaults. Logs
+/// nest: the innermost one records.
+class EnvReadLogTy {
+public:
+  /// Start recording this thread's reads.
+  EnvReadLogTy();
+  /// Stop recording; an enclosing log records again.
+  ~EnvReadLogTy();
+  EnvReadLogTy(const EnvReadLogTy &) = delete;
+  EnvReadLogTy &operator=(const EnvReadLogTy &) = delete;
+
+  /// The reads so far, in the order they happened.
+  const std::vector<EnvReadTy> &reads() const { return Reads; }
+
+  /// Whether a log of this thread is recording.
+  static bool recording();
+  /// Record \p Read in this thread's innermost log; only while recording().
+  static void note(EnvReadTy Read);
+
+private:
+  EnvReadLogTy *Enclosing;
+  std::vector<EnvReadTy> Reads;
+};
+
+/// \p N as the shortest exact K/M/G size ("8M", "65K", "100").
+std::string formatSizeSetting(uint64_t N);
 
 } // namespace offloadio
 

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The offload-io extension entry points (__tgt_rtl_ompx_*) that each plugin
+// exports beside libomptarget's __tgt_rtl_* and that libompx_io looks up
+// with dlsym. common/src/CApi.cpp defines them against these declarations
+// and libompx_io takes its function-pointer types from them, so the two
+// sides cannot disagree on a signature. Plain C types only: libompx_io
+// includes this without the framework.
+//
+// Every extension returns 0 or an errno value and never prints an error
+// (libompx_io reports through errno), except where said otherwise.
+#ifndef OFFLOADIO_EXTENSIONABI_H
+#define OFFLOADIO_EXTENSIONABI_H
+
+#include "ompx_io.h"
+
+#include <cstdint>
+
+#define OFFLOADIO_EXTENSION_API __attribute__((visibility("default")))
+
+extern "C" {
+
+/// The local number of OpenMP device \p GlobalId, initialised, or -1 when
+/// the device is not this plugin's.
+OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_resolve_device(int32_t GlobalId);
+
+/// Submit a read (\p IsWrite 0) or write of \p Count bytes of \p Fd at
+/// \p Offset to or from \p DevPtr on local device \p DeviceId; the plugin's
+/// request goes to \p *Request.
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_io_submit(int32_t DeviceId, int32_t IsWrite, int32_t Fd,
+                         void *DevPtr, uint64_t Count, int64_t Offset,
+                         void **Request);
+
+/// 1 when \p Request is done, 0 while it is pending.
+OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_test(void *Request);
+
+/// Wait for \p Request, store its byte count in \p *Bytes and release it.
+OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_wait(void *Request,
+                                                       int64_t *Bytes);
+
+/// The file engine counters of local device \p DeviceId.
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_io_stats(int32_t DeviceId, ompx_io_stats_t *Out);
+
+/// The paths local device \p DeviceId can use, as bits (1 << path) in
+/// \p *Mask; one line per unavailable path into \p Why (may be null).
+OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_paths(int32_t DeviceId,
+                                                        uint32_t *Mask,
+                                                        char *Why,
+                                                        uint64_t WhyLen);
+
+/// The file engine's settings as IOConfigTy::fromEnv reads them now: the
+/// first min(\p Capacity, total) into \p Out, the total into \p *Count.
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out, uint64_t Capacity,
+                           uint64_t *Count);
+
+/// 1 and \p *Out filled when \p Ptr is inside a region locked in the
+/// plugin's map, 0 when it is not.
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_lock_info(const void *Ptr, ompx_lock_region_t *Out);
+
+/// Bytes and copies per ompx_copy_path of local device \p DeviceId.
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_copy_counters(int32_t DeviceId, uint64_t *Bytes,
+                             uint64_t *Copies);
+
+} // extern "C"
+
+/// Every extension as X(Field, Symbol): the one list of what an offload-io
+/// plugin exports beyond libomptarget's entry points.
+#define OFFLOADIO_EXTENSIONS(X)                                                \
+  X(ResolveDevice, __tgt_rtl_ompx_resolve_device)                              \
+  X(IOSubmit, __tgt_rtl_ompx_io_submit)                                        \
+  X(IOTest, __tgt_rtl_ompx_io_test)                                            \
+  X(IOWait, __tgt_rtl_ompx_io_wait)                                            \
+  X(IOStats, __tgt_rtl_ompx_io_stats)                                          \
+  X(IOPaths, __tgt_rtl_ompx_io_paths)                                          \
+  X(IOSettings, __tgt_rtl_ompx_io_settings)                                    \
+  X(LockInfo, __tgt_rtl_ompx_lock_info)                                        \
+  X(CopyCounters, __tgt_rtl_ompx_copy_counters)
+
+namespace offloadio {
+
+/// The extensions of one loaded plugin, as dlsym finds them: one pointer per
+/// entry of OFFLOADIO_EXTENSIONS, typed from its declaration above.
+struct ExtensionTableTy {
+#define OFFLOADIO_EXTENSION_FIELD(Field, Symbol)                               \
+  decltype(&Symbol) Field = nullptr;
+  OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_FIELD)
+#undef OFFLOADIO_EXTENSION_FIELD
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_EXTENSIONABI_H

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Compile-time ties between the C types of include/ompx_io.h and their C++
+// twins in the framework. CApi.cpp converts between them by number and by
+// index; a change on one side that the other does not follow fails the
+// build here instead of mislabelling counters at run time. The layout checks
+// pin the public structs: programs compiled against an older ompx_io.h pass
+// them to the new library.
+#include "offloadio/Device.h"
+#include "offloadio/Error.h"
+#include "offloadio/ExtensionABI.h"
+#include "offloadio/PinnedMemoryMap.h"
+#include "offloadio/io/IOEngine.h"
+
+#include <cstddef>
+#include <type_traits>
+
+using namespace offloadio;
+
+// enum ompx_io_path numbers the engine's paths, then the initial device's.
+static_assert(unsigned(IOPathTy::Direct) == OMPX_IO_PATH_DIRECT, "io path");
+static_assert(unsigned(IOPathTy::Fastpath) == OMPX_IO_PATH_FASTPATH, "io path");
+static_assert(unsigned(IOPathTy::Staged) == OMPX_IO_PATH_STAGED, "io path");
+static_assert(unsigned(IOPathTy::Count) == OMPX_IO_PATH_HOST,
+              "the host path follows the engine's paths");
+static_assert(unsigned(IOPathTy::Count) + 1 == OMPX_IO_NUM_PATHS, "io paths");
+
+// ompx_io_stats_t is filled index by index from IOStatsTy.
+template <typename ArrayTy>
+constexpr size_t PathSlots = std::extent_v<ArrayTy>;
+static_assert(PathSlots<decltype(IOStatsTy::BytesRead)> == OMPX_IO_NUM_PATHS &&
+                  PathSlots<decltype(IOStatsTy::BytesWritten)> ==
+                      OMPX_IO_NUM_PATHS &&
+                  PathSlots<decltype(IOStatsTy::Reads)> == OMPX_IO_NUM_PATHS &&
+                  PathSlots<decltype(IOStatsTy::Writes)> == OMPX_IO_NUM_PATHS,
+              "IOStatsTy has one counter per ompx_io_path");
+
+// enum ompx_copy_path numbers TransferPathTy.
+static_assert(unsigned(TransferPathTy::PinnedToDevice) ==
+                  OMPX_COPY_PINNED_TO_DEVICE,
+              "copy path");
+static_assert(unsigned(TransferPathTy::PinnedFromDevice) ==
+                  OMPX_COPY_PINNED_FROM_DEVICE,
+              "copy path");
+static_assert(unsigned(TransferPathTy::StagedToDevice) ==
+                  OMPX_COPY_STAGED_TO_DEVICE,
+              "copy path");
+static_assert(unsigned(TransferPathTy::StagedFromDevice) ==
+                  OMPX_COPY_STAGED_FROM_DEVICE,
+              "copy path");
+static_assert(unsigned(TransferPathTy::LockedToDevice) ==
+                  OMPX_COPY_LOCKED_TO_DEVICE,
+              "copy path");
+static_assert(unsigned(TransferPathTy::LockedFromDevice) ==
+                  OMPX_COPY_LOCKED_FROM_DEVICE,
+              "copy path");
+static_assert(unsigned(TransferPathTy::DeviceToDevice) ==
+                  OMPX_COPY_DEVICE_TO_DEVICE,
+              "copy path");
+static_assert(unsigned(TransferPathTy::NumPaths) == OMPX_COPY_NUM_PATHS,
+              "copy paths");
+
+// ompx_lock_region_t is filled field by field from PinnedRegionInfoTy.
+static_assert(std::is_same_v<decltype(PinnedRegionInfoTy::Size),
+                             decltype(ompx_lock_region_t::size)> &&
+                  std::is_same_v<decltype(PinnedRegionInfoTy::References),
+                                 decltype(ompx_lock_region_t::references)>,
+              "lock region counts");
+
+// The extensions answer 0 for success, the value of ErrorCode::Success.
+static_assert(int(ErrorCode::Success) == 0, "success is 0 on both sides");
+
+// The public structs' layouts.
+static_assert(sizeof(ompx_io_stats_t) == 4 * OMPX_IO_NUM_PATHS * 8 + 8 + 160 &&
+                  offsetof(ompx_io_stats_t, fallbacks) == 128 &&
+                  offsetof(ompx_io_stats_t, last_fallback) == 136,
+              "ompx_io_stats_t layout");
+static_assert(sizeof(ompx_lock_region_t) == 40 &&
+                  offsetof(ompx_lock_region_t, references) == 24 &&
+                  offsetof(ompx_lock_region_t, external) == 32,
+              "ompx_lock_region_t layout");
+static_assert(sizeof(ompx_io_setting_t) == 420 &&
+                  offsetof(ompx_io_setting_t, source) == 416,
+              "ompx_io_setting_t layout");

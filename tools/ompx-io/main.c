@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// ompx-io: inspect and benchmark the offload-io file <-> device engine.
+//
+//   ompx-io info                 devices, transfer paths, engine settings
+//   ompx-io bench [options]      file -> device (and device -> file) GB/s
+//
+// An OpenMP offload program itself (built with -fopenmp-targets=...), so it
+// sees the same devices as any application. The engine reads OMPX_IO_* once
+// per device, at its first transfer, so every benchmark configuration runs in
+// a fresh child process (this program, exec'ed with "__child") that reports
+// its figures through a pipe.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ompx-io.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *Out) {
+  fprintf(
+      Out,
+      "Usage: ompx-io <command> [options]\n"
+      "\n"
+      "Commands:\n"
+      "  info     list the OpenMP devices, the ompx_io transfer paths each can "
+      "use\n"
+      "           (and why the others are unavailable), and the engine "
+      "settings\n"
+      "  bench    measure file <-> device throughput per path, size and "
+      "thread\n"
+      "           count against plain pread baselines ('ompx-io bench "
+      "--help')\n"
+      "\n"
+      "The offload-io plugins must be the ones libomptarget loads: put their\n"
+      "directory (build/lib) first in LD_LIBRARY_PATH.\n"
+      "Engine environment: OMPX_IO_THREADS, OMPX_IO_CHUNK_SIZE, "
+      "OMPX_IO_RING_DEPTH,\n"
+      "OMPX_IO_PATH=auto|direct|fastpath|staged, OMPX_IO_INFO.\n");
+}
+
+int main(int Argc, char **Argv) {
+  if (Argc >= 2 && !strcmp(Argv[1], "__child"))
+    return cmdChild(Argc - 2, Argv + 2);
+  if (Argc < 2)
+    usageError("missing command (info or bench)");
+  const char *Cmd = Argv[1];
+  if (!strcmp(Cmd, "-h") || !strcmp(Cmd, "--help") || !strcmp(Cmd, "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(Cmd, "info")) {
+    if (Argc == 3 && (!strcmp(Argv[2], "-h") || !strcmp(Argv[2], "--help"))) {
+      printf("Usage: ompx-io info\n  Lists the OpenMP devices, their "
+             "ompx_io transfer paths and the engine settings in force.\n");
+      return 0;
+    }
+    return cmdInfo(Argc - 2, Argv + 2);
+  }
+  if (!strcmp(Cmd, "bench"))
+    return cmdBench(Argc - 2, Argv + 2);
+  usageError("unknown command '%s' (expected info or bench)", Cmd);
+}

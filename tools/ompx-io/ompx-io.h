@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// ompx-io: what the command files share: the utilities, the view of the
+// loaded plugins, and each command's entry point.
+#ifndef OMPX_IO_TOOL_H
+#define OMPX_IO_TOOL_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define DEFAULT_FILE "/tmp/ompx-io-bench.dat"
+#define RESULT_FD 3
+#define MAX_LIST 32
+#define VERIFY_BYTES 4096
+#define MAX_ROUNDS 16
+
+/// The program's name in messages.
+extern const char *const Prog;
+
+/// Print a usage error and exit with status 2.
+void usageError(const char *Fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+/// Print an error and exit with status 1.
+void fatal(const char *Fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+/// Monotonic seconds.
+double now(void);
+/// Parses "4096", "64K", "1M", "1MiB", "2G", "1GB" (binary units).
+int parseSize(const char *S, uint64_t *Out);
+/// Parses a decimal number up to \p Max.
+int parseUnsigned(const char *S, unsigned long Max, unsigned long *Out);
+/// "8 MiB", "4096 B": the largest exact binary unit.
+void formatSize(uint64_t N, char *Buf, size_t Len);
+/// Splits a comma-separated list into at most MAX_LIST newly allocated items.
+int splitList(const char *Opt, const char *S, char **Items);
+/// Full-count pread/pwrite, as the engine does it; returns bytes or -1.
+ssize_t fullIO(int Write, int Fd, char *Buf, size_t Count, off_t Off);
+/// qsort comparison of doubles, ascending.
+int cmpDouble(const void *A, const void *B);
+
+/// One offload plugin libomptarget loaded.
+typedef struct {
+  char Path[PATH_MAX];
+  int OffloadIO; ///< Has the offload-io extensions.
+  int32_t (*Resolve)(int32_t);
+} PluginInfo;
+
+/// The offload plugins libomptarget loaded.
+typedef struct {
+  PluginInfo Plugins[8];
+  int Num;
+} PluginList;
+
+/// The offload plugins libomptarget has loaded (call after device init).
+void loadedPlugins(PluginList *L);
+/// Describes device \p Dev's plugin into \p Buf; returns 1 if it is served
+/// by an offload-io plugin.
+int describeDevice(int Dev, const PluginList *L, char *Buf, size_t Len);
+
+/// Prints the file engine's settings in force, as the plugin reports them.
+void printEngineSettings(void);
+/// The value in force of engine setting \p Name for a one-line summary:
+/// "8M (default)", the environment's text, or the default and why.
+void describeSetting(const char *Name, char *Buf, size_t Len);
+
+/// ompx-io info.
+int cmdInfo(int Argc, char **Argv);
+/// ompx-io bench.
+int cmdBench(int Argc, char **Argv);
+/// One measured configuration, in a child process of cmdBench.
+int cmdChild(int Argc, char **Argv);
+
+#endif // OMPX_IO_TOOL_H

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// ompx-io: the file engine's settings, as the plugin reports them
+// (ompx_io_get_settings). The tool keeps no list of its own: the names,
+// defaults and valid values are the engine's.
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ompx-io.h"
+#include "ompx_io.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/// The settings in force into a new array; its length in \p *Count. NULL
+/// with errno when the plugin cannot say.
+static ompx_io_setting_t *engineSettings(size_t *Count) {
+  size_t N = 0;
+  if (ompx_io_get_settings(NULL, 0, &N))
+    return NULL;
+  ompx_io_setting_t *S = calloc(N ? N : 1, sizeof(ompx_io_setting_t));
+  if (!S) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  if (ompx_io_get_settings(S, N, Count)) {
+    int E = errno;
+    free(S);
+    errno = E;
+    return NULL;
+  }
+  // Settings cannot appear between the calls; if they did, show the first N.
+  if (*Count > N)
+    *Count = N;
+  return S;
+}
+
+void printEngineSettings(void) {
+  printf("Engine settings (read by each device's engine at its first "
+         "transfer):\n");
+  size_t N = 0;
+  ompx_io_setting_t *S = engineSettings(&N);
+  if (!S) {
+    printf("  unknown: ompx_io_get_settings: %s\n", strerror(errno));
+    return;
+  }
+  int Width = 19;
+  for (size_t I = 0; I < N; ++I)
+    if ((int)strlen(S[I].name) > Width)
+      Width = (int)strlen(S[I].name);
+  for (size_t I = 0; I < N; ++I) {
+    switch (S[I].source) {
+    case OMPX_IO_SETTING_ENVIRONMENT:
+      printf("  %-*s %-8s (from the environment; default %s)\n", Width,
+             S[I].name, S[I].env_value, S[I].default_value);
+      break;
+    case OMPX_IO_SETTING_INVALID:
+      printf("  %-*s %-8s (INVALID: the engine warns and uses %s)\n", Width,
+             S[I].name, S[I].env_value, S[I].default_value);
+      break;
+    default:
+      printf("  %-*s %-8s (default)\n", Width, S[I].name, S[I].value);
+      break;
+    }
+  }
+  free(S);
+}
+
+void describeSetting(const char *Name, char *Buf, size_t Len) {
+  size_t N = 0;
+  ompx_io_setting_t *S = engineSettings(&N);
+  snprintf(Buf, Len, "unknown");
+  for (size_t I = 0; S && I < N; ++I) {
+    if (strcmp(S[I].name, Name))
+      continue;
+    if (S[I].source == OMPX_IO_SETTING_ENVIRONMENT)
+      snprintf(Buf, Len, "%s", S[I].env_value);
+    else if (S[I].source == OMPX_IO_SETTING_INVALID)
+      snprintf(Buf, Len, "%s (default; '%s' is invalid)", S[I].value,
+               S[I].env_value);
+    else
+      snprintf(Buf, Len, "%s (default)", S[I].value);
+  }
+  free(S);
+}
