@@ -6,9 +6,11 @@
 using namespace offloadio;
 
 StagingPoolTy::StagingPoolTy(size_t BufferSize, unsigned MaxBuffers,
-                             AllocFnTy Alloc, FreeFnTy Free)
+                             AllocFnTy Alloc, FreeFnTy Free,
+                             PinnedBudgetTy *Budget, std::string Purpose)
     : BufferSize(BufferSize), MaxBuffers(std::max(1u, MaxBuffers)),
-      Alloc(std::move(Alloc)), Free(std::move(Free)) {
+      Alloc(std::move(Alloc)), Free(std::move(Free)), Budget(Budget),
+      Purpose(std::move(Purpose)) {
   All.reserve(this->MaxBuffers);
   Available.reserve(this->MaxBuffers);
 }
@@ -30,6 +32,24 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
   if (!Wait && !Ready())
     return nullptr;
   Returned.wait(Guard, Ready);
+  PinnedReservationTy Reservation;
+  while (Available.empty() && Budget) {
+    auto Reserved = Budget->reserve(BufferSize, Purpose);
+    if (Reserved) {
+      Reservation = std::move(*Reserved);
+      break;
+    }
+    // Buffers of ours that are out come back (see the header), and the
+    // room they hold is this pool's; with none out, nothing would.
+    if (!Wait) {
+      llvm::consumeError(Reserved.takeError());
+      return nullptr;
+    }
+    if (All.empty())
+      return Reserved.takeError();
+    llvm::consumeError(Reserved.takeError());
+    Returned.wait(Guard, [&] { return !Available.empty(); });
+  }
   if (!Available.empty()) {
     StagingBufferTy *Buffer = Available.back();
     Available.pop_back();
@@ -51,6 +71,7 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
   }
   Buffer->Pool = this;
   Buffer->Ptr = *Ptr;
+  Buffer->Reservation = std::move(Reservation);
   All.push_back(std::move(Buffer));
   return All.back().get();
 }

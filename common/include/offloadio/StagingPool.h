@@ -13,16 +13,23 @@
 // progress never waits for a lease (callbacks only return buffers, and an
 // event names work already enqueued), so every leased buffer comes back in
 // bounded time, whoever waits.
+//
+// Every buffer is reserved in the process's pinned-memory budget
+// (PinnedBudgetTy) before it is allocated. A refusal while some of the
+// pool's buffers are out makes acquire() wait for one of them, by the rule
+// above; with none out it is returned, and tryAcquire() answers null.
 #ifndef OFFLOADIO_STAGINGPOOL_H
 #define OFFLOADIO_STAGINGPOOL_H
 
 #include "offloadio/Error.h"
+#include "offloadio/PinnedBudget.h"
 
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace offloadio {
@@ -35,6 +42,7 @@ struct StagingBufferTy {
   void *Ptr = nullptr;           ///< Pinned memory, getBufferSize() bytes.
   void *CopyOutDst = nullptr;    ///< Device -> host: final destination.
   size_t CopyOutSize = 0;        ///< Device -> host: bytes to copy out.
+  PinnedReservationTy Reservation; ///< Its bytes in the pinned budget.
 };
 
 /// A bounded pool of equally sized pinned host buffers.
@@ -46,8 +54,11 @@ public:
   using FreeFnTy = std::function<Error(void *)>;
 
   /// \p MaxBuffers bounds the pinned memory held: \p BufferSize each.
+  /// With \p Budget, each buffer is reserved there first, for \p Purpose
+  /// (named in the budget's refusal); the budget must outlive the pool.
   StagingPoolTy(size_t BufferSize, unsigned MaxBuffers, AllocFnTy Alloc,
-                FreeFnTy Free);
+                FreeFnTy Free, PinnedBudgetTy *Budget = nullptr,
+                std::string Purpose = "staging buffer");
   ~StagingPoolTy();
   StagingPoolTy(const StagingPoolTy &) = delete;
   StagingPoolTy &operator=(const StagingPoolTy &) = delete;
@@ -57,11 +68,12 @@ public:
 
   /// Take a buffer, allocating one while under the cap. At the cap it waits
   /// for a buffer to come back: completion of earlier copies always returns
-  /// them, so the wait is bounded by the device's progress. A failed
+  /// them, so the wait is bounded by the device's progress. So it does when
+  /// the budget refuses a new buffer while others are out. A failed
   /// allocation is returned, and leaves its room to the next caller.
   Expected<StagingBufferTy *> acquire();
-  /// Like acquire(), but at the cap it returns null at once instead of
-  /// waiting. For holders that cannot promise to return a buffer before
+  /// Like acquire(), but at the cap, or when the budget refuses a buffer,
+  /// it returns null at once instead of waiting. For holders that cannot promise to return a buffer before
   /// asking for another (deferred copy-outs).
   Expected<StagingBufferTy *> tryAcquire();
   /// Give a buffer back (called from completion callbacks).
@@ -87,6 +99,8 @@ private:
   unsigned MaxBuffers;
   AllocFnTy Alloc;
   FreeFnTy Free;
+  PinnedBudgetTy *Budget;
+  std::string Purpose;
   mutable std::mutex Lock;
   std::condition_variable Returned;
   std::vector<std::unique_ptr<StagingBufferTy>> All;

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The process's budget of host memory that the plugins pin for their own
+// use: staging buffers, small-download buffers, the file engine's rings and
+// the host stream's captures. Memory the program asks for itself
+// (llvm_omp_target_alloc_host, locks) is the program's and is not counted.
+//
+// One account per process, whichever plugins are loaded: the plugins share
+// no symbols, so the account lives in a memfd page that the first plugin
+// creates and names in the environment (OFFLOADIO_PINNED_ACCOUNT=<pid>:<fd>);
+// every later plugin of the same process maps the same page. A child after
+// fork sees another pid and opens an account of its own.
+//
+// A reservation that would take the account past its cap fails with
+// OutOfResources and a message naming OFFLOADIO_PINNED_MAX; holders that
+// have buffers out (the staging pool) wait for one of them instead.
+#ifndef OFFLOADIO_PINNEDBUDGET_H
+#define OFFLOADIO_PINNEDBUDGET_H
+
+#include "offloadio/Error.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace offloadio {
+
+struct PinnedAccountTy;
+class PinnedBudgetTy;
+
+/// A snapshot of the account.
+struct PinnedBudgetStatsTy {
+  uint64_t Cap = 0;      ///< Most bytes the process's plugins may pin.
+  uint64_t Used = 0;     ///< Bytes reserved now.
+  uint64_t Peak = 0;     ///< Most bytes reserved at once so far.
+  uint64_t Refusals = 0; ///< Reservations refused for lack of room.
+};
+
+/// Bytes reserved in a budget, given back when the reservation is destroyed
+/// or released. Move-only; the budget must outlive it.
+class PinnedReservationTy {
+public:
+  /// An empty reservation (holds nothing).
+  PinnedReservationTy() = default;
+  PinnedReservationTy(PinnedReservationTy &&Other) noexcept;
+  PinnedReservationTy &operator=(PinnedReservationTy &&Other) noexcept;
+  PinnedReservationTy(const PinnedReservationTy &) = delete;
+  PinnedReservationTy &operator=(const PinnedReservationTy &) = delete;
+  ~PinnedReservationTy() { release(); }
+
+  /// Bytes held.
+  size_t size() const { return Bytes; }
+  /// Give the bytes back now; the reservation becomes empty.
+  void release();
+
+private:
+  friend class PinnedBudgetTy;
+  PinnedReservationTy(PinnedBudgetTy &Budget, size_t Bytes)
+      : Budget(&Budget), Bytes(Bytes) {}
+
+  PinnedBudgetTy *Budget = nullptr;
+  size_t Bytes = 0;
+};
+
+/// A handle on a pinned-memory account; one per plugin instance.
+class PinnedBudgetTy {
+public:
+  /// Name of the environment variable that names the process's account.
+  static constexpr const char *AccountVariable = "OFFLOADIO_PINNED_ACCOUNT";
+
+  /// A private account with cap \p Cap (tests; fallback when the process's
+  /// account cannot be shared).
+  explicit PinnedBudgetTy(uint64_t Cap);
+  ~PinnedBudgetTy();
+  PinnedBudgetTy(const PinnedBudgetTy &) = delete;
+  PinnedBudgetTy &operator=(const PinnedBudgetTy &) = delete;
+
+  /// Join the process's account, opening it with cap \p Cap if no plugin of
+  /// this process has. Plugins are loaded one after another, so two never
+  /// race to open it. An account opened earlier keeps its own cap.
+  static Expected<std::unique_ptr<PinnedBudgetTy>>
+  joinProcessAccount(uint64_t Cap);
+
+  /// Reserve \p Bytes for \p Purpose (named in the error). Fails with
+  /// OutOfResources when the account would exceed its cap.
+  Expected<PinnedReservationTy> reserve(size_t Bytes, llvm::StringRef Purpose);
+
+  /// The account's figures now.
+  PinnedBudgetStatsTy getStats() const;
+  /// Whether this handle shares the process's account (else it is private).
+  bool isShared() const { return Mapping != nullptr; }
+
+private:
+  friend class PinnedReservationTy;
+  /// Handle on the shared account at \p Mapping.
+  explicit PinnedBudgetTy(PinnedAccountTy *Mapping);
+  /// Give back \p Bytes of a reservation.
+  void giveBack(size_t Bytes);
+
+  PinnedAccountTy *Account;
+  /// The shared page, unmapped on destruction; null for a private account.
+  PinnedAccountTy *Mapping = nullptr;
+  /// The private account, if this handle has one.
+  std::unique_ptr<PinnedAccountTy> Own;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_PINNEDBUDGET_H

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/PinnedBudget.h"
+#include "offloadio/Envar.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <new>
+#include <string>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace offloadio;
+
+/// The account itself; in the shared page, or owned by a private handle.
+struct offloadio::PinnedAccountTy {
+  /// Marks a page that holds an account ("offpin01").
+  static constexpr uint64_t MagicValue = 0x31306e6970666f6fULL;
+  uint64_t Magic = MagicValue;
+  std::atomic<uint64_t> Cap;
+  std::atomic<uint64_t> Used{0};
+  std::atomic<uint64_t> Peak{0};
+  std::atomic<uint64_t> Refusals{0};
+
+  explicit PinnedAccountTy(uint64_t Cap) : Cap(Cap) {}
+};
+
+// The shared page is mapped by every plugin of the process at its own
+// address; the counters are updated with atomic read-modify-writes, which
+// act on the memory, not the mapping.
+static_assert(std::atomic<uint64_t>::is_always_lock_free,
+              "the shared account needs lock-free 64-bit atomics");
+
+/// The name memfd_create gives the account's file, as /proc/self/fd shows it.
+static constexpr const char *MemfdName = "offloadio-pinned-account";
+
+PinnedReservationTy::PinnedReservationTy(PinnedReservationTy &&Other) noexcept
+    : Budget(Other.Budget), Bytes(Other.Bytes) {
+  Other.Budget = nullptr;
+  Other.Bytes = 0;
+}
+
+PinnedReservationTy &
+PinnedReservationTy::operator=(PinnedReservationTy &&Other) noexcept {
+  if (this != &Other) {
+    release();
+    Budget = Other.Budget;
+    Bytes = Other.Bytes;
+    Other.Budget = nullptr;
+    Other.Bytes = 0;
+  }
+  return *this;
+}
+
+void PinnedReservationTy::release() {
+  if (Budget && Bytes)
+    Budget->giveBack(Bytes);
+  Budget = nullptr;
+  Bytes = 0;
+}
+
+PinnedBudgetTy::PinnedBudgetTy(uint64_t Cap)
+    : Own(std::make_unique<PinnedAccountTy>(Cap)) {
+  Account = Own.get();
+}
+
+PinnedBudgetTy::PinnedBudgetTy(PinnedAccountTy *Mapping)
+    : Account(Mapping), Mapping(Mapping) {}
+
+PinnedBudgetTy::~PinnedBudgetTy() {
+  // Reservations must be gone by now; the page stays valid for the other
+  // plugins, which map it themselves.
+  if (Mapping)
+    ::munmap(Mapping, sizeof(PinnedAccountTy));
+}
+
+/// Map the account file \p Fd; null (errno set) on failure.
+static PinnedAccountTy *mapAccount(int Fd) {
+  void *Page = ::mmap(nullptr, sizeof(PinnedAccountTy), PROT_READ | PROT_WRITE,
+                      MAP_SHARED, Fd, 0);
+  return Page == MAP_FAILED ? nullptr : static_cast<PinnedAccountTy *>(Page);
+}
+
+/// The account named by the environment if it is this process's: the
+/// variable holds our pid and a descriptor that is still our memfd of the
+/// right size holding an account. Anything else (unset, a parent's account
+/// after fork, a stale or forged value) gives null.
+static PinnedAccountTy *findProcessAccount() {
+  auto Raw = getEnv(PinnedBudgetTy::AccountVariable);
+  if (!Raw)
+    return nullptr;
+  auto [PidText, FdText] = llvm::StringRef(*Raw).split(':');
+  int Pid = 0, Fd = -1;
+  if (PidText.getAsInteger(10, Pid) || FdText.getAsInteger(10, Fd) ||
+      Pid != ::getpid() || Fd < 0)
+    return nullptr;
+  char Link[256];
+  std::string Path = "/proc/self/fd/" + std::to_string(Fd);
+  ssize_t N = ::readlink(Path.c_str(), Link, sizeof(Link) - 1);
+  if (N <= 0)
+    return nullptr;
+  Link[N] = '\0';
+  std::string Expected = std::string("/memfd:") + MemfdName;
+  struct stat St;
+  if (std::strncmp(Link, Expected.c_str(), Expected.size()) != 0 ||
+      ::fstat(Fd, &St) != 0 || !S_ISREG(St.st_mode) ||
+      size_t(St.st_size) != sizeof(PinnedAccountTy))
+    return nullptr;
+  PinnedAccountTy *Account = mapAccount(Fd);
+  if (!Account)
+    return nullptr;
+  if (Account->Magic != PinnedAccountTy::MagicValue) {
+    ::munmap(Account, sizeof(PinnedAccountTy));
+    return nullptr;
+  }
+  return Account;
+}
+
+Expected<std::unique_ptr<PinnedBudgetTy>>
+PinnedBudgetTy::joinProcessAccount(uint64_t Cap) {
+  if (PinnedAccountTy *Account = findProcessAccount())
+    return std::unique_ptr<PinnedBudgetTy>(new PinnedBudgetTy(Account));
+
+  // The descriptor stays open for the life of the process: it is how the
+  // plugins loaded after this one find the account.
+  int Fd = ::memfd_create(MemfdName, MFD_CLOEXEC);
+  if (Fd < 0)
+    return makeErrnoError(errno, "memfd_create(\"{0}\") failed", MemfdName);
+  if (::ftruncate(Fd, sizeof(PinnedAccountTy)) != 0) {
+    int Errno = errno;
+    ::close(Fd);
+    return makeErrnoError(Errno, "ftruncate(memfd {0}, {1}) failed", Fd,
+                          sizeof(PinnedAccountTy));
+  }
+  PinnedAccountTy *Page = mapAccount(Fd);
+  if (!Page) {
+    int Errno = errno;
+    ::close(Fd);
+    return makeErrnoError(Errno, "mmap(memfd {0}, {1} bytes) failed", Fd,
+                          sizeof(PinnedAccountTy));
+  }
+  new (Page) PinnedAccountTy(Cap);
+  std::string Name = std::to_string(::getpid()) + ":" + std::to_string(Fd);
+  if (::setenv(AccountVariable, Name.c_str(), 1) != 0) {
+    int Errno = errno;
+    ::munmap(Page, sizeof(PinnedAccountTy));
+    ::close(Fd);
+    return makeErrnoError(Errno, "setenv({0}={1}) failed", AccountVariable,
+                          Name);
+  }
+  return std::unique_ptr<PinnedBudgetTy>(new PinnedBudgetTy(Page));
+}
+
+Expected<PinnedReservationTy>
+PinnedBudgetTy::reserve(size_t Bytes, llvm::StringRef Purpose) {
+  uint64_t Cap = Account->Cap.load(std::memory_order_relaxed);
+  uint64_t Used = Account->Used.load(std::memory_order_relaxed);
+  do {
+    if (Bytes > Cap || Used > Cap - Bytes) {
+      Account->Refusals.fetch_add(1, std::memory_order_relaxed);
+      return makeError(
+          ErrorCode::OutOfResources,
+          "pinned-memory budget exhausted: {0} needs {1} bytes, but {2} of "
+          "the {3} bytes that OFFLOADIO_PINNED_MAX allows the process's "
+          "plugins are pinned already",
+          Purpose, Bytes, Used, Cap);
+    }
+  } while (!Account->Used.compare_exchange_weak(Used, Used + Bytes,
+                                                std::memory_order_relaxed));
+  uint64_t Now = Used + Bytes;
+  uint64_t Peak = Account->Peak.load(std::memory_order_relaxed);
+  while (Peak < Now && !Account->Peak.compare_exchange_weak(
+                           Peak, Now, std::memory_order_relaxed))
+    ;
+  return PinnedReservationTy(*this, Bytes);
+}
+
+void PinnedBudgetTy::giveBack(size_t Bytes) {
+  Account->Used.fetch_sub(Bytes, std::memory_order_relaxed);
+}
+
+PinnedBudgetStatsTy PinnedBudgetTy::getStats() const {
+  PinnedBudgetStatsTy Stats;
+  Stats.Cap = Account->Cap.load(std::memory_order_relaxed);
+  Stats.Used = Account->Used.load(std::memory_order_relaxed);
+  Stats.Peak = Account->Peak.load(std::memory_order_relaxed);
+  Stats.Refusals = Account->Refusals.load(std::memory_order_relaxed);
+  return Stats;
+}
