@@ -86,6 +86,22 @@ int ompx_io_get_stats(int device_num, ompx_io_stats_t *stats);
  *  unavailable path a line "<path>: <reason>" goes into why (may be NULL). */
 int ompx_io_paths(int device_num, unsigned *mask, char *why, size_t why_len);
 
+/** The process's budget of host memory that the offload-io plugins pin
+ *  for their own buffers: staging and small-download buffers, file-engine
+ *  rings, host-stream captures. One account for all plugins of a process,
+ *  capped by OFFLOADIO_PINNED_MAX. */
+typedef struct ompx_pinned_budget {
+  uint64_t cap;      /**< Most bytes the plugins may hold. */
+  uint64_t used;     /**< Bytes held now. */
+  uint64_t peak;     /**< Most bytes held at once so far. */
+  uint64_t refusals; /**< Buffers refused for lack of room. */
+} ompx_pinned_budget_t;
+
+/** Copy the process's pinned-memory budget into *budget. 0, or -1 with
+ *  errno: EINVAL when budget is NULL; ENODEV when no offload-io plugin is
+ *  loaded. */
+int ompx_io_get_pinned_budget(ompx_pinned_budget_t *budget);
+
 /** Where the value in force of an engine setting comes from. */
 enum ompx_io_setting_source {
   OMPX_IO_SETTING_DEFAULT = 0,     /**< Unset: the default. */

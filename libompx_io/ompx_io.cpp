@@ -480,6 +480,23 @@ OMPX_API int ompx_io_get_settings(ompx_io_setting_t *Settings,
   return 0;
 }
 
+OMPX_API int ompx_io_get_pinned_budget(ompx_pinned_budget_t *Budget) {
+  if (!Budget) {
+    errno = EINVAL;
+    return -1;
+  }
+  const PluginFnsTy *Fns = lib().anyPlugin();
+  if (!Fns) {
+    errno = ENODEV;
+    return -1;
+  }
+  if (int32_t Err = Fns->PinnedBudget(Budget)) {
+    errno = Err;
+    return -1;
+  }
+  return 0;
+}
+
 OMPX_API int ompx_target_lock_info(const void *Ptr, int Device,
                                    ompx_lock_region_t *Region) {
   DeviceRefTy Ref;

@@ -533,6 +533,19 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out,
 }
 
 /// 1 and *Out filled when \p Ptr is in a locked region, 0 otherwise.
+OFFLOADIO_API int32_t
+__tgt_rtl_ompx_pinned_budget(ompx_pinned_budget_t *Out) {
+  if (!Out)
+    return EINVAL;
+  // Every plugin of the process shares the account: any of them answers.
+  PinnedBudgetStatsTy Stats = thePlugin().getPinnedBudget().getStats();
+  Out->cap = Stats.Cap;
+  Out->used = Stats.Used;
+  Out->peak = Stats.Peak;
+  Out->refusals = Stats.Refusals;
+  return 0;
+}
+
 OFFLOADIO_API int32_t __tgt_rtl_ompx_lock_info(const void *Ptr,
                                                ompx_lock_region_t *Out) {
   // Memory locks are not inherited across fork (mlock(2), and vendor

@@ -22,57 +22,46 @@ GenericDeviceTy::~GenericDeviceTy() = default;
 Error GenericDeviceTy::init() {
   if (auto Err = initImpl(Limits))
     return Err;
+  Settings = DeviceSettingsTy::fromEnv(Limits.MaxDynamicSharedMemory);
   // The OpenMP variables bound the defaults, as upstream plugins do.
-  if (int64_t Teams = readIntEnv("OMP_NUM_TEAMS", 0, 0, INT32_MAX))
-    Limits.DefaultTeams = std::min<uint32_t>(Teams, Limits.MaxTeams);
-  if (int64_t Threads = readIntEnv("OMP_TEAMS_THREAD_LIMIT", 0, 0, INT32_MAX))
-    Limits.DefaultThreads = std::min<uint32_t>(Threads, Limits.MaxThreads);
+  if (Settings.NumTeams)
+    Limits.DefaultTeams = std::min(Settings.NumTeams, Limits.MaxTeams);
+  if (Settings.TeamsThreadLimit)
+    Limits.DefaultThreads =
+        std::min(Settings.TeamsThreadLimit, Limits.MaxThreads);
 
-  uint64_t Threshold = readSizeEnv("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD",
-                                   8192, 0, 64 * 1024);
-  if (Threshold)
+  if (Settings.MemoryManagerThreshold)
     MemoryManager = std::make_unique<MemoryManagerTy>(
-        static_cast<BlockAllocatorTy &>(*this), Threshold);
+        static_cast<BlockAllocatorTy &>(*this),
+        Settings.MemoryManagerThreshold);
 
-  unsigned InitialStreams =
-      readIntEnv("LIBOMPTARGET_NUM_INITIAL_STREAMS", 1, 0, 1024);
-  unsigned InitialEvents =
-      readIntEnv("LIBOMPTARGET_NUM_INITIAL_EVENTS", 1, 0, 1024);
   size_t CaptureLimit = getPageableCaptureLimit();
-  Policy = TransferPolicyTy(TransferSettingsTy::fromEnv(), CaptureLimit);
+  Policy = TransferPolicyTy(Settings.Transfers, CaptureLimit);
 
   // What every image's device runtime reads, the same for each image.
-  DeviceEnv.DebugKind =
-      uint32_t(readIntEnv("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, 0, INT32_MAX));
+  DeviceEnv.DebugKind = Settings.DeviceRTLDebug;
   DeviceEnv.NumDevices = uint32_t(Plugin.getNumDevices());
   DeviceEnv.DeviceNum = uint32_t(DeviceId);
-  DeviceEnv.DynamicMemSize = uint32_t(
-      readSizeEnv("LIBOMPTARGET_SHARED_MEMORY_SIZE", 0, 0,
-                  std::min<uint64_t>(Limits.MaxDynamicSharedMemory,
-                                     UINT32_MAX)));
-  size_t BufferSize = readSizeEnv("OFFLOADIO_STAGING_BUFFER_SIZE", 4 << 20,
-                                  4096, 1ULL << 30);
-  unsigned MaxBuffers = readIntEnv("OFFLOADIO_STAGING_BUFFERS", 16, 1, 4096);
-  // A cap in bytes on the pinned memory of the pool, whatever the buffer
-  // size: it must hold at least one buffer.
-  uint64_t PoolMax = readSizeEnv("OFFLOADIO_STAGING_POOL_MAX", 256 << 20,
-                                 BufferSize, 1ULL << 40);
-  MaxBuffers = unsigned(std::min<uint64_t>(MaxBuffers, PoolMax / BufferSize));
+  DeviceEnv.DynamicMemSize = Settings.SharedMemorySize;
+
+  PinnedBudgetTy &Budget = Plugin.getPinnedBudget();
   Staging = std::make_unique<StagingPoolTy>(
-      BufferSize, MaxBuffers,
+      Settings.StagingBufferSize, Settings.StagingBuffers,
       [this](size_t Size) { return allocatePinnedHost(Size); },
-      [this](void *Ptr) { return freePinnedHost(Ptr); });
+      [this](void *Ptr) { return freePinnedHost(Ptr); }, &Budget,
+      "a staging buffer of device " + std::to_string(DeviceId));
   // Small downloads the backend could capture get a bounce buffer of that
   // size; without a capture limit none takes this route.
   if (CaptureLimit)
     SmallDownloads = std::make_unique<StagingPoolTy>(
         CaptureLimit, MaxSmallDownloadBuffers,
         [this](size_t Size) { return allocatePinnedHost(Size); },
-        [this](void *Ptr) { return freePinnedHost(Ptr); });
+        [this](void *Ptr) { return freePinnedHost(Ptr); }, &Budget,
+        "a small-download buffer of device " + std::to_string(DeviceId));
 
-  if (auto Err = Streams.grow(InitialStreams))
+  if (auto Err = Streams.grow(Settings.InitialStreams))
     return Err;
-  return Events.grow(InitialEvents);
+  return Events.grow(Settings.InitialEvents);
 }
 
 Error GenericDeviceTy::drain() {
@@ -547,4 +536,8 @@ void GenericDeviceTy::printInfo(llvm::raw_ostream &OS) {
            llvm::Twine(Staging->allocated()));
   Line("Small-allocation cache:",
        MemoryManager ? llvm::Twine("enabled") : llvm::Twine("disabled"));
+  PinnedBudgetStatsTy Budget = Plugin.getPinnedBudget().getStats();
+  Line("Pinned budget (cap / held / peak):",
+       llvm::Twine(Budget.Cap) + " / " + llvm::Twine(Budget.Used) + " / " +
+           llvm::Twine(Budget.Peak) + " bytes");
 }

@@ -37,6 +37,10 @@ Error DeviceIOAdapterTy::freePinnedHost(void *Ptr) {
   return Device.freePinnedHost(Ptr);
 }
 
+PinnedBudgetTy &DeviceIOAdapterTy::getPinnedBudget() {
+  return Device.getPlugin().getPinnedBudget();
+}
+
 Expected<StreamTy *> DeviceIOAdapterTy::acquireStream() {
   return Device.acquireStream();
 }

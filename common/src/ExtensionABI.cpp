@@ -9,6 +9,7 @@
 #include "offloadio/Device.h"
 #include "offloadio/Error.h"
 #include "offloadio/ExtensionABI.h"
+#include "offloadio/PinnedBudget.h"
 #include "offloadio/PinnedMemoryMap.h"
 #include "offloadio/io/IOEngine.h"
 
@@ -82,3 +83,14 @@ static_assert(sizeof(ompx_lock_region_t) == 40 &&
 static_assert(sizeof(ompx_io_setting_t) == 420 &&
                   offsetof(ompx_io_setting_t, source) == 416,
               "ompx_io_setting_t layout");
+
+// ompx_pinned_budget_t is filled field by field from PinnedBudgetStatsTy.
+static_assert(std::is_same_v<decltype(PinnedBudgetStatsTy::Cap),
+                             decltype(ompx_pinned_budget_t::cap)> &&
+                  std::is_same_v<decltype(PinnedBudgetStatsTy::Used),
+                                 decltype(ompx_pinned_budget_t::used)> &&
+                  std::is_same_v<decltype(PinnedBudgetStatsTy::Peak),
+                                 decltype(ompx_pinned_budget_t::peak)> &&
+                  std::is_same_v<decltype(PinnedBudgetStatsTy::Refusals),
+                                 decltype(ompx_pinned_budget_t::refusals)>,
+              "pinned budget fields");

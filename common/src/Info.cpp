@@ -1,20 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Info.h"
-#include "offloadio/Envar.h"
 
 #include <cstdio>
 
 using namespace offloadio;
 
-InfoTy::InfoTy(std::string Name) : PluginName(std::move(Name)), Flags(0) {
-  // libomptarget accepts decimal or hex; -1 means everything.
-  if (auto Raw = getEnv("LIBOMPTARGET_INFO")) {
-    if (auto N = parseInt(*Raw))
-      Flags = static_cast<uint32_t>(*N);
-    else
-      reportInvalidEnv("LIBOMPTARGET_INFO", *Raw, "an integer", "0");
-  }
-}
+InfoTy::InfoTy(std::string Name, uint32_t Flags)
+    : PluginName(std::move(Name)), Flags(Flags) {}
 
 void InfoTy::emit(int32_t DeviceId, const std::string &Msg,
                   bool IsError) const {

@@ -7,15 +7,11 @@
 
 using namespace offloadio;
 
-/// Helper threads for staged copies: a few, leaving cores to the program.
-static unsigned defaultCopyThreads() {
-  unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
-  return readIntEnv("OFFLOADIO_COPY_THREADS", std::min(4u, Cores - 1), 0,
-                    256);
-}
-
 GenericPluginTy::GenericPluginTy(std::string Name)
-    : Info(std::move(Name)), CopyThreads(defaultCopyThreads()) {}
+    : Settings(PluginSettingsTy::fromEnv()),
+      Info(std::move(Name), Settings.InfoFlags), Profile(Settings.Profile),
+      PinnedBudget(std::make_unique<PinnedBudgetTy>(Settings.PinnedMax)),
+      CopyThreads(Settings.CopyThreads) {}
 
 GenericPluginTy::~GenericPluginTy() = default;
 
@@ -29,18 +25,14 @@ Error GenericPluginTy::init() {
   NumDevices = *N;
   if (NumDevices > 0 && vendorRuntimeStartsAtInit())
     ForkGuard.arm();
-  // libomptarget 17 spells the values off/on/mandatory; booleans are
-  // accepted too. Anything else is reported, never silently taken as off.
-  static const char *const Choices[] = {"off", "on", "mandatory", "false",
-                                        "true", "0", "1", "no", "yes"};
-  static const MappedLockPolicyTy Policies[] = {
-      MappedLockPolicyTy::Off, MappedLockPolicyTy::On,
-      MappedLockPolicyTy::Mandatory, MappedLockPolicyTy::Off,
-      MappedLockPolicyTy::On, MappedLockPolicyTy::Off,
-      MappedLockPolicyTy::On, MappedLockPolicyTy::Off,
-      MappedLockPolicyTy::On};
-  MappedLockPolicy =
-      Policies[readChoiceEnv("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", Choices, 0)];
+  // Every plugin of the process draws on one account; without a way to
+  // share it this plugin keeps its private one, with the same cap.
+  if (auto Shared = PinnedBudgetTy::joinProcessAccount(Settings.PinnedMax))
+    PinnedBudget = std::move(*Shared);
+  else
+    Info.print(~0u, -1, "pinned-memory budget not shared with the other "
+                        "plugins: {0}",
+               takeErrorMessage(Shared.takeError()));
   Devices.resize(NumDevices);
   ReadyDevices.reset(new std::atomic<GenericDeviceTy *>[NumDevices]);
   for (int32_t I = 0; I < NumDevices; ++I)

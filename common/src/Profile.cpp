@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Profile.h"
-#include "offloadio/Envar.h"
 
 #include "llvm/Support/Format.h"
 
 using namespace offloadio;
 
-EntryProfileTy::EntryProfileTy()
-    : Enabled(readBoolEnv("OFFLOADIO_PROFILE", false)) {}
+EntryProfileTy::EntryProfileTy(bool Enabled) : Enabled(Enabled) {}
 
 void EntryProfileTy::record(const char *EntryPoint, uint64_t Nanos) {
   // Claim the first free slot or find the entry point's own; slots are

@@ -210,6 +210,56 @@ TEST(HostStreamTest, DependentCopiesRunInOrder) {
     EXPECT_EQ(Bufs[I], pattern(1)) << "buffer " << I;
 }
 
+TEST(HostStreamTest, CaptureBlocksAreReservedInTheBudget) {
+  // A busy stream captures small uploads; each new capture block holds its
+  // bytes in the budget until the stream is destroyed.
+  PinnedBudgetTy Budget(1ULL << 30);
+  BufTy Src = pattern(7), Dst{};
+  {
+    GateTy Gate;
+    HostStreamTy S(&Budget);
+    UnblockOnExitTy Unblock(Gate, {&S});
+    ASSERT_TRUE(succeeded(S.hostCallback(GateTy::wait, &Gate)));
+    ASSERT_TRUE(succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
+                                      CopyKindTy::HostToDevice)));
+    EXPECT_EQ(Budget.getStats().Used, HostStreamTy::PageableCaptureLimit);
+    // Captured: the source may change at once.
+    Src = pattern(8);
+    Gate.open();
+    ASSERT_TRUE(succeeded(S.synchronize()));
+    EXPECT_EQ(Dst, pattern(7));
+  }
+  EXPECT_EQ(Budget.getStats().Used, 0u);
+}
+
+TEST(HostStreamTest, AnUploadOverBudgetWaitsForTheStreamInstead) {
+  // No room for a capture block: copyAsync returns only once the stream
+  // has reached the copy, so the caller may still reuse its memory.
+  PinnedBudgetTy Budget(HostStreamTy::PageableCaptureLimit - 1);
+  BufTy Src = pattern(5), Dst{};
+  GateTy Gate;
+  HostStreamTy S(&Budget);
+  UnblockOnExitTy Unblock(Gate, {&S});
+  ASSERT_TRUE(succeeded(S.hostCallback(GateTy::wait, &Gate)));
+  std::atomic<bool> Returned{false};
+  std::thread Opener([&] {
+    Gate.waitEntered();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(Returned.load()) << "copyAsync returned before the stream "
+                                     "reached the copy";
+    Gate.open();
+  });
+  Error Err = S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
+                          CopyKindTy::HostToDevice);
+  Returned = true;
+  Opener.join();
+  ASSERT_TRUE(succeeded(std::move(Err)));
+  EXPECT_EQ(Dst, pattern(5)) << "done before copyAsync returned";
+  EXPECT_EQ(Budget.getStats().Refusals, 1u);
+  EXPECT_EQ(Budget.getStats().Used, 0u);
+  ASSERT_TRUE(succeeded(S.synchronize()));
+}
+
 TEST(HostStreamTest, OverlappingCopyBehavesLikeMemmove) {
   std::vector<unsigned char> Buf(100);
   std::iota(Buf.begin(), Buf.end(), 0);

@@ -54,6 +54,9 @@ public:
 /// fail after a number of successes.
 class FakeIODeviceTy final : public IODeviceTy {
 public:
+  /// \p BudgetCap: the pinned budget the ring reserves its buffers in.
+  explicit FakeIODeviceTy(uint64_t BudgetCap = 1ULL << 40)
+      : Budget(BudgetCap) {}
   ~FakeIODeviceTy() override {
     for (auto &[Ptr, Size] : Live)
       std::free(Ptr);
@@ -82,6 +85,7 @@ public:
     std::free(Base);
     return Error::success();
   }
+  PinnedBudgetTy &getPinnedBudget() override { return Budget; }
   Expected<StreamTy *> acquireStream() override { return &Stream; }
   void releaseStream(StreamTy *) override {}
   Expected<EventTy *> acquireEvent() override {
@@ -92,6 +96,7 @@ public:
   void releaseEvent(EventTy *) override { --EventsOut; }
 
   int AllocsLeft = -1; ///< Negative: no limit.
+  PinnedBudgetTy Budget;
   std::map<void *, size_t> Live;
   std::vector<size_t> Sizes;
   std::vector<std::unique_ptr<CountingEventTy>> Events;
@@ -216,6 +221,34 @@ TEST(IOStagingRingTest, AllocationFailurePartwayKeepsWhatItHasAndRetries) {
   }
   EXPECT_TRUE(Device.Live.empty()) << "the ring frees its buffers";
   EXPECT_EQ(Device.EventsOut, 0);
+}
+
+TEST(IOStagingRingTest, TheBudgetShrinksTheRingAndRefusesAnEmptyOne) {
+  constexpr size_t Slot = 4096 + IOStagingRingTy::BufferAlign;
+  // Room for two of four buffers: the ring works with two, and each holds
+  // its bytes in the budget until the ring frees it.
+  FakeIODeviceTy Device(2 * Slot);
+  {
+    IOStagingRingTy Ring(Device, 4, 4096);
+    ASSERT_FALSE(bool(Ring.reserve(4096, Device.Stream)));
+    EXPECT_EQ(Ring.size(), 2u);
+    EXPECT_EQ(Device.Budget.getStats().Used, 2 * Slot);
+    auto A = Ring.next(), B = Ring.next(), C = Ring.next();
+    ASSERT_TRUE(A && B && C);
+    EXPECT_EQ(*A, *C) << "two buffers used round robin";
+    // The budget is full now: an empty ring fails and names it.
+    IOStagingRingTy Empty(Device, 2, 4096);
+    Error Err = Empty.reserve(4096, Device.Stream);
+    ASSERT_TRUE(bool(Err));
+    std::string Msg = takeErrorMessage(std::move(Err));
+    EXPECT_NE(Msg.find("a file-engine staging buffer of device 0"),
+              std::string::npos)
+        << Msg;
+    EXPECT_NE(Msg.find("OFFLOADIO_PINNED_MAX"), std::string::npos) << Msg;
+    EXPECT_EQ(Empty.size(), 0u);
+  }
+  EXPECT_EQ(Device.Budget.getStats().Used, 0u);
+  EXPECT_TRUE(Device.Live.empty());
 }
 
 } // namespace

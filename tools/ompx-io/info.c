@@ -70,6 +70,7 @@ int cmdInfo(int Argc, char **Argv) {
                  : " (direct for host or shared allocations)");
   }
   printf("\n");
+  printPinnedBudget();
   printEngineSettings();
   if (N && !Ours)
     printf("\nNote: no device is served by an offload-io plugin, so ompx_io "

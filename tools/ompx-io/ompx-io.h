@@ -61,6 +61,8 @@ int describeDevice(int Dev, const PluginList *L, char *Buf, size_t Len);
 
 /// Prints the file engine's settings in force, as the plugin reports them.
 void printEngineSettings(void);
+/// Print the process's pinned-memory budget (OFFLOADIO_PINNED_MAX).
+void printPinnedBudget(void);
 /// The value in force of engine setting \p Name for a one-line summary:
 /// "8M (default)", the environment's text, or the default and why.
 void describeSetting(const char *Name, char *Buf, size_t Len);

@@ -84,3 +84,18 @@ void describeSetting(const char *Name, char *Buf, size_t Len) {
   }
   free(S);
 }
+
+void printPinnedBudget(void) {
+  ompx_pinned_budget_t B;
+  if (ompx_io_get_pinned_budget(&B)) {
+    printf("Pinned-memory budget: unknown (%s)\n\n", strerror(errno));
+    return;
+  }
+  char Cap[32], Used[32], Peak[32];
+  formatSize(B.cap, Cap, sizeof(Cap));
+  formatSize(B.used, Used, sizeof(Used));
+  formatSize(B.peak, Peak, sizeof(Peak));
+  printf("Pinned-memory budget (OFFLOADIO_PINNED_MAX): %s; held %s, peak %s, "
+         "refused %llu\n\n",
+         Cap, Used, Peak, (unsigned long long)B.refusals);
+}

@@ -16,6 +16,7 @@
 #include "offloadio/MemoryManager.h"
 #include "offloadio/ResourcePool.h"
 #include "offloadio/StagingPool.h"
+#include "offloadio/Settings.h"
 #include "offloadio/TransferPolicy.h"
 #include "offloadio/io/IOBusyMemory.h"
 #include "offloadio/Stream.h"
@@ -346,6 +347,8 @@ private:
   /// (LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS).
   std::mutex MappedLocksLock;
   llvm::DenseMap<void *, void *> MappedLocks;
+  /// Read once, at init.
+  DeviceSettingsTy Settings;
   TransferPolicyTy Policy{TransferSettingsTy(), 0};
   DeviceEnvironmentTy DeviceEnv;
   /// The program's live allocations (dataAlloc / dataDelete).

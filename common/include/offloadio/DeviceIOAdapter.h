@@ -24,6 +24,7 @@ public:
   IOBusyMemoryTy &getIOBusyMemory() override;
   Expected<void *> allocatePinnedHost(size_t Size) override;
   Error freePinnedHost(void *Ptr) override;
+  PinnedBudgetTy &getPinnedBudget() override;
   Expected<StreamTy *> acquireStream() override;
   void releaseStream(StreamTy *Stream) override;
   Expected<EventTy *> acquireEvent() override;

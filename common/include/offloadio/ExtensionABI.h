@@ -59,6 +59,9 @@ __tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out, uint64_t Capacity,
 /// 1 and \p *Out filled when \p Ptr is inside a region locked in the
 /// plugin's map, 0 when it is not.
 OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_pinned_budget(ompx_pinned_budget_t *Out);
+
+OFFLOADIO_EXTENSION_API int32_t
 __tgt_rtl_ompx_lock_info(const void *Ptr, ompx_lock_region_t *Out);
 
 /// Bytes and copies per ompx_copy_path of local device \p DeviceId.
@@ -78,6 +81,7 @@ __tgt_rtl_ompx_copy_counters(int32_t DeviceId, uint64_t *Bytes,
   X(IOStats, __tgt_rtl_ompx_io_stats)                                          \
   X(IOPaths, __tgt_rtl_ompx_io_paths)                                          \
   X(IOSettings, __tgt_rtl_ompx_io_settings)                                    \
+  X(PinnedBudget, __tgt_rtl_ompx_pinned_budget)                                \
   X(LockInfo, __tgt_rtl_ompx_lock_info)                                        \
   X(CopyCounters, __tgt_rtl_ompx_copy_counters)
 

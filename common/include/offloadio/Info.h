@@ -28,8 +28,9 @@ enum InfoKindTy : uint32_t {
 /// Where and when the plugin prints informational and error lines.
 class InfoTy {
 public:
-  /// Reads LIBOMPTARGET_INFO; \p PluginName goes into every line's prefix.
-  explicit InfoTy(std::string PluginName);
+  /// \p PluginName goes into every line's prefix; \p Flags is the
+  /// LIBOMPTARGET_INFO mask (PluginSettingsTy).
+  InfoTy(std::string PluginName, uint32_t Flags);
 
   /// Whether any of \p Kinds is enabled.
   bool enabled(uint32_t Kinds) const {

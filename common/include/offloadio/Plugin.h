@@ -12,7 +12,9 @@
 #include "offloadio/Info.h"
 #include "offloadio/Profile.h"
 #include "offloadio/ParallelFor.h"
+#include "offloadio/PinnedBudget.h"
 #include "offloadio/PinnedMemoryMap.h"
+#include "offloadio/Settings.h"
 #include "offloadio/io/Sys.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -25,10 +27,6 @@
 #include <vector>
 
 namespace offloadio {
-
-/// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS: whether host buffers of map
-/// clauses are locked for the lifetime of their mapping.
-enum class MappedLockPolicyTy { Off, On, Mandatory };
 
 /// The plugin. Backends derive and implement the ...Impl hooks.
 class GenericPluginTy : private PinningOpsTy {
@@ -110,7 +108,14 @@ public:
   /// The syscall seam of the file engines.
   SysTy &getSys() { return Sys; }
   /// The LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS setting.
-  MappedLockPolicyTy getMappedLockPolicy() const { return MappedLockPolicy; }
+  MappedLockPolicyTy getMappedLockPolicy() const {
+    return Settings.MappedLocks;
+  }
+  /// The plugin's settings, read once at construction.
+  const PluginSettingsTy &getSettings() const { return Settings; }
+  /// The process's budget of pinned memory for the plugins' own buffers:
+  /// a private account until init() joins the process's.
+  PinnedBudgetTy &getPinnedBudget() { return *PinnedBudget; }
 
   /// Wait for every device's pending work (deinit_plugin). The plugin
   /// stays usable afterwards: libomptarget calls deinit_plugin once per
@@ -154,8 +159,11 @@ private:
   /// Error for device \p DeviceId used in a forked child.
   Error makeForkedDeviceError(int32_t DeviceId) const;
 
+  /// Declared first: the members below are built from it.
+  PluginSettingsTy Settings;
   InfoTy Info;
   EntryProfileTy Profile;
+  std::unique_ptr<PinnedBudgetTy> PinnedBudget;
   ForkGuardTy ForkGuard;
   SysTy Sys;
   ParallelForTy CopyThreads;
@@ -163,7 +171,6 @@ private:
   bool Initialized = false;
   int32_t NumDevices = 0;
   std::atomic<int64_t> RequiresFlags{OMP_REQ_UNDEFINED};
-  MappedLockPolicyTy MappedLockPolicy = MappedLockPolicyTy::Off;
   std::mutex InitLock;
   std::vector<std::unique_ptr<GenericDeviceTy>> Devices;
   /// Published pointers, readable without InitLock.

@@ -21,8 +21,8 @@ namespace offloadio {
 /// layer); the table is fixed, so recording never allocates.
 class EntryProfileTy {
 public:
-  /// Reads OFFLOADIO_PROFILE (a boolean, default off).
-  EntryProfileTy();
+  /// \p Enabled: OFFLOADIO_PROFILE (PluginSettingsTy).
+  explicit EntryProfileTy(bool Enabled);
 
   /// Whether calls are being timed. One relaxed load.
   bool enabled() const { return Enabled; }

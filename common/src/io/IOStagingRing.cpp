@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 using namespace offloadio;
 
@@ -32,6 +33,16 @@ Error IOStagingRingTy::reserve(size_t Size, StreamTy &Stream) {
   if (Slots.empty())
     SlotSize = std::max(Size, MinSlotSize);
   while (Slots.size() < Depth) {
+    auto Reserved = Device.getPinnedBudget().reserve(
+        SlotSize + BufferAlign,
+        "a file-engine staging buffer of device " +
+            std::to_string(Device.getDeviceId()));
+    if (!Reserved) {
+      if (Slots.empty())
+        return Reserved.takeError();
+      llvm::consumeError(Reserved.takeError());
+      break;
+    }
     auto Buffer = Device.allocatePinnedHost(SlotSize + BufferAlign);
     if (!Buffer)
       return Buffer.takeError();
@@ -46,7 +57,8 @@ Error IOStagingRingTy::reserve(size_t Size, StreamTy &Stream) {
     Slot.Buffer = reinterpret_cast<void *>((Addr + BufferAlign - 1) /
                                            BufferAlign * BufferAlign);
     Slot.Event = *Event;
-    Slots.push_back(Slot);
+    Slot.Reservation = std::move(*Reserved);
+    Slots.push_back(std::move(Slot));
   }
   return Error::success();
 }

@@ -31,7 +31,8 @@ Expected<bool> HostEventTy::query() {
   return !S || S->reached(Target);
 }
 
-HostStreamTy::HostStreamTy() : Ring(64) {
+HostStreamTy::HostStreamTy(PinnedBudgetTy *Budget)
+    : Ring(64), Budget(Budget) {
   Worker = std::thread([this] { workerLoop(); });
 }
 
@@ -109,12 +110,32 @@ Error HostStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
         FreeCaptures.pop_back();
       }
     }
-    if (!Op.Capture)
-      Op.Capture.reset(new char[PageableCaptureLimit]);
-    std::memcpy(Op.Capture.get(), Src, Size);
-    Op.Src = Op.Capture.get();
+    if (!Op.Capture.Bytes) {
+      auto Reserved =
+          Budget ? Budget->reserve(PageableCaptureLimit,
+                                   "a host-stream capture block")
+                 : Expected<PinnedReservationTy>(PinnedReservationTy());
+      if (!Reserved) {
+        // Over budget: the caller's memory stays the source, so the
+        // copy must be done before the caller gets it back.
+        llvm::consumeError(Reserved.takeError());
+        if (auto Err = enqueue(std::move(Op)))
+          return Err;
+        waitForQuietly(submitted());
+        return Error::success();
+      }
+      Op.Capture.Reservation = std::move(*Reserved);
+      Op.Capture.Bytes.reset(new char[PageableCaptureLimit]);
+    }
+    std::memcpy(Op.Capture.Bytes.get(), Src, Size);
+    Op.Src = Op.Capture.Bytes.get();
   }
   return enqueue(std::move(Op));
+}
+
+void HostStreamTy::waitForQuietly(uint64_t Seq) {
+  std::unique_lock<std::mutex> Guard(Lock);
+  DoneCV.wait(Guard, [&] { return Head >= Seq; });
 }
 
 Error HostStreamTy::launchAsync(const HostLaunchTy &Launch, void *const *Args,
@@ -191,10 +212,10 @@ void HostStreamTy::workerLoop() {
                 (Op.Kind == OpTy::CopyOp || Op.Kind == OpTy::LaunchOp);
     Guard.unlock();
     Error Err = Skip ? Error::success() : execute(Op);
-    std::unique_ptr<char[]> Capture = std::move(Op.Capture);
+    CaptureTy Capture = std::move(Op.Capture);
     Op = OpTy();
     Guard.lock();
-    if (Capture)
+    if (Capture.Bytes)
       FreeCaptures.push_back(std::move(Capture));
     if (Err) {
       if (!FailMessage) {

@@ -6,6 +6,7 @@
 #ifndef OFFLOADIO_HOST_HOSTSTREAM_H
 #define OFFLOADIO_HOST_HOSTSTREAM_H
 
+#include "offloadio/PinnedBudget.h"
 #include "offloadio/Stream.h"
 
 #include <atomic>
@@ -52,7 +53,9 @@ private:
 /// An in-order queue with one worker thread.
 class HostStreamTy final : public StreamTy {
 public:
-  HostStreamTy();
+  /// Capture blocks are reserved in \p Budget (none: not counted); the
+  /// budget must outlive the stream.
+  explicit HostStreamTy(PinnedBudgetTy *Budget = nullptr);
   ~HostStreamTy() override;
 
   Error copyAsync(void *Dst, const void *Src, size_t Size,
@@ -65,7 +68,8 @@ public:
 
   /// Copies up to this size run on the caller's thread when the stream is
   /// idle; uploads up to this size on a busy stream have their source
-  /// captured at enqueue. The device reports it as its pageable capture
+  /// captured at enqueue (when the budget refuses a new capture block, the
+  /// upload waits for the stream to reach it instead). The device reports it as its pageable capture
   /// limit (GenericDeviceTy::getPageableCaptureLimit).
   static constexpr size_t PageableCaptureLimit = 64 << 10;
 
@@ -89,6 +93,13 @@ private:
   /// Inline argument slots; launches with more arguments allocate.
   static constexpr unsigned InlineArgs = 24;
 
+  /// A block that holds the source of a queued upload, and its bytes in
+  /// the pinned budget.
+  struct CaptureTy {
+    std::unique_ptr<char[]> Bytes;
+    PinnedReservationTy Reservation;
+  };
+
   struct OpTy {
     enum KindTy : uint8_t { CopyOp, LaunchOp, WaitOp, CallbackOp } Kind = CopyOp;
     void *Dst = nullptr;
@@ -98,7 +109,7 @@ private:
     uint32_t NumArgs = 0;
     void *Args[InlineArgs];
     std::unique_ptr<void *[]> ExtraArgs;
-    std::unique_ptr<char[]> Capture; ///< Source captured at enqueue.
+    CaptureTy Capture; ///< Source captured at enqueue, if any.
     HostStreamTy *WaitStream = nullptr;
     uint64_t WaitSeq = 0;
     HostCallbackTy Fn = nullptr;
@@ -106,6 +117,9 @@ private:
   };
 
   Error enqueue(OpTy &&Op);
+  /// Block until \p Seq operations have completed; errors stay for
+  /// synchronize.
+  void waitForQuietly(uint64_t Seq);
   void workerLoop();
   Error execute(OpTy &Op);
   Error takeError();
@@ -121,8 +135,10 @@ private:
   bool Stop = false;
   /// A small copy runs on the caller's thread (see copyAsync).
   bool InlineRunning = false;
+  /// Where capture blocks are reserved; may be null.
+  PinnedBudgetTy *Budget;
   /// Recycled capture blocks of queued small host-to-device copies.
-  std::vector<std::unique_ptr<char[]>> FreeCaptures;
+  std::vector<CaptureTy> FreeCaptures;
   /// First error of queued work since the last synchronize, and the
   /// sequence number of the operation that failed.
   std::unique_ptr<std::string> FailMessage;

@@ -18,6 +18,7 @@
 namespace offloadio {
 
 class IOBusyMemoryTy;
+class PinnedBudgetTy;
 
 /// The device side of the file engine.
 class IODeviceTy {
@@ -43,6 +44,9 @@ public:
   virtual Expected<void *> allocatePinnedHost(size_t Size) = 0;
   /// Free memory from allocatePinnedHost.
   virtual Error freePinnedHost(void *Ptr) = 0;
+  /// The budget that staging buffers are reserved in before they are
+  /// allocated.
+  virtual PinnedBudgetTy &getPinnedBudget() = 0;
   /// A stream of the device's pool.
   virtual Expected<StreamTy *> acquireStream() = 0;
   /// Give back a stream from acquireStream.

@@ -20,6 +20,7 @@
 #define OFFLOADIO_IO_IOSTAGINGRING_H
 
 #include "offloadio/Error.h"
+#include "offloadio/PinnedBudget.h"
 #include "offloadio/Stream.h"
 
 #include <cstddef>
@@ -36,6 +37,8 @@ struct IOStagingSlotTy {
   EventTy *Event = nullptr;
   /// A copy recorded on Event may still use Buffer.
   bool InFlight = false;
+  /// The buffer's bytes in the pinned budget.
+  PinnedReservationTy Reservation;
 };
 
 /// Pinned buffers of one worker, used round robin.
@@ -56,6 +59,8 @@ public:
   /// Have Depth buffers of at least \p SlotSize bytes. Buffers too small
   /// are replaced once \p Stream, which copies out of them, is idle. On
   /// failure the buffers allocated so far stay; a later call goes on.
+  /// When the pinned budget refuses a buffer the ring makes do with those
+  /// it has (it then waits on wrap more often); with none it fails.
   Error reserve(size_t SlotSize, StreamTy &Stream);
   /// The next buffer; waits for its copy only if the ring wrapped onto it
   /// while in flight. Only after a successful reserve().

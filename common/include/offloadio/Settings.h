@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The settings of the framework, read from the environment in one place:
+// PluginSettingsTy once per plugin instance, DeviceSettingsTy once per
+// device as it initialises. Each field names its variable, its default and
+// its valid values; a value that does not parse or is out of range is
+// reported once per process and replaced by the default (Envar.h). Backend
+// settings live in each plugin's <Name>Settings.h, the file engine's in
+// io/IOConfig.h, the copy policy's in TransferPolicy.h.
+#ifndef OFFLOADIO_SETTINGS_H
+#define OFFLOADIO_SETTINGS_H
+
+#include "offloadio/TransferPolicy.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace offloadio {
+
+/// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS: whether host buffers of map
+/// clauses are locked for the lifetime of their mapping.
+enum class MappedLockPolicyTy { Off, On, Mandatory };
+
+/// Settings of one plugin instance.
+struct PluginSettingsTy {
+  /// LIBOMPTARGET_INFO: bit mask of info lines, decimal or hex (-1: all);
+  /// default 0.
+  uint32_t InfoFlags = 0;
+  /// OFFLOADIO_PROFILE: time the entry points and print a table at exit;
+  /// a boolean, default false.
+  bool Profile = false;
+  /// OFFLOADIO_COPY_THREADS: host threads that share the memcpy side of
+  /// large staged copies; 0 to MaxCopyThreads, default min(4, cores - 1).
+  unsigned CopyThreads = 0;
+  static constexpr unsigned MaxCopyThreads = 256;
+  /// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS: off, on or mandatory (booleans
+  /// too); default off.
+  MappedLockPolicyTy MappedLocks = MappedLockPolicyTy::Off;
+  /// OFFLOADIO_PINNED_MAX: the most host memory the process's plugins pin
+  /// for their own buffers (PinnedBudget.h); a size from MinPinnedMax,
+  /// default a quarter of physical memory and at least DefaultPinnedFloor.
+  uint64_t PinnedMax = 0;
+  static constexpr uint64_t MinPinnedMax = 1 << 20;
+  static constexpr uint64_t DefaultPinnedFloor = 1ULL << 30;
+
+  /// Read every variable above once.
+  static PluginSettingsTy fromEnv();
+  /// Default of PinnedMax on this machine.
+  static uint64_t defaultPinnedMax();
+};
+
+/// Settings of one device, read as it initialises.
+struct DeviceSettingsTy {
+  /// OMP_NUM_TEAMS: default teams and cap on teams derived from a trip
+  /// count, bounded by the device; 0 to INT32_MAX, default 0 (unset).
+  uint32_t NumTeams = 0;
+  /// OMP_TEAMS_THREAD_LIMIT: default threads per team, bounded by the
+  /// device; 0 to INT32_MAX, default 0 (unset).
+  uint32_t TeamsThreadLimit = 0;
+  /// LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD: largest allocation served from
+  /// the device's cache; 0 (no cache) to 64K, default 8192.
+  uint64_t MemoryManagerThreshold = 8192;
+  static constexpr uint64_t MaxMemoryManagerThreshold = 64 * 1024;
+  /// LIBOMPTARGET_NUM_INITIAL_STREAMS: 0 to 1024, default 1.
+  unsigned InitialStreams = 1;
+  /// LIBOMPTARGET_NUM_INITIAL_EVENTS: 0 to 1024, default 1.
+  unsigned InitialEvents = 1;
+  static constexpr unsigned MaxInitialResources = 1024;
+  /// LIBOMPTARGET_DEVICE_RTL_DEBUG: the device runtime's debug kind; 0 to
+  /// INT32_MAX, default 0.
+  uint32_t DeviceRTLDebug = 0;
+  /// LIBOMPTARGET_SHARED_MEMORY_SIZE: dynamic shared memory of each launch;
+  /// 0 to the device's MaxDynamicSharedMemory, default 0.
+  uint32_t SharedMemorySize = 0;
+  /// OFFLOADIO_STAGING_BUFFER_SIZE: bytes of each bounce buffer; 4K to 1G,
+  /// default 4 MiB.
+  size_t StagingBufferSize = 4 << 20;
+  /// OFFLOADIO_STAGING_BUFFERS: most bounce buffers; 1 to 4096, default 16.
+  unsigned StagingBuffers = 16;
+  /// OFFLOADIO_STAGING_POOL_MAX: cap on the bounce buffers' bytes; from one
+  /// buffer to 1T, default 256 MiB. StagingBuffers is lowered to fit it.
+  uint64_t StagingPoolMax = 256 << 20;
+  /// The copy policy's variables (TransferPolicy.h).
+  TransferSettingsTy Transfers;
+
+  /// Read every variable above once; \p MaxDynamicSharedMemory bounds
+  /// LIBOMPTARGET_SHARED_MEMORY_SIZE.
+  static DeviceSettingsTy fromEnv(uint64_t MaxDynamicSharedMemory);
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_SETTINGS_H
