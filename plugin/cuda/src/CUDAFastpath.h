@@ -9,7 +9,7 @@
 // machine without libcufile, or whose driver does not open, keeps the
 // reason and every later request says it. Registration of the descriptor
 // happens per read or write, on the engine's own descriptor: a failure
-// there (error 5027 on our H200 machine, where nvidia-fs is not loaded)
+// there (cuFile error 5027 where the nvidia-fs module is not loaded)
 // returns ENOTSUP, so the engine moves the request to its staged path, and
 // the engine remembers the file system so that later requests are not tried
 // again.

@@ -2,13 +2,11 @@
 //
 // Kernel launches on one stream, replayed from one-node executable graphs.
 //
-// cuLaunchKernel costs the calling thread 3.3-3.8 us on the H100/H200
-// machines we measure on; launching an instantiated graph of the same
-// kernel 1.8-2.7 us. Launched and waited for, a kernel whose arguments
-// changed took 8.8-10.9 us directly and 6.7-9.2 us as a graph updated first
-// (cuGraphExecKernelNodeSetParams), one unchanged 6.4-6.8 us as a bare
-// graph launch (tools/gpu/cuda-latency.c, four runs). A kernel that a
-// stream launches again is therefore given a graph of its own at its second
+// Launching an instantiated graph costs the calling thread less than
+// cuLaunchKernel of the same kernel, also when the graph's node is updated
+// first (cuGraphExecKernelNodeSetParams); tools/gpu/cuda-latency.c measures
+// both, and docs/results-h100.md has the figures. A kernel that a stream
+// launches again is therefore given a graph of its own at its second
 // launch, and every later launch of it on that stream updates the graph's
 // node (only when the launch differs from the last) and replays it. The
 // first launch of a kernel goes straight to cuLaunchKernel, so a kernel

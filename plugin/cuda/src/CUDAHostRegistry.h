@@ -9,7 +9,7 @@
 // (offloadio/PageRegistry.h), of which this is the cuMemHostRegister
 // backend. A region can consist of several registrations, and the driver
 // refuses a cuMemcpyAsync whose host side crosses from one registration into
-// another (CUDA_ERROR_INVALID_VALUE, seen on an H200): streams ask
+// another (CUDA_ERROR_INVALID_VALUE): streams ask
 // contiguousBytes() and split such copies.
 #ifndef OFFLOADIO_CUDA_CUDAHOSTREGISTRY_H
 #define OFFLOADIO_CUDA_CUDAHOSTREGISTRY_H
