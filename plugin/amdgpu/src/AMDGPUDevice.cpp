@@ -3,7 +3,6 @@
 #include "AMDGPUImage.h"
 #include "AMDGPUStream.h"
 
-#include "offloadio/Envar.h"
 #include "offloadio/Plugin.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -100,8 +99,7 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
       return Err;
   if (GroupQuery.Size)
     MaxGroupSegmentSize = GroupQuery.Size;
-  DynamicStackSize = uint32_t(
-      readSizeEnv("LIBOMPTARGET_STACK_SIZE", DynamicStackSize, 0, 1 << 20));
+  Settings = AMDGPUSettingsTy::fromEnv(QueueMax);
 
   if (!MaxWorkgroupSize || !WavefrontSize || !GridMax)
     return makeError(ErrorCode::BackendError,
@@ -121,11 +119,8 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
   Limits.MaxDynamicSharedMemory = MaxGroupSegmentSize;
 
   // Queues: a few per device, shared by the streams round-robin.
-  unsigned NumQueues =
-      unsigned(readIntEnv("LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES", 4, 1, 64));
-  uint64_t Requested = readIntEnv("LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE", 512, 64,
-                                  std::max<uint32_t>(QueueMax, 64));
-  QueueSize = uint32_t(llvm::PowerOf2Ceil(Requested));
+  unsigned NumQueues = unsigned(Settings.NumQueues);
+  QueueSize = uint32_t(llvm::PowerOf2Ceil(uint64_t(Settings.QueueSize)));
   if (QueueMax && QueueSize > QueueMax)
     QueueSize = uint32_t(llvm::PowerOf2Floor(QueueMax));
   for (unsigned I = 0; I < NumQueues; ++I) {
@@ -197,8 +192,8 @@ IOFastpathTy *AMDGPUDeviceTy::getIOFastpathImpl() {
   if (!AMDGPUFastpathTy::isAvailable(Ctx.Api, Why))
     return nullptr;
   if (!Fastpath)
-    Fastpath =
-        std::make_unique<AMDGPUFastpathTy>(*this, Ctx.Api, Plugin.getSys());
+    Fastpath = std::make_unique<AMDGPUFastpathTy>(
+        *this, Ctx.Api, Plugin.getSys(), AMDGPUFastpathSettingsTy::fromEnv());
   return Fastpath.get();
 }
 

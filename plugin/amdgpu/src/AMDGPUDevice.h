@@ -15,6 +15,7 @@
 #include "AMDGPUFastpath.h"
 #include "AMDGPUKernel.h"
 #include "AMDGPUQueue.h"
+#include "AMDGPUSettings.h"
 
 #include "offloadio/Device.h"
 
@@ -50,7 +51,9 @@ public:
   /// Largest group segment (LDS) a work-group may use.
   uint32_t getMaxGroupSegmentSize() const { return MaxGroupSegmentSize; }
   /// Private memory added per work-item for kernels with dynamic stacks.
-  uint32_t getDynamicStackSize() const { return DynamicStackSize; }
+  uint32_t getDynamicStackSize() const {
+    return uint32_t(Settings.DynamicStackSize);
+  }
 
 protected:
   Error initImpl(DeviceLimitsTy &Limits) override;
@@ -105,8 +108,11 @@ private:
   uint32_t MaxClockMHz = 0;
   uint64_t DevicePoolSize = 0;
   uint32_t MaxGroupSegmentSize = 64 * 1024;
-  uint32_t DynamicStackSize = 1024;
+  /// Packets per queue: Settings.QueueSize as a power of two that the
+  /// agent allows.
   uint32_t QueueSize = 0;
+  /// The device's environment variables, read at init.
+  AMDGPUSettingsTy Settings;
 
   std::vector<std::unique_ptr<AMDGPUQueueTy>> Queues;
   /// Round-robin assignment of new streams to queues.

@@ -2,8 +2,6 @@
 #include "AMDGPUFastpath.h"
 #include "AMDGPUDevice.h"
 
-#include "offloadio/Envar.h"
-
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -164,10 +162,10 @@ bool AMDGPUFastpathTy::isAvailable(const HSAApiTy &Api, std::string &Why) {
 }
 
 AMDGPUFastpathTy::AMDGPUFastpathTy(AMDGPUDeviceTy &Device, const HSAApiTy &Api,
-                                   SysTy &Sys)
+                                   SysTy &Sys,
+                                   const AMDGPUFastpathSettingsTy &Settings)
     : Device(Device), Api(Api), Sys(Sys),
-      AnyFilesystem(
-          readBoolEnv("LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM", false)) {}
+      AnyFilesystem(Settings.AnyFilesystem) {}
 
 std::string AMDGPUFastpathTy::describe() {
   if (Disabled.load(std::memory_order_acquire)) {

@@ -41,6 +41,7 @@
 #ifndef OFFLOADIO_AMDGPU_AMDGPUFASTPATH_H
 #define OFFLOADIO_AMDGPU_AMDGPUFASTPATH_H
 
+#include "AMDGPUSettings.h"
 #include "HSAApi.h"
 
 #include "offloadio/io/IOFastpath.h"
@@ -70,7 +71,8 @@ public:
   static bool isAvailable(const HSAApiTy &Api, std::string &Why);
 
   /// \p Api must have the AIS calls (isAvailable).
-  AMDGPUFastpathTy(AMDGPUDeviceTy &Device, const HSAApiTy &Api, SysTy &Sys);
+  AMDGPUFastpathTy(AMDGPUDeviceTy &Device, const HSAApiTy &Api, SysTy &Sys,
+                   const AMDGPUFastpathSettingsTy &Settings);
 
   const char *name() const override { return "AIS"; }
   bool accepts(int Fd, const void *DevPtr, size_t Count, off_t Offset,
@@ -111,8 +113,8 @@ private:
   AMDGPUDeviceTy &Device;
   const HSAApiTy &Api;
   SysTy &Sys;
-  /// LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM.
-  bool AnyFilesystem;
+  /// AMDGPUFastpathSettingsTy::AnyFilesystem.
+  const bool AnyFilesystem;
 
   std::mutex Lock;
   /// Verdict per storage device: empty when AIS may serve it, else why not.

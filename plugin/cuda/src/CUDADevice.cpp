@@ -3,9 +3,9 @@
 #include "CUDAFastpath.h"
 #include "CUDAImage.h"
 #include "CUDAKernel.h"
+#include "CUDASettings.h"
 #include "CUDAStream.h"
 
-#include "offloadio/Envar.h"
 #include "offloadio/Plugin.h"
 
 #include <array>
@@ -109,9 +109,9 @@ Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
   // Launch-wide dynamic shared memory; it cannot exceed what a block may
   // use without opting in per kernel.
   L.MaxDynamicSharedMemory = uint64_t(std::max(*SharedPerBlock, 0));
-  GraphLaunches = readBoolEnv("OFFLOADIO_CUDA_GRAPHS", true) &&
-                  CUDAGraphLauncherTy::driverSupportsGraphs(Api);
-  CompletionFlag = readBoolEnv("OFFLOADIO_CUDA_COMPLETION_FLAG", true);
+  Settings = CUDASettingsTy::fromEnv();
+  GraphLaunches =
+      Settings.Graphs && CUDAGraphLauncherTy::driverSupportsGraphs(Api);
   return applyContextLimits();
 }
 
@@ -120,21 +120,22 @@ Error CUDADeviceTy::applyContextLimits() {
   // the stack size reserves memory for every resident thread.
   struct {
     const char *Env;
+    uint64_t Value;
     CUlimit Limit;
     const char *Name;
   } Limits[] = {
-      {"LIBOMPTARGET_STACK_SIZE", CU_LIMIT_STACK_SIZE, "CU_LIMIT_STACK_SIZE"},
-      {"LIBOMPTARGET_HEAP_SIZE", CU_LIMIT_MALLOC_HEAP_SIZE,
-       "CU_LIMIT_MALLOC_HEAP_SIZE"},
+      {CUDASettingsTy::StackSizeVar, Settings.StackSize, CU_LIMIT_STACK_SIZE,
+       "CU_LIMIT_STACK_SIZE"},
+      {CUDASettingsTy::HeapSizeVar, Settings.HeapSize,
+       CU_LIMIT_MALLOC_HEAP_SIZE, "CU_LIMIT_MALLOC_HEAP_SIZE"},
   };
   for (auto &L : Limits) {
-    uint64_t Value = readSizeEnv(L.Env, 0, 0, UINT64_MAX);
-    if (!Value)
+    if (!L.Value)
       continue;
     if (auto Err =
-            checkCU(Api, Api.cuCtxSetLimit(L.Limit, size_t(Value)),
+            checkCU(Api, Api.cuCtxSetLimit(L.Limit, size_t(L.Value)),
                     "cuCtxSetLimit", "{0} = {1} bytes ({2}) on device {3}",
-                    L.Name, Value, L.Env, DeviceId))
+                    L.Name, L.Value, L.Env, DeviceId))
       return Err;
   }
   return Error::success();
@@ -280,7 +281,7 @@ Error CUDADeviceTy::freeImpl(void *Ptr, size_t Size, AllocKindTy Kind) {
 Expected<std::unique_ptr<StreamTy>> CUDADeviceTy::createStreamImpl() {
   CUDAStreamOptionsTy Options;
   Options.GraphLaunches = GraphLaunches;
-  Options.CompletionFlag = CompletionFlag;
+  Options.CompletionFlag = Settings.CompletionFlag;
   auto Stream = CUDAStreamTy::create(Api, Registry, Context, DeviceId, Options);
   if (!Stream)
     return Stream.takeError();

@@ -6,6 +6,7 @@
 #define OFFLOADIO_CUDA_CUDADEVICE_H
 
 #include "CUDAApi.h"
+#include "CUDASettings.h"
 
 #include "offloadio/Device.h"
 
@@ -77,7 +78,7 @@ protected:
 private:
   /// Read integer attribute \p Attr of the device.
   Expected<int> getAttribute(CUdevice_attribute Attr, const char *Name) const;
-  /// Apply LIBOMPTARGET_STACK_SIZE / LIBOMPTARGET_HEAP_SIZE when set.
+  /// Apply Settings.StackSize / Settings.HeapSize when set.
   Error applyContextLimits();
 
   const CUDAApiTy &Api;
@@ -96,10 +97,8 @@ private:
   /// Kernels launched again on a stream are replayed from graphs
   /// (OFFLOADIO_CUDA_GRAPHS, and the driver has the functions).
   bool GraphLaunches = false;
-  /// Streams wait for a word they write to host memory
-  /// (OFFLOADIO_CUDA_COMPLETION_FLAG).
-  bool CompletionFlag = false;
-
+  /// The device's environment variables, read at init.
+  CUDASettingsTy Settings;
 
   /// The file engine's fastpath, created with the first engine and kept
   /// across deinit/init (it only caches what cuFile refused). deinit() stops

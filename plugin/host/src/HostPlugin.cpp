@@ -4,8 +4,8 @@
 #include "HostDevice.h"
 #include "HostImage.h"
 #include "HostPinning.h"
+#include "HostSettings.h"
 
-#include "offloadio/Envar.h"
 #include "offloadio/Plugin.h"
 
 #include <unistd.h>
@@ -25,8 +25,7 @@ public:
 
 protected:
   Expected<int32_t> initImpl() override {
-    // Four devices like the stock plugin; more or fewer for tests.
-    return int32_t(readIntEnv("OFFLOADIO_HOST_NUM_DEVICES", 4, 1, 64));
+    return int32_t(HostSettingsTy::fromEnv().NumDevices);
   }
 
   Expected<std::unique_ptr<GenericDeviceTy>>

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Every environment variable of the host plugin, with its default and its
+// valid values, read once when the plugin initialises.
+#ifndef OFFLOADIO_HOST_HOSTSETTINGS_H
+#define OFFLOADIO_HOST_HOSTSETTINGS_H
+
+#include <cstdint>
+
+namespace offloadio {
+namespace host {
+
+/// The settings of the host plugin.
+struct HostSettingsTy {
+  /// OFFLOADIO_HOST_NUM_DEVICES: devices of the plugin; four like the stock
+  /// plugin, more or fewer for tests. An integer from 1 to 64; default 4.
+  int64_t NumDevices = NumDevicesDefault;
+  static constexpr const char *NumDevicesVar = "OFFLOADIO_HOST_NUM_DEVICES";
+  static constexpr int64_t NumDevicesDefault = 4;
+  static constexpr int64_t NumDevicesMin = 1;
+  static constexpr int64_t NumDevicesMax = 64;
+
+  /// Read every variable above once; invalid values are reported on stderr
+  /// and give the default.
+  static HostSettingsTy fromEnv();
+};
+
+} // namespace host
+} // namespace offloadio
+
+#endif // OFFLOADIO_HOST_HOSTSETTINGS_H

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// AMDGPUSettingsTy::fromEnv and AMDGPUFastpathSettingsTy::fromEnv with real
+// setenv/unsetenv: the defaults when nothing is set, valid values at the
+// ends of each range, out-of-range and unparsable values falling back to
+// the default with a report, the queue size's range following the agent's
+// limit, and each variable read exactly once.
+#include "AMDGPUSettings.h"
+
+#include "ScopedEnv.h"
+
+#include "gtest/gtest.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+using namespace offloadio;
+using namespace offloadio::amdgpu;
+using offloadio::test::contains;
+using offloadio::test::ScopedEnvTy;
+
+namespace {
+
+using SettingsTy = AMDGPUSettingsTy;
+using FastpathSettingsTy = AMDGPUFastpathSettingsTy;
+
+/// An agent queue limit like that of current GPUs.
+constexpr uint32_t AgentQueueMax = 131072;
+
+class AMDGPUSettingsTest : public ::testing::Test {
+protected:
+  ScopedEnvTy Env{SettingsTy::DynamicStackSizeVar, SettingsTy::NumQueuesVar,
+                  SettingsTy::QueueSizeVar,
+                  FastpathSettingsTy::AnyFilesystemVar};
+  std::string Stderr;
+
+  SettingsTy read(uint32_t QueueMax = AgentQueueMax) {
+    return ScopedEnvTy::captured(
+        [&] { return SettingsTy::fromEnv(QueueMax); }, Stderr);
+  }
+  FastpathSettingsTy readFastpath() {
+    return ScopedEnvTy::captured([] { return FastpathSettingsTy::fromEnv(); },
+                                 Stderr);
+  }
+};
+
+TEST_F(AMDGPUSettingsTest, DefaultsWhenUnset) {
+  SettingsTy S = read();
+  EXPECT_EQ(S.DynamicStackSize, 1024u);
+  EXPECT_EQ(S.NumQueues, 4);
+  EXPECT_EQ(S.QueueSize, 512);
+  EXPECT_EQ(Stderr, "");
+  EXPECT_FALSE(readFastpath().AnyFilesystem);
+  EXPECT_EQ(Stderr, "");
+  SettingsTy D;
+  EXPECT_EQ(D.DynamicStackSize, S.DynamicStackSize);
+  EXPECT_EQ(D.NumQueues, S.NumQueues);
+  EXPECT_EQ(D.QueueSize, S.QueueSize);
+  EXPECT_FALSE(FastpathSettingsTy().AnyFilesystem);
+}
+
+TEST_F(AMDGPUSettingsTest, ValidValuesAtTheEndsOfEachRange) {
+  ScopedEnvTy::set(SettingsTy::DynamicStackSizeVar, "1M");
+  ScopedEnvTy::set(SettingsTy::NumQueuesVar, "64");
+  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "131072");
+  SettingsTy S = read();
+  EXPECT_EQ(S.DynamicStackSize, 1u << 20);
+  EXPECT_EQ(S.NumQueues, 64);
+  EXPECT_EQ(S.QueueSize, 131072);
+  EXPECT_EQ(Stderr, "");
+
+  ScopedEnvTy::set(SettingsTy::DynamicStackSizeVar, "0");
+  ScopedEnvTy::set(SettingsTy::NumQueuesVar, "1");
+  // Not a power of two: the device rounds it, the setting keeps it.
+  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "100");
+  S = read();
+  EXPECT_EQ(S.DynamicStackSize, 0u);
+  EXPECT_EQ(S.NumQueues, 1);
+  EXPECT_EQ(S.QueueSize, 100);
+  EXPECT_EQ(Stderr, "");
+
+  ScopedEnvTy::set(FastpathSettingsTy::AnyFilesystemVar, "yes");
+  EXPECT_TRUE(readFastpath().AnyFilesystem);
+  EXPECT_EQ(Stderr, "");
+}
+
+TEST_F(AMDGPUSettingsTest, InvalidValuesGiveTheDefaultAndAreReported) {
+  ScopedEnvTy::set(SettingsTy::DynamicStackSizeVar, "2M");
+  ScopedEnvTy::set(SettingsTy::NumQueuesVar, "0");
+  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "32");
+  SettingsTy S = read();
+  EXPECT_EQ(S.DynamicStackSize, 1024u);
+  EXPECT_EQ(S.NumQueues, 4);
+  EXPECT_EQ(S.QueueSize, 512);
+  EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_STACK_SIZE='2M'"));
+  EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES='0'"));
+  EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE='32'"));
+  EXPECT_EQ(std::count(Stderr.begin(), Stderr.end(), '\n'), 3) << Stderr;
+
+  ScopedEnvTy::set(SettingsTy::NumQueuesVar, "65");
+  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "many");
+  S = read();
+  EXPECT_EQ(S.NumQueues, 4);
+  EXPECT_EQ(S.QueueSize, 512);
+  EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES='65'"));
+  EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE='many'"));
+
+  ScopedEnvTy::set(FastpathSettingsTy::AnyFilesystemVar, "sometimes");
+  EXPECT_FALSE(readFastpath().AnyFilesystem);
+  EXPECT_TRUE(
+      contains(Stderr, "LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM='sometimes'"));
+}
+
+TEST_F(AMDGPUSettingsTest, QueueSizeRangeFollowsTheAgent) {
+  EXPECT_EQ(SettingsTy::queueSizeMax(0), 64);
+  EXPECT_EQ(SettingsTy::queueSizeMax(16), 64);
+  EXPECT_EQ(SettingsTy::queueSizeMax(64), 64);
+  EXPECT_EQ(SettingsTy::queueSizeMax(4096), 4096);
+
+  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "4096");
+  EXPECT_EQ(read(4096).QueueSize, 4096);
+  EXPECT_EQ(Stderr, "");
+  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "4097");
+  EXPECT_EQ(read(4096).QueueSize, 512);
+  EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE='4097'"));
+  // An agent that states no limit allows only the minimum.
+  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "64");
+  EXPECT_EQ(read(0).QueueSize, 64);
+  EXPECT_EQ(Stderr, "");
+}
+
+TEST_F(AMDGPUSettingsTest, ReadsEachVariableOnceInDeclarationOrder) {
+  auto NamesRead = [](auto Fn) {
+    EnvReadLogTy Log;
+    Fn();
+    std::vector<std::string> Names;
+    for (const EnvReadTy &Read : Log.reads())
+      Names.push_back(Read.Name);
+    return Names;
+  };
+  EXPECT_EQ(NamesRead([] { SettingsTy::fromEnv(AgentQueueMax); }),
+            (std::vector<std::string>{"LIBOMPTARGET_STACK_SIZE",
+                                      "LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES",
+                                      "LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE"}));
+  EXPECT_EQ(NamesRead([] { FastpathSettingsTy::fromEnv(); }),
+            (std::vector<std::string>{
+                "LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM"}));
+}
+
+} // namespace
