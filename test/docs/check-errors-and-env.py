@@ -31,7 +31,7 @@ C_DIRS = ["common", "plugin", "libompx_io", "include", "tools", "examples",
           "test/support", "test/hsa-emu", "test/conformance", "test/fuzz"]
 C_SUFFIXES = (".c", ".cpp", ".h", ".inc", ".def")
 SHELL_DIRS = ["tools", ".ci"]
-PY_FILES = ["lit.cfg.py", "test/lit.site.cfg.py.in"]
+PY_FILES = ["test/lit.cfg.py", "test/lit.site.cfg.py.in"]
 PY_DIRS = ["tools"]
 
 C_OURS = re.compile(r'"((?:%s)[A-Z0-9_]*[A-Z0-9])"' %
