@@ -23,8 +23,8 @@ static inline size_t ot_device_mismatches(const void *dbuf, int dev,
                                           size_t count, size_t foff,
                                           unsigned seed) {
   unsigned char *h = (unsigned char *)malloc(count + 1);
-  if (!h || omp_target_memcpy(h, dbuf, count, 0, 0, omp_get_initial_device(),
-                              dev)) {
+  if (!h ||
+      omp_target_memcpy(h, dbuf, count, 0, 0, omp_get_initial_device(), dev)) {
     free(h);
     return (size_t)-1;
   }

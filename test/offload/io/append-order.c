@@ -29,9 +29,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 #define NBUF 4
 #define ROUNDS 6

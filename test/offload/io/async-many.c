@@ -20,9 +20,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 #define NREQ 64
 #define SLICE (200 * 1024 + 7)

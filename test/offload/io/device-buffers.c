@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 extern void *llvm_omp_target_alloc_device(size_t size, int device_num);
 extern void *llvm_omp_target_alloc_host(size_t size, int device_num);

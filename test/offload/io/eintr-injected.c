@@ -27,9 +27,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 static atomic_int inject;
 static atomic_long calls, eintrs, shorts;

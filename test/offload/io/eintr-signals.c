@@ -24,9 +24,9 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 #define ZERO_SIZE (32 << 20)
 #define FILE_SIZE ((16 << 20) + 77)

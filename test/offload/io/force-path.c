@@ -28,9 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 #define SIZE (3 << 20)
 

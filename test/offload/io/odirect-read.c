@@ -39,9 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 #define SIZE ((size_t)(3 << 20) + 777)
 #define PAGE 4096
@@ -50,7 +50,8 @@
 static void check(int fd, char *p, int dev, size_t count, size_t off,
                   size_t want, const char *what) {
   ssize_t n = ompx_target_pread(fd, p, count, (off_t)off, dev);
-  OT_EXPECT(n == (ssize_t)want && ot_device_mismatches(p, dev, want, off, 1) == 0,
+  OT_EXPECT(n == (ssize_t)want &&
+                ot_device_mismatches(p, dev, want, off, 1) == 0,
             "%s (%zd of %zu)", what, n, want);
 }
 

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 #define SIZE ((size_t)(1 << 20) + 123)
 
@@ -41,16 +41,19 @@ int main(int argc, char **argv) {
 
   ssize_t n = ompx_target_pread(fd, buf, SIZE, 0, dev);
   printf("whole file: %zd\n", n);
-  OT_EXPECT(n == (ssize_t)SIZE && ot_device_mismatches(buf, dev, SIZE, 0, 1) == 0,
+  OT_EXPECT(n == (ssize_t)SIZE &&
+                ot_device_mismatches(buf, dev, SIZE, 0, 1) == 0,
             "whole file read exactly");
 
   // Unaligned file offset, unaligned interior device pointer.
   n = ompx_target_pread(fd, buf + 17, 100001, 4099, dev);
   printf("interior: %zd\n", n);
-  OT_EXPECT(n == 100001 && ot_device_mismatches(buf + 17, dev, 100001, 4099, 1) == 0,
+  OT_EXPECT(n == 100001 &&
+                ot_device_mismatches(buf + 17, dev, 100001, 4099, 1) == 0,
             "offset 4099 into buf+17 read exactly");
   // The bytes before buf+17 are what the first read left there.
-  OT_EXPECT(ot_device_mismatches(buf, dev, 17, 0, 1) == 0, "bytes before buf+17 untouched");
+  OT_EXPECT(ot_device_mismatches(buf, dev, 17, 0, 1) == 0,
+            "bytes before buf+17 untouched");
 
   // One byte, the last one of the file.
   n = ompx_target_pread(fd, buf, 1, SIZE - 1, dev);

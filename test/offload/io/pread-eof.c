@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 #define FILE_SIZE 300007
 #define BUF_SIZE (1 << 20)

@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 #define SIZE 300001
 
@@ -28,7 +28,8 @@ static long long file_size(int fd) {
   return fstat(fd, &st) == 0 ? (long long)st.st_size : -1;
 }
 
-// Bytes of the file at foff that are not ot_pattern(first + i, 1) (or 0 when zero).
+// Bytes of the file at foff that are not ot_pattern(first + i, 1) (or 0 when
+// zero).
 static size_t file_bad(int fd, size_t foff, size_t n, size_t first,
                        int zero) {
   unsigned char *h = malloc(n);

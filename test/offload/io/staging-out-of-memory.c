@@ -29,8 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "offload_io_test.h"
-#include "ompx_io.h"
 #include "offload_pattern.h"
+#include "ompx_io.h"
 
 static atomic_int armed, allow;
 

@@ -29,9 +29,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-#include "offload_pattern.h"
 
 #define SIZE ((1 << 20) + 4321)
 #define OFFSET 1000
@@ -84,8 +84,8 @@ static int check_racing(ssize_t n, off_t kept, unsigned char *h, char *dbuf,
   for (ssize_t i = 0; i < n; ++i)
     if (h[i] != ot_pattern(OFFSET + i, 1) &&
         !(racing && OFFSET + i >= kept && h[i] == 0)) {
-      fprintf(stderr, "count %zd: byte %zd is %d, file byte %d\n", n, i,
-              h[i], ot_pattern(OFFSET + i, 1));
+      fprintf(stderr, "count %zd: byte %zd is %d, file byte %d\n", n, i, h[i],
+              ot_pattern(OFFSET + i, 1));
       return 1;
     }
   return 0;
