@@ -39,8 +39,8 @@ import lit.util
 
 # Started from the source tree, no site configuration has run yet: load the
 # build's, which sets the build's paths and does not load this file again.
+test_dir = os.path.dirname(os.path.abspath(__file__))
 if not hasattr(config, "offloadio_obj_root"):
-    test_dir = os.path.dirname(os.path.abspath(__file__))
     build_dir = os.environ.get("OFFLOADIO_BUILD_DIR") or os.path.join(
         os.path.dirname(test_dir), "build"
     )
@@ -53,6 +53,10 @@ if not hasattr(config, "offloadio_obj_root"):
         )
     config.offloadio_site_loaded_by_suite = True
     lit_config.load_config(config, site_cfg)
+# The tests, their helpers and suppressions come from the tree holding this
+# file, which is the one lit found the tests in, even where the build was
+# configured from another checkout.
+config.offloadio_src_root = os.path.dirname(test_dir)
 
 # --------------------------------------------------------------------------
 # Targets
@@ -92,7 +96,7 @@ config.suffixes = [".c", ".cpp"]
 # The suite's root is this file's folder, so that lit finds this file from a
 # test's path; of its folders only offload/ holds lit tests (the rest are
 # unit tests, fuzzers and support code), so test names start "offload/".
-config.test_source_root = os.path.join(config.offloadio_src_root, "test")
+config.test_source_root = test_dir
 config.test_exec_root = os.path.join(
     config.offloadio_obj_root, "test", "offload-" + target_triple
 )
