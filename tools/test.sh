@@ -84,7 +84,7 @@ amdgcn_lit() {
 # LLVM's own suite; its tests are fetched (Debian's source package) into a
 # cache the first time. Not in the sanitizer builds: upstream's RUN lines
 # start the test programs directly, so nothing could preload the sanitizer
-# runtime that a sanitized plugin needs (our lit.cfg.py's run_env).
+# runtime that a sanitized plugin needs (test/lit.cfg.py's run_env).
 llvm_gate() {
   OFFLOADIO_BUILD_DIR=$build bash "$root/tools/llvm-suite/gate.sh" x86_64-pc-linux-gnu
 }

@@ -14,7 +14,7 @@ A variable counts as read when
     HSA_EMU_), which are reserved for variables, or any literal given first
     to getenv, secure_getenv, getEnv, read*Env or env* helpers;
   * shell (tools, .ci): ${NAME:-...}, ${NAME-...}, ${NAME:=...}, ${NAME:+...};
-  * Python (lit.cfg.py, test/lit.site.cfg.py.in, tools): os.environ.get("NAME"),
+  * Python (test/lit.cfg.py, test/lit.site.cfg.py.in, tools): os.environ.get("NAME"),
     os.environ["NAME"], os.getenv("NAME");
   * CMake: $ENV{NAME}.
 Usage: check-errors-and-env.py <source root>
