@@ -4,6 +4,12 @@
 set(OFFLOADIO_COMMON_FLAGS -Wall -Wextra -Wno-unused-parameter -fno-exceptions
     -fvisibility=hidden -fvisibility-inlines-hidden)
 
+# OFFLOADIO_WERROR: every target compiled here, tests and the HSA emulation
+# included, fails on a warning.
+if(OFFLOADIO_WERROR)
+  add_compile_options(-Werror)
+endif()
+
 # SANITIZE: a comma-separated list of address, undefined and thread
 # ("address,undefined" is the ASan+UBSan build CI runs). UB reports abort
 # (-fno-sanitize-recover) so that they fail the test that triggered them.

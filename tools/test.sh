@@ -65,20 +65,26 @@ skip() {
 
 # Stage bodies; each runs in a subshell so that a failing command ends only
 # its own stage.
-unit_tests() (cd "$1" && ctest --output-on-failure -j"$jobs")
+# The lit suite is in ctest too (label "lit"); it has its own stage here.
+unit_tests() (cd "$1" && ctest --output-on-failure -j"$jobs" -LE lit)
 lit_suite() { python3 "$lit" -sv -j"$jobs" "$1/test"; }
-build_with() { local dir=$1; shift; OFFLOADIO_BUILD_DIR=$dir bash "$root/tools/build.sh" "$@"; }
+# Warnings are errors in CI's builds (OFFLOADIO_WERROR).
+build_with() {
+  local dir=$1
+  shift
+  OFFLOADIO_BUILD_DIR=$dir bash "$root/tools/build.sh" -DOFFLOADIO_WERROR=ON "$@"
+}
 amdgcn_lit() {
   # The emulation runs no kernels: only the data-path tests of
   # test/offload/amdgpu run here; kernels need real AMD hardware.
   python3 "$lit" -sv -j"$jobs" \
-    --param target=amdgcn-amd-amdhsa --filter 'amdgcn-amd-amdhsa :: amdgpu/' \
+    --param target=amdgcn-amd-amdhsa --filter 'amdgcn-amd-amdhsa :: offload/amdgpu/' \
     "$build/test"
 }
 # LLVM's own suite; its tests are fetched (Debian's source package) into a
 # cache the first time. Not in the sanitizer builds: upstream's RUN lines
 # start the test programs directly, so nothing could preload the sanitizer
-# runtime that a sanitized plugin needs (our lit.cfg.py's run_env).
+# runtime that a sanitized plugin needs (test/lit.cfg.py's run_env).
 llvm_gate() {
   OFFLOADIO_BUILD_DIR=$build bash "$root/tools/llvm-suite/gate.sh" x86_64-pc-linux-gnu
 }

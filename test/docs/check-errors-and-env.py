@@ -17,7 +17,7 @@ A variable counts as read when
     HSA_EMU_), which are reserved for variables, or any literal given first
     to getenv, secure_getenv, getEnv, read*Env or env* helpers;
   * shell (tools, .ci): ${NAME:-...}, ${NAME-...}, ${NAME:=...}, ${NAME:+...};
-  * Python (lit.cfg.py, test/lit.site.cfg.py.in, tools): os.environ.get("NAME"),
+  * Python (test/lit.cfg.py, test/lit.site.cfg.py.in, tools): os.environ.get("NAME"),
     os.environ["NAME"], os.getenv("NAME");
   * CMake: $ENV{NAME}.
 A variable the page lists is also read where a C/C++ source has it as a whole
@@ -42,7 +42,7 @@ C_DIRS = ["common", "plugin", "libompx_io", "include", "tools", "examples",
           "test/support", "test/hsa-emu", "test/conformance", "test/fuzz"]
 C_SUFFIXES = (".c", ".cpp", ".h", ".inc", ".def")
 SHELL_DIRS = ["tools", ".ci"]
-PY_FILES = ["lit.cfg.py", "test/lit.site.cfg.py.in"]
+PY_FILES = ["test/lit.cfg.py", "test/lit.site.cfg.py.in"]
 PY_DIRS = ["tools"]
 
 C_OURS = re.compile(r'"((?:%s)[A-Z0-9_]*[A-Z0-9])"' %

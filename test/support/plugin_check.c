@@ -17,8 +17,8 @@
 //
 // Built two ways from this one source:
 //
-//   * linked into every offload-io lit test program (lit.cfg.py): every such
-//     program must have loaded the plugin;
+//   * linked into every offload-io lit test program (test/lit.cfg.py):
+//     every such program must have loaded the plugin;
 //   * with -DOFFLOADIO_PLUGIN_CHECK_PRELOAD, as a shared library that
 //     tools/llvm-suite/run.sh preloads into every process of LLVM's own
 //     test suite.  There the environment reaches the compiler, FileCheck and

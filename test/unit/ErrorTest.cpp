@@ -172,10 +172,9 @@ TEST(ErrorTest, ForeignErrorIsInternalAndEio) {
                        "llvm said no"));
 }
 
-// Disabled: documents a framework bug. llvm::joinErrors is how drain(),
-// deinit() and MemoryManagerTy::releaseAll() report several failures, but
-// takeErrorMessage (and takeErrorCode) keep only the last payload, so the
-// C boundary prints one failure out of many. Enable once fixed.
+// llvm::joinErrors is how drain(), deinit() and MemoryManagerTy::releaseAll()
+// report several failures: takeErrorMessage must keep every payload's
+// message, or the C boundary would print one failure out of many.
 TEST(ErrorTest, JoinedErrorsKeepEveryMessage) {
   Error Joined = llvm::joinErrors(makeError(ErrorCode::BackendError, "first"),
                                   makeError(ErrorCode::BackendError, "second"));

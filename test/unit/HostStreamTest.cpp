@@ -770,11 +770,10 @@ TEST(HostStreamTest, ErrorAfterEventDoesNotReachTheWaitingStream) {
   EXPECT_TRUE(contains(FA.Message, "after the event"));
 }
 
-// Disabled: documents a framework bug. Whether A's error reaches B depends
-// on timing: waitEvent() skips the wait when A has already passed the
-// event, and then drops A's error, while the same program with A still busy
-// (ErrorBeforeEventReachesTheWaitingStream) fails B. Enable once waitEvent
-// treats a completed-but-failed event like a pending one.
+// The same program as ErrorBeforeEventReachesTheWaitingStream with A
+// already past the event when B waits: waitEvent() must treat a completed
+// but failed event like a pending one and hand A's error to B, or whether
+// B fails would depend on timing.
 TEST(HostStreamTest,
      ErrorBeforeCompletedEventReachesTheWaitingStream) {
   FailTy Fail{ErrorCode::Busy, "A broke early"};

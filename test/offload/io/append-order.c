@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
@@ -38,11 +39,6 @@
 
 static const size_t Sizes[NBUF] = {(1u << 20) + 3, (512u << 10) + 77,
                                    (2u << 20) + 4093, 3 * 65536};
-
-static unsigned char pat(size_t o, unsigned seed) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + seed * 61 +
-                         1);
-}
 
 /// The file from the start must be Expected[0..Len).
 static int matches(int fd, const unsigned char *expect, size_t len) {
@@ -79,7 +75,7 @@ int main(int argc, char **argv) {
   for (int b = 0; b < NBUF; ++b) {
     h[b] = malloc(Sizes[b]);
     for (size_t i = 0; i < Sizes[b]; ++i)
-      h[b][i] = pat(i, b);
+      h[b][i] = ot_pattern(i, b * 61 + 1);
     d[b] = omp_target_alloc(Sizes[b], dev);
     omp_target_memcpy(d[b], h[b], Sizes[b], 0, 0, dev, host);
   }
@@ -128,7 +124,7 @@ int main(int argc, char **argv) {
   // 40 MiB + 3 bytes, twice, in the default chunk size unless set.
   unsigned char *hb = malloc(BIG);
   for (size_t i = 0; i < BIG; ++i)
-    hb[i] = pat(i, 7);
+    hb[i] = ot_pattern(i, 7 * 61 + 1);
   void *db = omp_target_alloc(BIG, dev);
   omp_target_memcpy(db, hb, BIG, 0, 0, dev, host);
   int bigfd = open(argv[1], O_WRONLY | O_APPEND | O_TRUNC);

@@ -19,21 +19,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE (4 << 20)
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
 
 int main(int argc, char **argv) {
   if (argc < 2)
     return 2;
   unsigned char *h = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
   int wfd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (wfd < 0 || pwrite(wfd, h, SIZE, 0) != SIZE)
     return 3;
@@ -68,7 +65,7 @@ int main(int argc, char **argv) {
                     omp_get_initial_device(), dev);
   size_t bad = 0;
   for (size_t i = 0; i < SIZE - 3000; ++i)
-    bad += h[i] != pat(2000 + i);
+    bad += h[i] != ot_pattern(2000 + i, 1);
   OT_EXPECT(n == SIZE - 3000 && bad == 0,
             "read used the captured arguments and the duplicated fd");
 

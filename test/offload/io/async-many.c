@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
@@ -27,16 +28,12 @@
 #define SLICE (200 * 1024 + 7)
 #define SIZE ((size_t)NREQ * SLICE)
 
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
-
 int main(int argc, char **argv) {
   if (argc < 2)
     return 2;
   unsigned char *h = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || pwrite(fd, h, SIZE, 0) != (ssize_t)SIZE)
     return 3;
@@ -73,7 +70,7 @@ int main(int argc, char **argv) {
   omp_target_memcpy(h, dbuf, SIZE, 0, 0, omp_get_initial_device(), dev);
   size_t bad = 0;
   for (size_t i = 0; i < SIZE; ++i)
-    bad += h[i] != pat(i);
+    bad += h[i] != ot_pattern(i, 1);
   OT_EXPECT(bad == 0, "device buffer equals the file");
 
   // Writes to a truncated file: slice k at its offset, all in flight.
@@ -100,7 +97,7 @@ int main(int argc, char **argv) {
   memset(h, 0, SIZE);
   bad = pread(fd, h, SIZE, 0) != (ssize_t)SIZE;
   for (size_t i = 0; i < SIZE; ++i)
-    bad += h[i] != pat(i);
+    bad += h[i] != ot_pattern(i, 1);
   OT_EXPECT(st.st_size == (off_t)SIZE && bad == 0, "file equals the device buffer");
 
   omp_target_free(dbuf, dev);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
@@ -27,10 +28,6 @@ extern void llvm_omp_target_free_host(void *ptr, int device_num);
 extern void llvm_omp_target_free_shared(void *ptr, int device_num);
 
 #define N 100000
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
 
 // Sum of the N bytes at p, computed by the device.
 static long device_sum(unsigned char *p, int dev) {
@@ -47,7 +44,7 @@ int main(int argc, char **argv) {
   unsigned char *h = malloc(N);
   long want = 0;
   for (size_t i = 0; i < N; ++i) {
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
     want += h[i];
   }
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);

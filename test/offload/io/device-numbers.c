@@ -19,14 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE (1 << 20)
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
 
 static uint64_t total(const uint64_t *v) {
   uint64_t s = 0;
@@ -42,7 +39,7 @@ int main(int argc, char **argv) {
   printf("devices: %d\n", ndev);
   unsigned char *h = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || pwrite(fd, h, SIZE, 0) != SIZE)
     return 3;
@@ -58,7 +55,7 @@ int main(int argc, char **argv) {
     omp_target_memcpy(h, bufs[d], len, 0, 0, omp_get_initial_device(), d);
     size_t bad = 0;
     for (size_t i = 0; i < len; ++i)
-      bad += h[i] != pat(d + i);
+      bad += h[i] != ot_pattern(d + i, 1);
     ssize_t m = ompx_target_pwrite(fd, bufs[d], len, SIZE + (off_t)d * SIZE, d);
     OT_EXPECT(n == (ssize_t)len && bad == 0 && m == (ssize_t)len,
               "device %d reads and writes its own memory", d);
@@ -70,7 +67,7 @@ int main(int argc, char **argv) {
     memset(h, 0, len);
     file_ok &= pread(fd, h, len, SIZE + (off_t)d * SIZE) == (ssize_t)len;
     for (size_t i = 0; i < len; ++i)
-      file_ok &= h[i] == pat(d + i);
+      file_ok &= h[i] == ot_pattern(d + i, 1);
   }
   OT_EXPECT(file_ok, "every device's write landed");
 

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
@@ -82,15 +83,11 @@ ssize_t pwrite64(int fd, const void *buf, size_t count, off_t offset) {
 
 #define SIZE ((3 << 20) + 4321)
 
-static unsigned char pat(size_t o, int seed) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + seed);
-}
-
 static size_t bad_file(int fd, size_t off, int seed) {
   unsigned char *h = malloc(SIZE);
   size_t bad = pread(fd, h, SIZE, off) != SIZE;
   for (size_t i = 0; i < SIZE; ++i)
-    bad += h[i] != pat(i, seed);
+    bad += h[i] != ot_pattern(i, seed);
   free(h);
   return bad;
 }
@@ -100,7 +97,7 @@ int main(int argc, char **argv) {
     return 2;
   unsigned char *h = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i, 1);
+    h[i] = ot_pattern(i, 1);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || pwrite(fd, h, SIZE, 0) != SIZE)
     return 3;
@@ -115,11 +112,11 @@ int main(int argc, char **argv) {
   omp_target_memcpy(h, dbuf, SIZE, 0, 0, host, dev);
   size_t bad = 0;
   for (size_t i = 0; i < SIZE; ++i)
-    bad += h[i] != pat(i, 1);
+    bad += h[i] != ot_pattern(i, 1);
   OT_EXPECT(n == SIZE && bad == 0, "device read exact");
 
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i, 9);
+    h[i] = ot_pattern(i, 9);
   omp_target_memcpy(dbuf, h, SIZE, 0, 0, dev, host);
   atomic_store(&inject, 1);
   n = ompx_target_pwrite(fd, dbuf, SIZE, SIZE, dev);
@@ -154,7 +151,7 @@ int main(int argc, char **argv) {
   atomic_store(&inject, 0);
   bad = 0;
   for (size_t i = 0; i < SIZE; ++i)
-    bad += h[i] != pat(i, 1);
+    bad += h[i] != ot_pattern(i, 1);
   OT_EXPECT(n == SIZE && m == SIZE && bad == 0 && bad_file(fd, 2 * SIZE, 1) == 0,
             "host read and write exact");
 

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
@@ -34,10 +35,6 @@ static atomic_long signals;
 static void on_alarm(int sig) {
   (void)sig;
   atomic_fetch_add(&signals, 1);
-}
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
 }
 
 static void block_alarm(int block) {
@@ -52,7 +49,7 @@ int main(int argc, char **argv) {
     return 2;
   unsigned char *h = malloc(ZERO_SIZE);
   for (size_t i = 0; i < FILE_SIZE; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || pwrite(fd, h, FILE_SIZE, 0) != FILE_SIZE)
     return 3;
@@ -94,7 +91,7 @@ int main(int argc, char **argv) {
     memset(h, 0, FILE_SIZE);
     size_t bad = pread(fd, h, FILE_SIZE, FILE_SIZE) != FILE_SIZE;
     for (size_t i = 0; i < FILE_SIZE; ++i)
-      bad += h[i] != pat(i);
+      bad += h[i] != ot_pattern(i, 1);
     file_ok &= n == FILE_SIZE && m == FILE_SIZE && bad == 0;
     if (ftruncate(fd, FILE_SIZE) != 0)
       return 4;

@@ -37,14 +37,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE ((5 << 20) + 333)
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
 
 int main(int argc, char **argv) {
   if (argc < 2)
@@ -52,7 +49,7 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
   unsigned char *h = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || pwrite(fd, h, SIZE, 0) != SIZE)
     return 3;
@@ -66,7 +63,7 @@ int main(int argc, char **argv) {
   memset(h, 0, SIZE);
   size_t bad = pread(fd, h, SIZE, SIZE) != SIZE;
   for (size_t i = 0; i < SIZE; ++i)
-    bad += h[i] != pat(i);
+    bad += h[i] != ot_pattern(i, 1);
   OT_EXPECT(bad == 0, "data exact");
   omp_target_free(dbuf, dev);
   free(h);

@@ -28,14 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE (3 << 20)
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
 
 static const char *ename(int e) {
   return e == 0 ? "0" : e == ENOTSUP ? "ENOTSUP" : strerror(e);
@@ -46,7 +43,7 @@ int main(int argc, char **argv) {
     return 2;
   unsigned char *h = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || pwrite(fd, h, SIZE, 0) != SIZE)
     return 3;
@@ -62,7 +59,7 @@ int main(int argc, char **argv) {
   omp_target_memcpy(h, dbuf, SIZE, 0, 0, omp_get_initial_device(), dev);
   size_t bad = 0;
   for (size_t i = 0; i < SIZE; ++i)
-    bad += h[i] != pat(i);
+    bad += h[i] != ot_pattern(i, 1);
   if (n == SIZE)
     OT_EXPECT(bad == 0, "read data exact");
 
@@ -73,7 +70,7 @@ int main(int argc, char **argv) {
     memset(h, 0, SIZE);
     bad = pread(fd, h, SIZE, SIZE) != SIZE;
     for (size_t i = 0; i < SIZE; ++i)
-      bad += h[i] != pat(i);
+      bad += h[i] != ot_pattern(i, 1);
     OT_EXPECT(bad == 0, "written data exact");
   }
 

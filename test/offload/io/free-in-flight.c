@@ -22,15 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE ((size_t)64 << 20)
 #define ROUNDS 3
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
 
 /// Bytes of device buffer d (SIZE) that differ from fill.
 static size_t differing(void *d, unsigned char fill, unsigned char *tmp,
@@ -49,7 +46,7 @@ int main(int argc, char **argv) {
   int host = omp_get_initial_device();
   unsigned char *h = malloc(SIZE), *fill = malloc(SIZE), *tmp = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
   memset(fill, 0xAB, SIZE);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || pwrite(fd, h, SIZE, 0) != (ssize_t)SIZE)

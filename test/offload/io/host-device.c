@@ -15,14 +15,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE 100003
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
 
 int main(int argc, char **argv) {
   if (argc < 2)
@@ -30,7 +27,7 @@ int main(int argc, char **argv) {
   int host = omp_get_initial_device();
   unsigned char *src = malloc(SIZE), *buf = malloc(2 * SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    src[i] = pat(i);
+    src[i] = ot_pattern(i, 1);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
 
   ssize_t n = ompx_target_pwrite(fd, src, SIZE, 0, host);

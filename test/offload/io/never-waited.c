@@ -29,15 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE (8 << 20)
 #define PIECES 4
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 3);
-}
 
 static int verify(const char *out) {
   int fd = open(out, O_RDONLY);
@@ -45,7 +42,7 @@ static int verify(const char *out) {
   ssize_t n = fd < 0 ? -1 : pread(fd, h, SIZE, 0);
   size_t bad = 0;
   for (size_t i = 0; n == SIZE && i < SIZE; ++i)
-    bad += h[i] != pat(i);
+    bad += h[i] != ot_pattern(i, 3);
   OT_EXPECT(n == SIZE && bad == 0,
             "writes never waited for are all in the file (%zd bytes, %zu bad)",
             n, bad);
@@ -62,7 +59,7 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
   unsigned char *h = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 3);
   int in = open(argv[2], O_RDWR | O_CREAT | O_TRUNC, 0644);
   int out = open(argv[3], O_RDWR | O_CREAT | O_TRUNC, 0644);
   int full = open("/dev/full", O_WRONLY);

@@ -39,34 +39,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE ((size_t)(3 << 20) + 777)
 #define PAGE 4096
 
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
-
-// Bytes of dbuf[0, count) on dev that differ from the file at foff.
-static size_t mismatches(const void *dbuf, int dev, size_t count,
-                         size_t foff) {
-  unsigned char *h = malloc(count + 1);
-  if (omp_target_memcpy(h, dbuf, count, 0, 0, omp_get_initial_device(), dev))
-    return (size_t)-1;
-  size_t bad = 0;
-  for (size_t i = 0; i < count; ++i)
-    bad += h[i] != pat(foff + i);
-  free(h);
-  return bad;
-}
-
 // Read count bytes at off into p and check them; want is the count expected.
 static void check(int fd, char *p, int dev, size_t count, size_t off,
                   size_t want, const char *what) {
   ssize_t n = ompx_target_pread(fd, p, count, (off_t)off, dev);
-  OT_EXPECT(n == (ssize_t)want && mismatches(p, dev, want, off) == 0,
+  OT_EXPECT(n == (ssize_t)want &&
+                ot_device_mismatches(p, dev, want, off, 1) == 0,
             "%s (%zd of %zu)", what, n, want);
 }
 
@@ -76,7 +61,7 @@ int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IONBF, 0);
   unsigned char *data = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    data[i] = pat(i);
+    data[i] = ot_pattern(i, 1);
   int wfd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (wfd < 0 || write(wfd, data, SIZE) != (ssize_t)SIZE)
     return 3;
@@ -115,7 +100,7 @@ int main(int argc, char **argv) {
         "unaligned count across the end of file");
   check(fd, abuf, dev, 4096, SIZE - 777, 777, "aligned read of the last bytes");
   check(fd, abuf, dev, 4096, SIZE + 4096 * 3, 0, "read past the end of file");
-  OT_EXPECT(mismatches(abuf, dev, 777, SIZE - 777) == 0,
+  OT_EXPECT(ot_device_mismatches(abuf, dev, 777, SIZE - 777, 1) == 0,
             "a read past the end leaves memory alone");
 
   omp_target_free(buf, dev);

@@ -29,15 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE ((size_t)(3 << 20))
 #define PAGE 4096
-
-static unsigned char pat(size_t o, unsigned seed) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + seed);
-}
 
 // What the file should hold: Want[0, WantSize).
 static unsigned char *want;
@@ -48,7 +45,7 @@ static ssize_t put(int fd, char *p, int dev, size_t count, size_t off,
                    unsigned seed) {
   unsigned char *h = malloc(count + 1);
   for (size_t i = 0; i < count; ++i)
-    h[i] = pat(off + i, seed);
+    h[i] = ot_pattern(off + i, seed);
   if (omp_target_memcpy(p, h, count, 0, 0, dev, omp_get_initial_device()))
     return -2;
   ssize_t n = ompx_target_pwrite(fd, p, count, (off_t)off, dev);

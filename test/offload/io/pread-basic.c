@@ -17,34 +17,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE ((size_t)(1 << 20) + 123)
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
-
-// Bytes of dbuf[0, count) on dev that differ from the file at foff.
-static size_t mismatches(const void *dbuf, int dev, size_t count,
-                         size_t foff) {
-  unsigned char *h = malloc(count + 1);
-  if (omp_target_memcpy(h, dbuf, count, 0, 0, omp_get_initial_device(), dev))
-    return (size_t)-1;
-  size_t bad = 0;
-  for (size_t i = 0; i < count; ++i)
-    bad += h[i] != pat(foff + i);
-  free(h);
-  return bad;
-}
 
 int main(int argc, char **argv) {
   if (argc < 2)
     return 2;
   unsigned char *data = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    data[i] = pat(i);
+    data[i] = ot_pattern(i, 1);
   int wfd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (wfd < 0 || write(wfd, data, SIZE) != (ssize_t)SIZE)
     return 3;
@@ -57,20 +41,23 @@ int main(int argc, char **argv) {
 
   ssize_t n = ompx_target_pread(fd, buf, SIZE, 0, dev);
   printf("whole file: %zd\n", n);
-  OT_EXPECT(n == (ssize_t)SIZE && mismatches(buf, dev, SIZE, 0) == 0,
+  OT_EXPECT(n == (ssize_t)SIZE &&
+                ot_device_mismatches(buf, dev, SIZE, 0, 1) == 0,
             "whole file read exactly");
 
   // Unaligned file offset, unaligned interior device pointer.
   n = ompx_target_pread(fd, buf + 17, 100001, 4099, dev);
   printf("interior: %zd\n", n);
-  OT_EXPECT(n == 100001 && mismatches(buf + 17, dev, 100001, 4099) == 0,
+  OT_EXPECT(n == 100001 &&
+                ot_device_mismatches(buf + 17, dev, 100001, 4099, 1) == 0,
             "offset 4099 into buf+17 read exactly");
   // The bytes before buf+17 are what the first read left there.
-  OT_EXPECT(mismatches(buf, dev, 17, 0) == 0, "bytes before buf+17 untouched");
+  OT_EXPECT(ot_device_mismatches(buf, dev, 17, 0, 1) == 0,
+            "bytes before buf+17 untouched");
 
   // One byte, the last one of the file.
   n = ompx_target_pread(fd, buf, 1, SIZE - 1, dev);
-  OT_EXPECT(n == 1 && mismatches(buf, dev, 1, SIZE - 1) == 0,
+  OT_EXPECT(n == 1 && ot_device_mismatches(buf, dev, 1, SIZE - 1, 1) == 0,
             "last byte of the file");
 
   // Count 0 returns 0 wherever the offset is.
@@ -83,7 +70,7 @@ int main(int argc, char **argv) {
   int rw = open(argv[1], O_RDWR);
   lseek(rw, 5, SEEK_SET);
   n = ompx_target_pread(rw, buf, 65536, 65536, dev);
-  OT_EXPECT(n == 65536 && mismatches(buf, dev, 65536, 65536) == 0,
+  OT_EXPECT(n == 65536 && ot_device_mismatches(buf, dev, 65536, 65536, 1) == 0,
             "O_RDWR descriptor reads");
   OT_EXPECT(lseek(rw, 0, SEEK_CUR) == 5, "file offset unchanged");
   close(rw);

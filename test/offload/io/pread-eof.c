@@ -17,16 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define FILE_SIZE 300007
 #define BUF_SIZE (1 << 20)
 #define OLD 0xAB
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
 
 static unsigned char host[BUF_SIZE];
 
@@ -41,7 +38,7 @@ static size_t bad_bytes(void *dbuf, int dev, size_t n, size_t foff) {
   omp_target_memcpy(host, dbuf, BUF_SIZE, 0, 0, omp_get_initial_device(), dev);
   size_t bad = 0;
   for (size_t i = 0; i < BUF_SIZE; ++i)
-    bad += i < n ? host[i] != pat(foff + i) : host[i] != OLD;
+    bad += i < n ? host[i] != ot_pattern(foff + i, 1) : host[i] != OLD;
   return bad;
 }
 
@@ -50,7 +47,7 @@ int main(int argc, char **argv) {
     return 2;
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   for (size_t i = 0; i < FILE_SIZE; ++i)
-    host[i] = pat(i);
+    host[i] = ot_pattern(i, 1);
   if (fd < 0 || pwrite(fd, host, FILE_SIZE, 0) != FILE_SIZE)
     return 3;
 

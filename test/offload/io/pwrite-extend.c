@@ -17,21 +17,19 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE 300001
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
 
 static long long file_size(int fd) {
   struct stat st;
   return fstat(fd, &st) == 0 ? (long long)st.st_size : -1;
 }
 
-// Bytes of the file at foff that are not pat(first + i) (or 0 when zero).
+// Bytes of the file at foff that are not ot_pattern(first + i, 1) (or 0 when
+// zero).
 static size_t file_bad(int fd, size_t foff, size_t n, size_t first,
                        int zero) {
   unsigned char *h = malloc(n);
@@ -39,7 +37,7 @@ static size_t file_bad(int fd, size_t foff, size_t n, size_t first,
     return (size_t)-1;
   size_t bad = 0;
   for (size_t i = 0; i < n; ++i)
-    bad += h[i] != (zero ? 0 : pat(first + i));
+    bad += h[i] != (zero ? 0 : ot_pattern(first + i, 1));
   free(h);
   return bad;
 }
@@ -50,7 +48,7 @@ int main(int argc, char **argv) {
   int dev = omp_get_default_device();
   unsigned char *h = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
   char *buf = omp_target_alloc(SIZE, dev);
   omp_target_memcpy(buf, h, SIZE, 0, 0, dev, omp_get_initial_device());
 

@@ -23,21 +23,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SIZE ((size_t)(8 << 20) + 12345)
-
-static unsigned char pat(size_t o, int seed) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + seed);
-}
 
 int main(int argc, char **argv) {
   if (argc < 2)
     return 2;
   unsigned char *h = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i, 1);
+    h[i] = ot_pattern(i, 1);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || pwrite(fd, h, SIZE, 0) != (ssize_t)SIZE)
     return 3;
@@ -52,7 +49,7 @@ int main(int argc, char **argv) {
     omp_target_memcpy(h, dbuf, SIZE, 0, 0, omp_get_initial_device(), dev);
     size_t bad = 0;
     for (size_t i = 0; i < SIZE; ++i)
-      bad += h[i] != pat(i, 1);
+      bad += h[i] != ot_pattern(i, 1);
     all_ok &= n == (ssize_t)SIZE && bad == 0;
   }
   OT_EXPECT(all_ok, "whole file read exactly, three times");
@@ -63,12 +60,12 @@ int main(int argc, char **argv) {
   omp_target_memcpy(h, dbuf + 11, len, 0, 0, omp_get_initial_device(), dev);
   size_t bad = 0;
   for (size_t i = 0; i < len; ++i)
-    bad += h[i] != pat(off + i, 1);
+    bad += h[i] != ot_pattern(off + i, 1);
   OT_EXPECT(n == (ssize_t)len && bad == 0, "unaligned piece read exactly");
 
   // Write a new pattern from the device over the file at an odd offset.
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i, 77);
+    h[i] = ot_pattern(i, 77);
   omp_target_memcpy(dbuf, h, SIZE, 0, 0, dev, omp_get_initial_device());
   if (ftruncate(fd, 0) != 0)
     return 4;
@@ -78,7 +75,7 @@ int main(int argc, char **argv) {
   memset(h, 0xEE, SIZE);
   bad = pread(fd, h, SIZE, 999) != (ssize_t)SIZE;
   for (size_t i = 0; i < SIZE; ++i)
-    bad += h[i] != pat(i, 77);
+    bad += h[i] != ot_pattern(i, 77);
   OT_EXPECT(n == (ssize_t)SIZE && st.st_size == (off_t)(SIZE + 999) && bad == 0,
             "whole buffer written exactly at offset 999");
 

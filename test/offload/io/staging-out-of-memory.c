@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "offload_io_test.h"
+#include "offload_pattern.h"
 #include "ompx_io.h"
 
 static atomic_int armed, allow;
@@ -47,17 +48,13 @@ void *aligned_alloc(size_t alignment, size_t size) {
 
 #define SIZE (1 << 20)
 
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
-
 int main(int argc, char **argv) {
   if (argc < 2)
     return 2;
   setvbuf(stdout, NULL, _IONBF, 0);
   unsigned char *h = malloc(SIZE);
   for (size_t i = 0; i < SIZE; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || pwrite(fd, h, SIZE, 0) != SIZE)
     return 3;
@@ -92,12 +89,12 @@ int main(int argc, char **argv) {
   omp_target_memcpy(h, dbuf, SIZE, 0, 0, host, dev);
   size_t bad = 0;
   for (size_t i = 0; i < SIZE; ++i)
-    bad += h[i] != pat(i);
+    bad += h[i] != ot_pattern(i, 1);
   OT_EXPECT(n == SIZE && bad == 0, "read exact");
   n = ompx_target_pwrite(fd, dbuf, SIZE, SIZE, dev);
   bad = pread(fd, h, SIZE, SIZE) != SIZE;
   for (size_t i = 0; i < SIZE; ++i)
-    bad += h[i] != pat(i);
+    bad += h[i] != ot_pattern(i, 1);
   OT_EXPECT(n == SIZE && bad == 0, "write exact");
 
   omp_target_free(dbuf, dev);

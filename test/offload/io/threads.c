@@ -15,15 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
 #define SLICES 32
 #define SLICE ((256 << 10) + 13)
-
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
 
 int main(int argc, char **argv) {
   if (argc < 2)
@@ -31,7 +28,7 @@ int main(int argc, char **argv) {
   size_t size = (size_t)SLICES * SLICE;
   unsigned char *h = malloc(size);
   for (size_t i = 0; i < size; ++i)
-    h[i] = pat(i);
+    h[i] = ot_pattern(i, 1);
   int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (fd < 0 || pwrite(fd, h, size, 0) != (ssize_t)size)
     return 3;
@@ -55,7 +52,7 @@ int main(int argc, char **argv) {
     errors += n != SLICE;
     omp_target_memcpy(back, d, SLICE, 0, 0, omp_get_initial_device(), dev);
     for (size_t i = 0; i < SLICE; ++i)
-      errors += back[i] != pat(off + i);
+      errors += back[i] != ot_pattern(off + i, 1);
     // Write the slice to the second half of the file.
     errors += ompx_target_pwrite(fd, d, SLICE, (off_t)size + off, dev) != SLICE;
     omp_target_free(d, dev);
@@ -65,7 +62,7 @@ int main(int argc, char **argv) {
   memset(h, 0, size);
   int ok = pread(fd, h, size, size) == (ssize_t)size;
   for (size_t i = 0; i < size; ++i)
-    ok &= h[i] == pat(i);
+    ok &= h[i] == ot_pattern(i, 1);
   OT_EXPECT(ok, "every thread's write landed");
   close(fd);
   free(h);

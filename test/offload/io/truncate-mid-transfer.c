@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
 
@@ -56,10 +57,6 @@ ssize_t pread64(int fd, void *buf, size_t count, off_t offset) {
   return pread(fd, buf, count, offset);
 }
 
-static unsigned char pat(size_t o) {
-  return (unsigned char)(o * 7 + (o >> 8) * 31 + (o >> 16) * 131 + 1);
-}
-
 static unsigned char *ref;
 
 static void restore(void) {
@@ -85,10 +82,10 @@ static int check_racing(ssize_t n, off_t kept, unsigned char *h, char *dbuf,
   }
   omp_target_memcpy(h, dbuf, SIZE, 0, 0, omp_get_initial_device(), dev);
   for (ssize_t i = 0; i < n; ++i)
-    if (h[i] != pat(OFFSET + i) &&
+    if (h[i] != ot_pattern(OFFSET + i, 1) &&
         !(racing && OFFSET + i >= kept && h[i] == 0)) {
-      fprintf(stderr, "count %zd: byte %zd is %d, file byte %d\n", n, i,
-              h[i], pat(OFFSET + i));
+      fprintf(stderr, "count %zd: byte %zd is %d, file byte %d\n", n, i, h[i],
+              ot_pattern(OFFSET + i, 1));
       return 1;
     }
   return 0;
@@ -119,7 +116,7 @@ int main(int argc, char **argv) {
     return 2;
   ref = malloc(OFFSET + SIZE);
   for (size_t i = 0; i < OFFSET + SIZE; ++i)
-    ref[i] = pat(i);
+    ref[i] = ot_pattern(i, 1);
   file_fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
   if (file_fd < 0)
     return 3;

@@ -3,7 +3,14 @@
 #
 # lit configuration for the offload-io OpenMP offload tests (test/offload).
 #
-# Loaded by the generated <build>/test/lit.site.cfg.py, which defines
+# Two ways in, the same suite:
+#   lit <build>/test                 the generated <build>/test/lit.site.cfg.py
+#                                    (test/lit.site.cfg.py.in) loads this file
+#   lit test/offload/io/pread-basic.c  from the source tree: lit finds this
+#                                    file, which loads the site configuration
+#                                    of the build in $OFFLOADIO_BUILD_DIR
+#                                    (default: build/ beside test/)
+# The site configuration defines
 #   config.offloadio_src_root, config.offloadio_obj_root,
 #   config.offloadio_plugin_dir, config.offloadio_hsa_emu_dir,
 #   config.llvm_tools_dir, config.llvm_lib_dir, config.clang, config.cuda_path.
@@ -21,10 +28,35 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 import tempfile
 
-import lit.formats
 import lit.util
+
+# --------------------------------------------------------------------------
+# The build under test
+# --------------------------------------------------------------------------
+
+# Started from the source tree, no site configuration has run yet: load the
+# build's, which sets the build's paths and does not load this file again.
+test_dir = os.path.dirname(os.path.abspath(__file__))
+if not hasattr(config, "offloadio_obj_root"):
+    build_dir = os.environ.get("OFFLOADIO_BUILD_DIR") or os.path.join(
+        os.path.dirname(test_dir), "build"
+    )
+    site_cfg = os.path.join(build_dir, "test", "lit.site.cfg.py")
+    if not os.path.isfile(site_cfg):
+        lit_config.fatal(
+            "offload-io: no build in %s (%s is missing). Build first "
+            "(bash tools/build.sh), or set OFFLOADIO_BUILD_DIR to the build "
+            "directory." % (build_dir, site_cfg)
+        )
+    config.offloadio_site_loaded_by_suite = True
+    lit_config.load_config(config, site_cfg)
+# The tests, their helpers and suppressions come from the tree holding this
+# file, which is the one lit found the tests in, even where the build was
+# configured from another checkout.
+config.offloadio_src_root = os.path.dirname(test_dir)
 
 # --------------------------------------------------------------------------
 # Targets
@@ -46,17 +78,31 @@ if target_triple not in OFFLOAD_TARGETS:
 plugin_name, plugin_feature = OFFLOAD_TARGETS[target_triple]
 
 # --------------------------------------------------------------------------
+# Test format
+# --------------------------------------------------------------------------
+
+# lit's ShTest, keeping sanitizer reports (test/support/offloadio_lit.py). It
+# lives in a module because lit sends the format to its worker processes.
+sys.path.insert(0, os.path.join(config.offloadio_src_root, "test", "support"))
+from offloadio_lit import OffloadShTest  # noqa: E402
+
+# --------------------------------------------------------------------------
 # Basic suite setup
 # --------------------------------------------------------------------------
 
 config.name = "offload-io :: " + target_triple
-config.test_format = lit.formats.ShTest(execute_external=False)
+config.test_format = OffloadShTest(execute_external=False)
 config.suffixes = [".c", ".cpp"]
-config.test_source_root = os.path.join(config.offloadio_src_root, "test", "offload")
+# The suite's root is this file's folder, so that lit finds this file from a
+# test's path; of its folders only offload/ holds lit tests (the rest are
+# unit tests, fuzzers and support code), so test names start "offload/".
+config.test_source_root = test_dir
 config.test_exec_root = os.path.join(
     config.offloadio_obj_root, "test", "offload-" + target_triple
 )
-config.excludes = ["Inputs"]
+config.excludes = ["Inputs"] + [
+    entry for entry in os.listdir(config.test_source_root) if entry != "offload"
+]
 
 # Toolchain locations, overridable from the environment.
 config.clang = os.environ.get("OFFLOADIO_CLANG") or config.clang
