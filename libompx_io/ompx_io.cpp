@@ -460,22 +460,33 @@ OMPX_API int ompx_io_paths(int Device, unsigned *Mask, char *Why,
   return 0;
 }
 
+/// Call \p Fn, which returns 0 or an errno value, on any loaded plugin of
+/// ours (for what is the same in all of them); 0, or -1 with errno (ENODEV
+/// without such a plugin).
+template <typename FnTy> static int onAnyPlugin(FnTy Fn) {
+  const PluginFnsTy *Fns = lib().anyPlugin();
+  if (!Fns) {
+    errno = ENODEV;
+    return -1;
+  }
+  if (int32_t Err = Fn(*Fns)) {
+    errno = Err;
+    return -1;
+  }
+  return 0;
+}
+
 OMPX_API int ompx_io_get_settings(ompx_io_setting_t *Settings,
                                   size_t Capacity, size_t *Count) {
   if (!Count || (!Settings && Capacity)) {
     errno = EINVAL;
     return -1;
   }
-  const PluginFnsTy *Fns = lib().anyPlugin();
-  if (!Fns) {
-    errno = ENODEV;
-    return -1;
-  }
   uint64_t Total = 0;
-  if (int32_t Err = Fns->IOSettings(Settings, Capacity, &Total)) {
-    errno = Err;
+  if (onAnyPlugin([&](const PluginFnsTy &Fns) {
+        return Fns.IOSettings(Settings, Capacity, &Total);
+      }))
     return -1;
-  }
   *Count = size_t(Total);
   return 0;
 }
@@ -485,16 +496,8 @@ OMPX_API int ompx_io_get_pinned_budget(ompx_pinned_budget_t *Budget) {
     errno = EINVAL;
     return -1;
   }
-  const PluginFnsTy *Fns = lib().anyPlugin();
-  if (!Fns) {
-    errno = ENODEV;
-    return -1;
-  }
-  if (int32_t Err = Fns->PinnedBudget(Budget)) {
-    errno = Err;
-    return -1;
-  }
-  return 0;
+  return onAnyPlugin(
+      [&](const PluginFnsTy &Fns) { return Fns.PinnedBudget(Budget); });
 }
 
 OMPX_API int ompx_target_lock_info(const void *Ptr, int Device,

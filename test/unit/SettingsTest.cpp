@@ -3,67 +3,37 @@
 // invalid or out-of-range values replaced by the default, bounds that
 // depend on other settings or the device.
 #include "offloadio/Settings.h"
+#include "ScopedEnv.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <map>
-#include <optional>
-#include <string>
+#include <memory>
 
 using namespace offloadio;
 
 namespace {
 
-/// Sets variables for one test and restores them afterwards.
-class EnvTy {
-public:
-  ~EnvTy() {
-    for (auto &[Name, Old] : Saved) {
-      if (Old)
-        setenv(Name.c_str(), Old->c_str(), 1);
-      else
-        unsetenv(Name.c_str());
-    }
-  }
-  void set(const char *Name, const char *Value) {
-    remember(Name);
-    setenv(Name, Value, 1);
-  }
-  void unset(const char *Name) {
-    remember(Name);
-    unsetenv(Name);
-  }
+/// Every variable PluginSettingsTy reads, unset for one test.
+std::unique_ptr<test::ScopedEnvTy> pluginEnv() {
+  return std::make_unique<test::ScopedEnvTy>(std::initializer_list<const char *>{
+      "LIBOMPTARGET_INFO", "OFFLOADIO_PROFILE", "OFFLOADIO_COPY_THREADS",
+      "LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "OFFLOADIO_PINNED_MAX"});
+}
 
-private:
-  void remember(const char *Name) {
-    if (Saved.count(Name))
-      return;
-    const char *Old = std::getenv(Name);
-    Saved[Name] = Old ? std::optional<std::string>(Old) : std::nullopt;
-  }
-  std::map<std::string, std::optional<std::string>> Saved;
-};
-
-const char *const PluginVariables[] = {
-    "LIBOMPTARGET_INFO", "OFFLOADIO_PROFILE", "OFFLOADIO_COPY_THREADS",
-    "LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "OFFLOADIO_PINNED_MAX"};
-const char *const DeviceVariables[] = {
-    "OMP_NUM_TEAMS",
-    "OMP_TEAMS_THREAD_LIMIT",
-    "LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD",
-    "LIBOMPTARGET_NUM_INITIAL_STREAMS",
-    "LIBOMPTARGET_NUM_INITIAL_EVENTS",
-    "LIBOMPTARGET_DEVICE_RTL_DEBUG",
-    "LIBOMPTARGET_SHARED_MEMORY_SIZE",
-    "OFFLOADIO_STAGING_BUFFER_SIZE",
-    "OFFLOADIO_STAGING_BUFFERS",
-    "OFFLOADIO_STAGING_POOL_MAX"};
+/// Every variable DeviceSettingsTy reads, unset for one test.
+std::unique_ptr<test::ScopedEnvTy> deviceEnv() {
+  return std::make_unique<test::ScopedEnvTy>(std::initializer_list<const char *>{
+      "OMP_NUM_TEAMS", "OMP_TEAMS_THREAD_LIMIT",
+      "LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD",
+      "LIBOMPTARGET_NUM_INITIAL_STREAMS", "LIBOMPTARGET_NUM_INITIAL_EVENTS",
+      "LIBOMPTARGET_DEVICE_RTL_DEBUG", "LIBOMPTARGET_SHARED_MEMORY_SIZE",
+      "OFFLOADIO_STAGING_BUFFER_SIZE", "OFFLOADIO_STAGING_BUFFERS",
+      "OFFLOADIO_STAGING_POOL_MAX", "OFFLOADIO_PARALLEL_STAGING_THRESHOLD",
+      "OFFLOADIO_LOCK_THRESHOLD", "OFFLOADIO_PAGEABLE_PATH"});
+}
 
 TEST(SettingsTest, PluginDefaults) {
-  EnvTy Env;
-  for (const char *V : PluginVariables)
-    Env.unset(V);
+  auto Env = pluginEnv();
   PluginSettingsTy S = PluginSettingsTy::fromEnv();
   EXPECT_EQ(S.InfoFlags, 0u);
   EXPECT_FALSE(S.Profile);
@@ -74,32 +44,32 @@ TEST(SettingsTest, PluginDefaults) {
 }
 
 TEST(SettingsTest, PluginValuesAreTaken) {
-  EnvTy Env;
-  Env.set("LIBOMPTARGET_INFO", "0x30");
-  Env.set("OFFLOADIO_PROFILE", "yes");
-  Env.set("OFFLOADIO_COPY_THREADS", "7");
-  Env.set("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "mandatory");
-  Env.set("OFFLOADIO_PINNED_MAX", "64M");
+  auto Env = pluginEnv();
+  test::ScopedEnvTy::set("LIBOMPTARGET_INFO", "0x30");
+  test::ScopedEnvTy::set("OFFLOADIO_PROFILE", "yes");
+  test::ScopedEnvTy::set("OFFLOADIO_COPY_THREADS", "7");
+  test::ScopedEnvTy::set("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "mandatory");
+  test::ScopedEnvTy::set("OFFLOADIO_PINNED_MAX", "64M");
   PluginSettingsTy S = PluginSettingsTy::fromEnv();
   EXPECT_EQ(S.InfoFlags, 0x30u);
   EXPECT_TRUE(S.Profile);
   EXPECT_EQ(S.CopyThreads, 7u);
   EXPECT_EQ(S.MappedLocks, MappedLockPolicyTy::Mandatory);
   EXPECT_EQ(S.PinnedMax, 64u << 20);
-  Env.set("LIBOMPTARGET_INFO", "-1");
-  Env.set("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "1");
+  test::ScopedEnvTy::set("LIBOMPTARGET_INFO", "-1");
+  test::ScopedEnvTy::set("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "1");
   S = PluginSettingsTy::fromEnv();
   EXPECT_EQ(S.InfoFlags, ~0u);
   EXPECT_EQ(S.MappedLocks, MappedLockPolicyTy::On);
 }
 
 TEST(SettingsTest, PluginInvalidValuesGiveTheDefaults) {
-  EnvTy Env;
-  Env.set("LIBOMPTARGET_INFO", "lots");
-  Env.set("OFFLOADIO_PROFILE", "maybe");
-  Env.set("OFFLOADIO_COPY_THREADS", "100000");
-  Env.set("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "sometimes");
-  Env.set("OFFLOADIO_PINNED_MAX", "1K"); // below the 1 MiB floor
+  auto Env = pluginEnv();
+  test::ScopedEnvTy::set("LIBOMPTARGET_INFO", "lots");
+  test::ScopedEnvTy::set("OFFLOADIO_PROFILE", "maybe");
+  test::ScopedEnvTy::set("OFFLOADIO_COPY_THREADS", "100000");
+  test::ScopedEnvTy::set("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "sometimes");
+  test::ScopedEnvTy::set("OFFLOADIO_PINNED_MAX", "1K"); // below the 1 MiB floor
   PluginSettingsTy S = PluginSettingsTy::fromEnv();
   EXPECT_EQ(S.InfoFlags, 0u);
   EXPECT_FALSE(S.Profile);
@@ -109,9 +79,7 @@ TEST(SettingsTest, PluginInvalidValuesGiveTheDefaults) {
 }
 
 TEST(SettingsTest, DeviceDefaults) {
-  EnvTy Env;
-  for (const char *V : DeviceVariables)
-    Env.unset(V);
+  auto Env = deviceEnv();
   DeviceSettingsTy S = DeviceSettingsTy::fromEnv(48 << 10);
   EXPECT_EQ(S.NumTeams, 0u);
   EXPECT_EQ(S.TeamsThreadLimit, 0u);
@@ -126,17 +94,17 @@ TEST(SettingsTest, DeviceDefaults) {
 }
 
 TEST(SettingsTest, DeviceValuesAndTheirBounds) {
-  EnvTy Env;
-  Env.set("OMP_NUM_TEAMS", "12");
-  Env.set("OMP_TEAMS_THREAD_LIMIT", "96");
-  Env.set("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD", "0");
-  Env.set("LIBOMPTARGET_NUM_INITIAL_STREAMS", "8");
-  Env.set("LIBOMPTARGET_NUM_INITIAL_EVENTS", "2000"); // above 1024
-  Env.set("LIBOMPTARGET_DEVICE_RTL_DEBUG", "3");
-  Env.set("LIBOMPTARGET_SHARED_MEMORY_SIZE", "32K");
-  Env.set("OFFLOADIO_STAGING_BUFFER_SIZE", "1M");
-  Env.set("OFFLOADIO_STAGING_BUFFERS", "64");
-  Env.set("OFFLOADIO_STAGING_POOL_MAX", "8M");
+  auto Env = deviceEnv();
+  test::ScopedEnvTy::set("OMP_NUM_TEAMS", "12");
+  test::ScopedEnvTy::set("OMP_TEAMS_THREAD_LIMIT", "96");
+  test::ScopedEnvTy::set("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD", "0");
+  test::ScopedEnvTy::set("LIBOMPTARGET_NUM_INITIAL_STREAMS", "8");
+  test::ScopedEnvTy::set("LIBOMPTARGET_NUM_INITIAL_EVENTS", "2000"); // above 1024
+  test::ScopedEnvTy::set("LIBOMPTARGET_DEVICE_RTL_DEBUG", "3");
+  test::ScopedEnvTy::set("LIBOMPTARGET_SHARED_MEMORY_SIZE", "32K");
+  test::ScopedEnvTy::set("OFFLOADIO_STAGING_BUFFER_SIZE", "1M");
+  test::ScopedEnvTy::set("OFFLOADIO_STAGING_BUFFERS", "64");
+  test::ScopedEnvTy::set("OFFLOADIO_STAGING_POOL_MAX", "8M");
   DeviceSettingsTy S = DeviceSettingsTy::fromEnv(48 << 10);
   EXPECT_EQ(S.NumTeams, 12u);
   EXPECT_EQ(S.TeamsThreadLimit, 96u);
@@ -151,7 +119,7 @@ TEST(SettingsTest, DeviceValuesAndTheirBounds) {
   // The device bounds the shared memory; the pool must hold one buffer.
   S = DeviceSettingsTy::fromEnv(16 << 10);
   EXPECT_EQ(S.SharedMemorySize, 0u);
-  Env.set("OFFLOADIO_STAGING_POOL_MAX", "512K");
+  test::ScopedEnvTy::set("OFFLOADIO_STAGING_POOL_MAX", "512K");
   S = DeviceSettingsTy::fromEnv(48 << 10);
   EXPECT_EQ(S.StagingPoolMax, uint64_t(256) << 20);
   EXPECT_EQ(S.StagingBuffers, 64u);
