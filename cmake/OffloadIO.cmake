@@ -67,14 +67,22 @@ endfunction()
 # add_offload_plugin(NAME <name> SOURCES ...): builds
 # libomptarget.rtl.<name>.nextgen.so exporting only __tgt_rtl* symbols,
 # linked -Bsymbolic so that RTLD_GLOBAL interposition cannot redirect our own
-# calls into another plugin.
+# calls into another plugin. The target is recorded in the global property
+# OFFLOADIO_PLUGIN_TARGETS, where the plugin loader (plugin/loader/) and the
+# install rules (OffloadIOInstall.cmake) find every plugin built.
 function(add_offload_plugin)
   cmake_parse_arguments(P "" "NAME" "SOURCES;LIBS" ${ARGN})
   set(Target offloadio_plugin_${P_NAME})
   add_library(${Target} SHARED ${P_SOURCES} ${PROJECT_SOURCE_DIR}/common/src/CApi.cpp)
+  # The file name is also the soname (CMake's default for an unversioned
+  # library): libomptarget dlopens exactly this name, and the dynamic loader
+  # answers it with an already loaded object whose soname matches
+  # (plugin/loader/, docs/install.md).
   set_target_properties(${Target} PROPERTIES
     OUTPUT_NAME "omptarget.rtl.${P_NAME}.nextgen"
-    PREFIX "lib")
+    PREFIX "lib"
+    INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
+  set_property(GLOBAL APPEND PROPERTY OFFLOADIO_PLUGIN_TARGETS ${Target})
   offloadio_target_settings(${Target})
   target_link_libraries(${Target} PRIVATE offloadio_common ${P_LIBS})
   # -z nodelete: libLLVM's DynamicLibrary dlcloses every plugin from its

@@ -8,9 +8,12 @@ set -euo pipefail
 # dpkg-dev and xz-utils: tools/llvm-suite/fetch.sh, which takes LLVM's
 # libomptarget tests from Debian's llvm-toolchain-16 source package
 # (apt-get source) and unpacks them from its .tar.xz.
+# pkgconf: pkg-config, with which tools/install-check.sh builds
+# examples/consumer against the installed tree.
 PKGS=(clang-16 clang-tools-16 libomp-16-dev llvm-16-dev llvm-16-tools lld-16
       libhsa-runtime-dev rocm-device-libs libffi-dev googletest libgtest-dev
-      libclang-rt-16-dev cmake ninja-build python3 gnuplot-nox dpkg-dev xz-utils)
+      libclang-rt-16-dev cmake ninja-build python3 gnuplot-nox dpkg-dev xz-utils
+      pkgconf)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

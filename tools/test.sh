@@ -5,7 +5,9 @@
 # libomptarget suite with the stock x86_64 plugin and ours (a test passing
 # with stock must pass with ours: docs/llvm-suite.md). Then it builds twice
 # more, under ASan+UBSan and under TSan, and runs the unit, conformance and
-# x86_64 lit suites on each.
+# x86_64 lit suites on each. The normal build is also installed into a
+# temporary prefix, and examples/consumer is built against it and run with
+# no LD_LIBRARY_PATH (tools/install-check.sh).
 #
 # Every stage runs, whatever the earlier ones did, except the suites of a
 # build that failed (they have nothing to run); the end is one summary of
@@ -88,6 +90,12 @@ amdgcn_lit() {
 llvm_gate() {
   OFFLOADIO_BUILD_DIR=$build bash "$root/tools/llvm-suite/gate.sh" x86_64-pc-linux-gnu
 }
+# Install, then build and run examples/consumer against the installed tree.
+# Only for the normal build: the sanitizer builds are not installable
+# products.
+install_check() {
+  OFFLOADIO_BUILD_DIR=$build bash "$root/tools/install-check.sh"
+}
 
 # suites DIR WHAT: the unit and conformance tests (ctest) and the x86_64 lit
 # suite of build DIR, as two stages.
@@ -119,10 +127,12 @@ if stage "build: $build" build_with "$build"; then
     skip "lit: amdgcn-amd-amdhsa data path" "no HSA emulation built"
   fi
   stage "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" llvm_gate
+  stage "install: examples/consumer against the installed tree" install_check
 else
   for name in "unit and conformance tests" "lit: x86_64-pc-linux-gnu (host plugin)" \
               "lit: amdgcn-amd-amdhsa data path" \
-              "LLVM 16 libomptarget suite, x86_64: stock plugin and ours"; do
+              "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" \
+              "install: examples/consumer against the installed tree"; do
     skip "$name" "its build failed"
   done
 fi
