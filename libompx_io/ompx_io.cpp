@@ -339,10 +339,10 @@ static int hostFailure(const char *Call, int Errno, int Fd) {
                          std::to_string(Fd) + ": " + std::strerror(Errno));
 }
 
-static int submit(bool IsWrite, int Fd, void *Buf, size_t Count, off_t Offset,
-                  int Device, ompx_io_request_t *Request) {
-  const char *Call =
-      IsWrite ? "ompx_target_pwrite_async" : "ompx_target_pread_async";
+/// Submit a transfer for \p Call, the API function that messages name.
+static int submit(const char *Call, bool IsWrite, int Fd, void *Buf,
+                  size_t Count, off_t Offset, int Device,
+                  ompx_io_request_t *Request) {
   if (!Request)
     return invalidArgument(Call, "request is NULL");
   *Request = nullptr;
@@ -376,14 +376,15 @@ static int submit(bool IsWrite, int Fd, void *Buf, size_t Count, off_t Offset,
 OMPX_API int ompx_target_pread_async(int Fd, void *Buf, size_t Count,
                                      off_t Offset, int Device,
                                      ompx_io_request_t *Request) {
-  return submit(false, Fd, Buf, Count, Offset, Device, Request);
+  return submit("ompx_target_pread_async", false, Fd, Buf, Count, Offset,
+                Device, Request);
 }
 
 OMPX_API int ompx_target_pwrite_async(int Fd, const void *Buf, size_t Count,
                                       off_t Offset, int Device,
                                       ompx_io_request_t *Request) {
-  return submit(true, Fd, const_cast<void *>(Buf), Count, Offset, Device,
-                Request);
+  return submit("ompx_target_pwrite_async", true, Fd, const_cast<void *>(Buf),
+                Count, Offset, Device, Request);
 }
 
 OMPX_API int ompx_io_test(ompx_io_request_t Request) {
@@ -418,7 +419,7 @@ OMPX_API ssize_t ompx_io_wait(ompx_io_request_t Request) {
 OMPX_API ssize_t ompx_target_pread(int Fd, void *Buf, size_t Count,
                                    off_t Offset, int Device) {
   ompx_io_request_t R;
-  if (ompx_target_pread_async(Fd, Buf, Count, Offset, Device, &R))
+  if (submit("ompx_target_pread", false, Fd, Buf, Count, Offset, Device, &R))
     return -1;
   return ompx_io_wait(R);
 }
@@ -426,7 +427,8 @@ OMPX_API ssize_t ompx_target_pread(int Fd, void *Buf, size_t Count,
 OMPX_API ssize_t ompx_target_pwrite(int Fd, const void *Buf, size_t Count,
                                     off_t Offset, int Device) {
   ompx_io_request_t R;
-  if (ompx_target_pwrite_async(Fd, Buf, Count, Offset, Device, &R))
+  if (submit("ompx_target_pwrite", true, Fd, const_cast<void *>(Buf), Count,
+             Offset, Device, &R))
     return -1;
   return ompx_io_wait(R);
 }

@@ -77,9 +77,9 @@ int main(int argc, char **argv) {
 // CHECK: PASS: wait(NULL) -> -1 EINVAL
 // CHECK: wait: ompx_io_wait: request is NULL
 // CHECK: PASS: pread on device 1000 -> -1 ENODEV
-// CHECK: no device: ompx_target_pread_async: device 1000 does not exist (omp_get_num_devices() is {{[0-9]+}})
+// CHECK: no device: ompx_target_pread: device 1000 does not exist (omp_get_num_devices() is {{[0-9]+}})
 // CHECK: PASS: pread of fd -1 -> -1 EBADF
-// CHECK: bad fd: ompx_target_pread_async on device {{[0-9]+}}: offload-io({{[^)]+}}) device {{[0-9]+}}: {{.*[^ ]}}
+// CHECK: bad fd: ompx_target_pread on device {{[0-9]+}}: offload-io({{[^)]+}}) device {{[0-9]+}}: {{.*[^ ]}}
 // CHECK: PASS: a good read succeeds
 // CHECK: PASS: success leaves the last error
 // CHECK: PASS: a new thread starts empty

@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
 // CHECK-NOT: warning
 // CHECK: PASS: the stock plugin has devices
 // CHECK: PASS: pread -> -1 ENODEV
-// CHECK: pread: ompx_target_pread_async: OpenMP device 0 is not served by an offload-io plugin: libomptarget loaded {{.*}}/libomptarget.rtl.x86_64{{(.nextgen)?}}.so, not offload-io's. {{.*}}(see docs/install.md)
+// CHECK: pread: ompx_target_pread: OpenMP device 0 is not served by an offload-io plugin: libomptarget loaded {{.*}}/libomptarget.rtl.x86_64{{(.nextgen)?}}.so, not offload-io's. {{.*}}(see docs/install.md)
 // CHECK: PASS: pwrite -> -1 ENODEV
 // CHECK: PASS: get_stats -> -1 ENODEV
 // CHECK: stats: ompx_io_get_stats: OpenMP device 0 is not served by an offload-io plugin
