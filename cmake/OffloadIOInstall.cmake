@@ -51,9 +51,12 @@ foreach(_pc offload-io offload-io-plugins)
           DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()
 
-# Every header of include/, whatever is added there.
+# Every header of include/, whatever is added there, and the generated
+# version header beside them.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+install(FILES ${PROJECT_BINARY_DIR}/include/ompx_version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 if(TARGET ompx-io)
   install(PROGRAMS ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/ompx-io

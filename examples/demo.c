@@ -12,10 +12,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "ompx_io.h"
+#include "ompx_io.h" /* and ompx_lock.h: llvm_omp_target_lock_mem */
 
-void *llvm_omp_target_lock_mem(void *Ptr, size_t Size, int Device);
-void llvm_omp_target_unlock_mem(void *Ptr, int Device);
 int __tgt_print_device_info(int64_t Device);
 
 static double now(void) {

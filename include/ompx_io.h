@@ -7,7 +7,8 @@
  * initial device (omp_get_initial_device()) means plain host memory.
  * Semantics follow pread/pwrite, except that the full count is transferred
  * unless end of file (for writes: the file size limit) comes first. Errors
- * return -1 and set errno, in the order Linux checks them.
+ * return -1 and set errno, in the order Linux checks them;
+ * ompx_io_last_error() then says what failed and why.
  */
 #ifndef OMPX_IO_H
 #define OMPX_IO_H
@@ -15,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* llvm_omp_target_lock_mem, llvm_omp_target_unlock_mem and
+ * ompx_target_lock_info. */
+#include "ompx_lock.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -131,20 +136,6 @@ typedef struct ompx_io_setting {
 int ompx_io_get_settings(ompx_io_setting_t *settings, size_t capacity,
                          size_t *count);
 
-/** A locked host region, as the plugin's map holds it. */
-typedef struct ompx_lock_region {
-  void *host_ptr;     /**< Start of the region. */
-  void *device_ptr;   /**< Its device-accessible address. */
-  size_t size;        /**< Exact size in bytes. */
-  uint64_t references;/**< Locks held. */
-  int external;       /**< 1 for runtime-pinned memory (alloc_host). */
-} ompx_lock_region_t;
-
-/** Is ptr inside a locked region of device_num's plugin? 1 and *region
- *  filled, 0 if not, -1 with errno on error. */
-int ompx_target_lock_info(const void *ptr, int device_num,
-                          ompx_lock_region_t *region);
-
 /** Host <-> device copy paths counted by the plugins. */
 enum ompx_copy_path {
   OMPX_COPY_PINNED_TO_DEVICE, OMPX_COPY_PINNED_FROM_DEVICE,
@@ -159,6 +150,19 @@ int ompx_target_copy_counters(int device_num,
                               uint64_t copies[OMPX_COPY_NUM_PATHS]);
 /** Name of a copy path. */
 const char *ompx_copy_path_name(int path);
+
+/** The message of the last failed ompx_* call of this thread: the call,
+ *  its device, and the reason as the plugin or library found it (e.g. which
+ *  plugin library serves a device that is not offload-io's). "" when no
+ *  call of this thread has failed yet. A successful call leaves it as it
+ *  is, as errno. The text belongs to the thread and stays valid until its
+ *  next failed ompx_* call. */
+const char *ompx_io_last_error(void);
+
+/** The version of the libompx_io the program runs with, "MAJOR.MINOR.PATCH";
+ *  *major, *minor and *patch get its parts (each may be NULL). Compare with
+ *  OFFLOADIO_VERSION_STRING of ompx_version.h, the headers' version. */
+const char *ompx_io_version(int *major, int *minor, int *patch);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,9 @@
 // never returned by a submission, is refused with EINVAL instead of touching
 // freed memory; requests never waited for are finished and released when the
 // library's state is destroyed at exit.
+#include "Diagnostics.h"
 #include "ompx_io.h"
+#include "ompx_version.h"
 #include "offloadio/ExtensionABI.h"
 
 #include <atomic>
@@ -22,11 +24,13 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <mutex>
-#include <strings.h>
+#include <string>
 #include <unistd.h>
 #include <unordered_map>
 
 #define OMPX_API extern "C" __attribute__((visibility("default")))
+
+using namespace ompxio;
 
 namespace {
 
@@ -46,17 +50,6 @@ struct RequestTy {
   ssize_t HostResult = 0;           ///< Host requests: the result ...
   int HostErrno = 0;                ///< ... and its errno.
 };
-
-/// Whether OMPX_IO_INFO or LIBOMPTARGET_INFO asks for diagnostics. Read at
-/// each use: only misuse and exit paths print.
-bool infoEnabled() {
-  const char *IO = std::getenv("OMPX_IO_INFO");
-  if (IO && *IO && std::strcmp(IO, "0") && strcasecmp(IO, "false") &&
-      strcasecmp(IO, "off") && strcasecmp(IO, "no"))
-    return true;
-  const char *Lib = std::getenv("LIBOMPTARGET_INFO");
-  return Lib && std::strtol(Lib, nullptr, 0) != 0;
-}
 
 /// The library's state: the plugins found, the devices resolved and the
 /// requests in flight.
@@ -81,9 +74,9 @@ public:
     }
     if (!Left.empty() && infoEnabled())
       std::fprintf(stderr,
-                   "ompx-io: %zu request(s) never waited for: finishing and "
+                   "%s: %zu request(s) never waited for: finishing and "
                    "releasing them at exit\n",
-                   Left.size());
+                   linePrefix().c_str(), Left.size());
     for (auto &[Id, R] : Left) {
       int64_t Bytes;
       // Their results, errors included, have no one left to read them.
@@ -170,6 +163,9 @@ public:
     Out.writes[OMPX_IO_PATH_HOST] = HostRequests[1].load();
   }
 
+  /// Whether the device-not-served warning was printed (explainNotServed).
+  std::atomic<bool> &notServedWarned() { return NotServedWarned; }
+
   /// The initial device number of the running OpenMP program.
   int initialDevice() {
     using FnTy = int (*)();
@@ -222,6 +218,9 @@ private:
   /// request.
   uintptr_t LastRequestId = 0;
   std::unordered_map<uintptr_t, RequestTy> Requests;
+
+  /// Set once the process was told that offload-io serves a device not.
+  std::atomic<bool> NotServedWarned{false};
 
   /// Bytes and requests of the initial device, reads [0] and writes [1].
   std::atomic<uint64_t> HostBytes[2] = {};
@@ -296,21 +295,56 @@ ssize_t hostTransfer(bool IsWrite, int Fd, void *Buf, size_t Count,
 
 /// Report a handle that names no request in flight, and fail with EINVAL.
 static int notInFlight(const char *Call, ompx_io_request_t Request) {
+  char Message[160];
+  std::snprintf(Message, sizeof(Message),
+                "%s: request %p is not in flight (already waited for, or not "
+                "returned by a submission)",
+                Call, static_cast<void *>(Request));
   if (infoEnabled())
-    std::fprintf(stderr,
-                 "ompx-io: %s: request %p is not in flight (already waited "
-                 "for, or not returned by a submission)\n",
-                 Call, static_cast<void *>(Request));
-  errno = EINVAL;
-  return -1;
+    std::fprintf(stderr, "%s: %s\n", linePrefix().c_str(), Message);
+  return fail(EINVAL, Message);
 }
 
-static int submit(bool IsWrite, int Fd, void *Buf, size_t Count, off_t Offset,
-                  int Device, ompx_io_request_t *Request) {
-  if (!Request) {
-    errno = EINVAL;
-    return -1;
-  }
+/// Fail \p Call with EINVAL: \p What is wrong with its arguments.
+static int invalidArgument(const char *Call, const char *What) {
+  return fail(EINVAL, std::string(Call) + ": " + What);
+}
+
+/// Fail \p Call with ENODEV: no offload-io plugin serves \p Device (none:
+/// no offload-io plugin is loaded at all).
+static int notServed(const char *Call, std::optional<int> Device) {
+  return fail(ENODEV,
+              explainNotServed(Call, Device, lib().notServedWarned()));
+}
+
+/// Fail \p Call on \p Device with \p Errno, which the plugin of \p Fns
+/// returned; the message is the plugin's, or errno's text without one.
+static int pluginFailure(const PluginFnsTy &Fns, int Errno, const char *Call,
+                         std::optional<int> Device) {
+  std::string Message = Call;
+  if (Device)
+    Message += " on device " + std::to_string(*Device);
+  char Text[512];
+  if (Fns.TakeLastError(Text, sizeof(Text)))
+    Message += std::string(": ") + Text;
+  else
+    Message += std::string(": ") + std::strerror(Errno);
+  return fail(Errno, std::move(Message));
+}
+
+/// Fail \p Call on the initial device with the errno of its host
+/// transfer on \p Fd.
+static int hostFailure(const char *Call, int Errno, int Fd) {
+  return fail(Errno, std::string(Call) + ": host memory, descriptor " +
+                         std::to_string(Fd) + ": " + std::strerror(Errno));
+}
+
+/// Submit a transfer for \p Call, the API function that messages name.
+static int submit(const char *Call, bool IsWrite, int Fd, void *Buf,
+                  size_t Count, off_t Offset, int Device,
+                  ompx_io_request_t *Request) {
+  if (!Request)
+    return invalidArgument(Call, "request is NULL");
   *Request = nullptr;
   RequestTy R;
   if (Device == lib().initialDevice()) {
@@ -322,24 +356,18 @@ static int submit(bool IsWrite, int Fd, void *Buf, size_t Count, off_t Offset,
     if (R.HostResult < 0 &&
         (Count == 0 || R.HostErrno == EBADF || R.HostErrno == EINVAL ||
          R.HostErrno == EFAULT || R.HostErrno == ESPIPE ||
-         R.HostErrno == EISDIR)) {
-      errno = R.HostErrno;
-      return -1;
-    }
+         R.HostErrno == EISDIR))
+      return hostFailure(Call, R.HostErrno, Fd);
     lib().countHost(IsWrite, R.HostResult);
     *Request = lib().track(R);
     return 0;
   }
   DeviceRefTy Ref;
-  if (Device < 0 || !lib().resolve(Device, Ref)) {
-    errno = ENODEV;
-    return -1;
-  }
+  if (Device < 0 || !lib().resolve(Device, Ref))
+    return notServed(Call, Device);
   if (int32_t Err = Ref.Fns->IOSubmit(Ref.Local, IsWrite, Fd, Buf, Count,
-                                    int64_t(Offset), &R.Inner)) {
-    errno = Err;
-    return -1;
-  }
+                                    int64_t(Offset), &R.Inner))
+    return pluginFailure(*Ref.Fns, Err, Call, Device);
   R.Fns = Ref.Fns;
   *Request = lib().track(R);
   return 0;
@@ -348,21 +376,20 @@ static int submit(bool IsWrite, int Fd, void *Buf, size_t Count, off_t Offset,
 OMPX_API int ompx_target_pread_async(int Fd, void *Buf, size_t Count,
                                      off_t Offset, int Device,
                                      ompx_io_request_t *Request) {
-  return submit(false, Fd, Buf, Count, Offset, Device, Request);
+  return submit("ompx_target_pread_async", false, Fd, Buf, Count, Offset,
+                Device, Request);
 }
 
 OMPX_API int ompx_target_pwrite_async(int Fd, const void *Buf, size_t Count,
                                       off_t Offset, int Device,
                                       ompx_io_request_t *Request) {
-  return submit(true, Fd, const_cast<void *>(Buf), Count, Offset, Device,
-                Request);
+  return submit("ompx_target_pwrite_async", true, Fd, const_cast<void *>(Buf),
+                Count, Offset, Device, Request);
 }
 
 OMPX_API int ompx_io_test(ompx_io_request_t Request) {
-  if (!Request) {
-    errno = EINVAL;
-    return -1;
-  }
+  if (!Request)
+    return invalidArgument("ompx_io_test", "request is NULL");
   int Done = lib().test(Request);
   if (Done < 0)
     return notInFlight("ompx_io_test", Request);
@@ -370,10 +397,8 @@ OMPX_API int ompx_io_test(ompx_io_request_t Request) {
 }
 
 OMPX_API ssize_t ompx_io_wait(ompx_io_request_t Request) {
-  if (!Request) {
-    errno = EINVAL;
-    return -1;
-  }
+  if (!Request)
+    return invalidArgument("ompx_io_wait", "request is NULL");
   // Claimed before waiting: a second wait, even a concurrent one, finds
   // nothing instead of the plugin's request that the first one frees.
   RequestTy R;
@@ -381,21 +406,20 @@ OMPX_API ssize_t ompx_io_wait(ompx_io_request_t Request) {
     return notInFlight("ompx_io_wait", Request);
   if (!R.Fns) {
     if (R.HostResult < 0)
-      errno = R.HostErrno;
+      return fail(R.HostErrno, std::string("ompx_io_wait: host transfer: ") +
+                                   std::strerror(R.HostErrno));
     return R.HostResult;
   }
   int64_t Bytes = 0;
-  if (int32_t Errno = R.Fns->IOWait(R.Inner, &Bytes)) {
-    errno = Errno;
-    return -1;
-  }
+  if (int32_t Errno = R.Fns->IOWait(R.Inner, &Bytes))
+    return pluginFailure(*R.Fns, Errno, "ompx_io_wait", std::nullopt);
   return ssize_t(Bytes);
 }
 
 OMPX_API ssize_t ompx_target_pread(int Fd, void *Buf, size_t Count,
                                    off_t Offset, int Device) {
   ompx_io_request_t R;
-  if (ompx_target_pread_async(Fd, Buf, Count, Offset, Device, &R))
+  if (submit("ompx_target_pread", false, Fd, Buf, Count, Offset, Device, &R))
     return -1;
   return ompx_io_wait(R);
 }
@@ -403,7 +427,8 @@ OMPX_API ssize_t ompx_target_pread(int Fd, void *Buf, size_t Count,
 OMPX_API ssize_t ompx_target_pwrite(int Fd, const void *Buf, size_t Count,
                                     off_t Offset, int Device) {
   ompx_io_request_t R;
-  if (ompx_target_pwrite_async(Fd, Buf, Count, Offset, Device, &R))
+  if (submit("ompx_target_pwrite", true, Fd, const_cast<void *>(Buf), Count,
+             Offset, Device, &R))
     return -1;
   return ompx_io_wait(R);
 }
@@ -414,76 +439,63 @@ OMPX_API const char *ompx_io_path_name(int Path) {
 }
 
 OMPX_API int ompx_io_get_stats(int Device, ompx_io_stats_t *Stats) {
+  const char *Call = "ompx_io_get_stats";
   DeviceRefTy Ref;
-  if (!Stats) {
-    errno = EINVAL;
-    return -1;
-  }
+  if (!Stats)
+    return invalidArgument(Call, "stats is NULL");
   if (Device == lib().initialDevice()) {
     lib().hostStats(*Stats);
     return 0;
   }
-  if (!lib().resolve(Device, Ref)) {
-    errno = ENODEV;
-    return -1;
-  }
-  if (int32_t Err = Ref.Fns->IOStats(Ref.Local, Stats)) {
-    errno = Err;
-    return -1;
-  }
+  if (!lib().resolve(Device, Ref))
+    return notServed(Call, Device);
+  if (int32_t Err = Ref.Fns->IOStats(Ref.Local, Stats))
+    return pluginFailure(*Ref.Fns, Err, Call, Device);
   return 0;
 }
 
 OMPX_API int ompx_io_paths(int Device, unsigned *Mask, char *Why,
                            size_t WhyLen) {
+  const char *Call = "ompx_io_paths";
   DeviceRefTy Ref;
-  if (!Mask) {
-    errno = EINVAL;
-    return -1;
-  }
+  if (!Mask)
+    return invalidArgument(Call, "mask is NULL");
   if (Device == lib().initialDevice()) {
     *Mask = 1u << OMPX_IO_PATH_HOST;
     if (Why && WhyLen)
       std::snprintf(Why, WhyLen, "initial device: plain pread/pwrite\n");
     return 0;
   }
-  if (!lib().resolve(Device, Ref)) {
-    errno = ENODEV;
-    return -1;
-  }
+  if (!lib().resolve(Device, Ref))
+    return notServed(Call, Device);
   uint32_t M = 0;
-  if (int32_t Err = Ref.Fns->IOPaths(Ref.Local, &M, Why, WhyLen)) {
-    errno = Err;
-    return -1;
-  }
+  if (int32_t Err = Ref.Fns->IOPaths(Ref.Local, &M, Why, WhyLen))
+    return pluginFailure(*Ref.Fns, Err, Call, Device);
   *Mask = M;
   return 0;
 }
 
 /// Call \p Fn, which returns 0 or an errno value, on any loaded plugin of
-/// ours (for what is the same in all of them); 0, or -1 with errno (ENODEV
-/// without such a plugin).
-template <typename FnTy> static int onAnyPlugin(FnTy Fn) {
+/// ours (for what is the same in all of them) for \p Call; 0, or -1 with
+/// errno (ENODEV without such a plugin).
+template <typename FnTy> static int onAnyPlugin(const char *Call, FnTy Fn) {
   const PluginFnsTy *Fns = lib().anyPlugin();
-  if (!Fns) {
-    errno = ENODEV;
-    return -1;
-  }
-  if (int32_t Err = Fn(*Fns)) {
-    errno = Err;
-    return -1;
-  }
+  if (!Fns)
+    return notServed(Call, std::nullopt);
+  if (int32_t Err = Fn(*Fns))
+    return pluginFailure(*Fns, Err, Call, std::nullopt);
   return 0;
 }
 
 OMPX_API int ompx_io_get_settings(ompx_io_setting_t *Settings,
                                   size_t Capacity, size_t *Count) {
-  if (!Count || (!Settings && Capacity)) {
-    errno = EINVAL;
-    return -1;
-  }
+  const char *Call = "ompx_io_get_settings";
+  if (!Count)
+    return invalidArgument(Call, "count is NULL");
+  if (!Settings && Capacity)
+    return invalidArgument(Call, "settings is NULL and capacity is not 0");
   uint64_t Total = 0;
-  if (onAnyPlugin([&](const PluginFnsTy &Fns) {
+  if (onAnyPlugin(Call, [&](const PluginFnsTy &Fns) {
         return Fns.IOSettings(Settings, Capacity, &Total);
       }))
     return -1;
@@ -492,44 +504,36 @@ OMPX_API int ompx_io_get_settings(ompx_io_setting_t *Settings,
 }
 
 OMPX_API int ompx_io_get_pinned_budget(ompx_pinned_budget_t *Budget) {
-  if (!Budget) {
-    errno = EINVAL;
-    return -1;
-  }
-  return onAnyPlugin(
-      [&](const PluginFnsTy &Fns) { return Fns.PinnedBudget(Budget); });
+  const char *Call = "ompx_io_get_pinned_budget";
+  if (!Budget)
+    return invalidArgument(Call, "budget is NULL");
+  return onAnyPlugin(Call, [&](const PluginFnsTy &Fns) {
+    return Fns.PinnedBudget(Budget);
+  });
 }
 
 OMPX_API int ompx_target_lock_info(const void *Ptr, int Device,
                                    ompx_lock_region_t *Region) {
+  const char *Call = "ompx_target_lock_info";
   DeviceRefTy Ref;
-  if (!Region || !Ptr) {
-    errno = EINVAL;
-    return -1;
-  }
-  if (!lib().resolve(Device, Ref)) {
-    errno = ENODEV;
-    return -1;
-  }
+  if (!Region || !Ptr)
+    return invalidArgument(Call, Ptr ? "region is NULL" : "ptr is NULL");
+  if (!lib().resolve(Device, Ref))
+    return notServed(Call, Device);
   return Ref.Fns->LockInfo(Ptr, Region);
 }
 
 OMPX_API int ompx_target_copy_counters(int Device,
                                        uint64_t Bytes[OMPX_COPY_NUM_PATHS],
                                        uint64_t Copies[OMPX_COPY_NUM_PATHS]) {
+  const char *Call = "ompx_target_copy_counters";
   DeviceRefTy Ref;
-  if (!Bytes || !Copies) {
-    errno = EINVAL;
-    return -1;
-  }
-  if (!lib().resolve(Device, Ref)) {
-    errno = ENODEV;
-    return -1;
-  }
-  if (int32_t Err = Ref.Fns->CopyCounters(Ref.Local, Bytes, Copies)) {
-    errno = Err;
-    return -1;
-  }
+  if (!Bytes || !Copies)
+    return invalidArgument(Call, Bytes ? "copies is NULL" : "bytes is NULL");
+  if (!lib().resolve(Device, Ref))
+    return notServed(Call, Device);
+  if (int32_t Err = Ref.Fns->CopyCounters(Ref.Local, Bytes, Copies))
+    return pluginFailure(*Ref.Fns, Err, Call, Device);
   return 0;
 }
 
@@ -539,4 +543,16 @@ OMPX_API const char *ompx_copy_path_name(int Path) {
       "staged-from-device", "locked-to-device", "locked-from-device",
       "device-to-device"};
   return Path >= 0 && Path < OMPX_COPY_NUM_PATHS ? Names[Path] : "unknown";
+}
+
+OMPX_API const char *ompx_io_last_error(void) { return lastError().c_str(); }
+
+OMPX_API const char *ompx_io_version(int *Major, int *Minor, int *Patch) {
+  if (Major)
+    *Major = OFFLOADIO_VERSION_MAJOR;
+  if (Minor)
+    *Minor = OFFLOADIO_VERSION_MINOR;
+  if (Patch)
+    *Patch = OFFLOADIO_VERSION_PATCH;
+  return OFFLOADIO_VERSION_STRING;
 }

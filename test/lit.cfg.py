@@ -25,6 +25,7 @@
 #   OFFLOADIO_ROCM_DEVICE_LIB_PATH  ROCm device bitcode directory (amdgcn only)
 
 import os
+import shutil
 import re
 import shlex
 import subprocess
@@ -296,8 +297,10 @@ build_plugin_check()
 # --------------------------------------------------------------------------
 
 openmp_flags = "-fopenmp -pthread -fno-openmp-implicit-rpath"
-include_flags = "-I%s -I%s" % (
+# The generated ompx_version.h lies in the build's include directory.
+include_flags = "-I%s -I%s -I%s" % (
     os.path.join(src_root, "include"),
+    os.path.join(config.offloadio_obj_root, "include"),
     os.path.join(src_root, "test", "support"),
 )
 link_flags = "-L%s -L%s -Wl,-rpath,%s -Wl,-rpath,%s %s" % (
@@ -312,6 +315,15 @@ link_flags = "-L%s -L%s -Wl,-rpath,%s -Wl,-rpath,%s %s" % (
 if os.path.exists(os.path.join(plugin_dir, "libompx_io.so")):
     link_flags += " -lompx_io"
     config.available_features.add("ompx-io")
+
+# The ompx-io command-line tool, built with an x86_64 image (and the images
+# of OFFLOADIO_TOOL_TARGETS): "%ompx-io" runs it, tested on the x86_64 run.
+ompx_io_tool = os.path.join(config.offloadio_obj_root, "bin", "ompx-io")
+if os.path.exists(ompx_io_tool) and target_triple == "x86_64-pc-linux-gnu":
+    config.available_features.add("ompx-io-tool")
+# ompx-io bench --plot renders with gnuplot.
+if shutil.which("gnuplot"):
+    config.available_features.add("gnuplot")
 
 
 def find_rocm_device_libs():
@@ -414,6 +426,7 @@ subs += [
     ("%stock-ld-path", config.llvm_lib_dir),
     ("%target-triple", target_triple),
     ("%run-env", config.offloadio_run_env),
+    ("%ompx-io", config.offloadio_run_env + " " + ompx_io_tool),
     ("%lsan-env", lsan_env),
 ]
 

@@ -367,7 +367,8 @@ OFFLOADIO_API int32_t __tgt_rtl_data_unlock(int32_t GlobalId, void *HstPtr) {
 //===----------------------------------------------------------------------===//
 // offload-io extensions, declared in offloadio/ExtensionABI.h and called by
 // libompx_io (include/ompx_io.h). They return 0 or an errno value, never
-// print: libompx_io reports through errno.
+// print: libompx_io reports through errno, and through ompx_io_last_error
+// with the message each failure leaves for __tgt_rtl_ompx_take_last_error.
 //===----------------------------------------------------------------------===//
 
 /// The local number of OpenMP device \p GlobalId, or -1 if not ours.
@@ -389,11 +390,32 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_resolve_device(int32_t GlobalId) {
 }
 
 namespace {
-/// Turn \p Err into an errno value; its message is printed under
-/// LIBOMPTARGET_INFO, except that use after fork is always printed: errno
-/// alone (ENODEV) cannot tell the program that fork() is the reason.
+/// The message of this thread's last failed extension call, until
+/// libompx_io takes it. Per thread because the calls of different threads
+/// fail independently and each thread's ompx_io_last_error is its own; the
+/// plugin instance has no per-thread state to hold it.
+std::string &lastExtensionError() {
+  thread_local std::string Message;
+  return Message;
+}
+
+/// Leave \p Message (of a failure on \p DeviceId, -1: none) for
+/// __tgt_rtl_ompx_take_last_error, naming the plugin and the device.
+void keepExtensionError(int32_t DeviceId, const std::string &Message) {
+  std::string &Kept = lastExtensionError();
+  Kept = "offload-io(" + thePlugin().getName() + ")";
+  if (DeviceId >= 0)
+    Kept += " device " + std::to_string(DeviceId);
+  Kept += ": " + Message;
+}
+
+/// Turn \p Err into an errno value and keep its message for
+/// ompx_io_last_error; it is printed under LIBOMPTARGET_INFO, except that
+/// use after fork is always printed: errno alone (ENODEV) cannot tell the
+/// program that fork() is the reason.
 int32_t errnoReport(Error Err, int32_t DeviceId) {
   ErrorDetailsTy D = takeErrorDetails(std::move(Err));
+  keepExtensionError(DeviceId, D.Message);
   if (D.Code == ErrorCode::ForkedChild)
     thePlugin().getInfo().error(DeviceId, D.Message);
   else
@@ -453,6 +475,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_wait(void *Request, int64_t *Bytes) {
   auto N = R->wait();
   if (!N) {
     ErrorDetailsTy D = takeErrorDetails(N.takeError());
+    keepExtensionError(-1, D.Message);
     thePlugin().getInfo().print(~0u, -1, "{0}", D.Message);
     return D.Errno ? D.Errno : EIO;
   }
@@ -575,4 +598,13 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_copy_counters(int32_t DeviceId,
     }
     return Error::success();
   });
+}
+
+OFFLOADIO_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
+                                                      uint64_t Len) {
+  std::string Message;
+  Message.swap(lastExtensionError());
+  if (Buf && Len)
+    std::snprintf(Buf, Len, "%s", Message.c_str());
+  return Message.size();
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Envar.h"
+#include "offloadio/Info.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -78,7 +79,7 @@ static bool reportedBefore(const std::string &Marker,
   // initialises devices; a marker that cannot be set (no memory) only
   // costs a repeated warning.
   if (setenv(Marker.c_str(), Stamp.c_str(), 1) != 0)
-    llvm::errs() << "offload-io: warning: setenv(" << Marker
+    llvm::errs() << linePrefix("") << ": warning: setenv(" << Marker
                  << ") failed: " << std::strerror(errno)
                  << "; the warning below may be repeated\n";
   return false;
@@ -96,7 +97,7 @@ void offloadio::reportInvalidEnv(const char *Name, StringRef Value,
   std::string Stamp = std::to_string(getpid()) + ":" + Value.str();
   if (reportedBefore(reportedMarkerName(Name), Stamp))
     return;
-  llvm::errs() << "offload-io: warning: ignoring " << Name << "='" << Value
+  llvm::errs() << linePrefix("") << ": warning: ignoring " << Name << "='" << Value
                << "': expected " << Expected << "; using " << Used << "\n";
 }
 
@@ -106,7 +107,7 @@ void offloadio::reportDeprecatedEnv(const char *Name,
   if (reportedBefore(std::string("OFFLOADIO_REPORTED_DEPRECATED_") + Name,
                      std::to_string(getpid())))
     return;
-  llvm::errs() << "offload-io: warning: " << Name << " is deprecated; use "
+  llvm::errs() << linePrefix("") << ": warning: " << Name << " is deprecated; use "
                << Replacement << "\n";
 }
 

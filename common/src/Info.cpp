@@ -2,15 +2,25 @@
 #include "offloadio/Info.h"
 
 #include <cstdio>
+#include <unistd.h>
 
 using namespace offloadio;
+
+std::string offloadio::linePrefix(const std::string &PluginName) {
+  std::string Prefix = "offload-io";
+  if (!PluginName.empty())
+    Prefix += "(" + PluginName + ")";
+  // getpid at each line, not once: a forked child's lines carry its own.
+  Prefix += "[" + std::to_string(::getpid()) + "]";
+  return Prefix;
+}
 
 InfoTy::InfoTy(std::string Name, uint32_t Flags)
     : PluginName(std::move(Name)), Flags(Flags) {}
 
 void InfoTy::emit(int32_t DeviceId, const std::string &Msg,
                   bool IsError) const {
-  std::string Line = "offload-io(" + PluginName + ")";
+  std::string Line = linePrefix(PluginName);
   if (DeviceId >= 0)
     Line += " device " + std::to_string(DeviceId);
   Line += IsError ? ": error: " : ": ";

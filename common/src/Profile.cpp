@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Profile.h"
+#include "offloadio/Info.h"
 
 #include "llvm/Support/Format.h"
 
@@ -34,11 +35,11 @@ void EntryProfileTy::printAndReset(llvm::raw_ostream &OS,
     if (!Calls)
       return;
     if (!Heading) {
-      OS << "offload-io(" << PluginName
-         << "): profile: entry point, calls, total ms, mean us\n";
+      OS << linePrefix(PluginName)
+         << ": profile: entry point, calls, total ms, mean us\n";
       Heading = true;
     }
-    OS << "offload-io(" << PluginName << "): profile: "
+    OS << linePrefix(PluginName) << ": profile: "
        << llvm::left_justify(Name, 22) << llvm::format("%10llu", Calls)
        << llvm::format("%12.3f", double(Nanos) / 1e6)
        << llvm::format("%10.3f", double(Nanos) / 1e3 / double(Calls)) << "\n";

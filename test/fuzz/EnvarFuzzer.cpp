@@ -36,6 +36,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <unistd.h>
 
 using namespace offloadio;
 using llvm::StringRef;
@@ -190,7 +191,8 @@ void checkWarning(const std::string &Out, bool Warn, const std::string &Value,
                          llvm::StringRef(Value), llvm::StringRef(Out));
     return;
   }
-  std::string Want = std::string("offload-io: warning: ignoring ") + Var +
+  std::string Want = "offload-io[" + std::to_string(::getpid()) +
+                     "]: warning: ignoring " + Var +
                      "='" + Value + "': expected ";
   OFFLOADIO_FUZZ_CHECK(
       StringRef(Out).startswith(Want) &&

@@ -5,8 +5,9 @@
 # File -> device throughput of the host (x86_64) plugin: runs
 #   ompx-io bench --sizes 1M,16M,256M,1G --threads 1,2 --paths auto,direct,staged
 #                 --repeat 3 --rounds 3
-# writes the CSV (OFFLOADIO_BUILD_DIR/tools-bench/io-bench-host.csv) and the
-# plot (docs/io-throughput-host.png, or $PNG), then prints the ratios of the
+# writes the CSV (OFFLOADIO_BUILD_DIR/tools-bench/io-bench-host.csv), and a
+# plot only when asked (--plot FILE, passed on to ompx-io bench; nothing is
+# written into the source tree), then prints the ratios of the
 # issue for a 1 GiB page-cached file read into device memory:
 #   auto path        >= 0.9 x the better of 1- and 2-thread plain pread into
 #                          a host buffer
@@ -22,7 +23,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 case ${1:-} in
--h | --help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 
 tool=$build/bin/ompx-io
@@ -32,7 +33,6 @@ tool=$build/bin/ompx-io
 out=$build/tools-bench
 mkdir -p "$out"
 csv=$out/io-bench-host.csv
-png=${PNG:-$bench_root/docs/io-throughput-host.png}
 export LD_LIBRARY_PATH=$build/lib:$LLVM_LIB
 
 echo "== ompx-io bench, host plugin ($(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
@@ -40,10 +40,6 @@ rc=0
 "$tool" bench --device 0 --sizes 1M,16M,256M,1G --threads 1,2 \
   --paths auto,direct,staged --repeat 3 --rounds 3 --csv "$csv" "$@" || rc=$?
 [[ $rc -eq 0 ]] || bench_die "ompx-io bench failed (exit status $rc)"
-
-bash "$bench_root/tools/bench/plot-io.sh" "$csv" "$png" \
-  "ompx-io bench, host plugin, page-cached file ($(nproc) cores)" ||
-  bench_die "plotting failed"
 
 # The issue's ratios, from the CSV (GB/s = best sample).
 default_threads=$(($(nproc) < 8 ? $(nproc) : 8))
@@ -86,4 +82,3 @@ awk -F, -v dt="$default_threads" '
   }' "$csv"
 echo
 echo "CSV:  $csv"
-echo "plot: $png"

@@ -29,9 +29,14 @@ static void benchUsage(FILE *Out) {
       "\n"
       "Options:\n"
       "  --device N         OpenMP device (default 0)\n"
-      "  --file PATH        test file (default " DEFAULT_FILE
-      "); created with the\n"
-      "                     largest size if missing, reused if large enough\n"
+      "  --file PATH        test file to read; reused if large enough, else\n"
+      "                     created with the largest size (and removed unless\n"
+      "                     --keep-file)\n"
+      "  --dir DIR          without --file: where to create a test file of "
+      "this\n"
+      "                     run's own (a unique name, removed afterwards; "
+      "default\n"
+      "                     $TMPDIR, else " DEFAULT_BENCH_DIR ")\n"
       "  --sizes LIST       transfer sizes (default 1M,16M,256M,1G; K/M/G "
       "suffixes)\n"
       "  --threads LIST     OMPX_IO_THREADS values (default 1,2,4,8)\n"
@@ -49,6 +54,9 @@ static void benchUsage(FILE *Out) {
       "                     each configuration's best (default 1): load that\n"
       "                     comes and goes then hits all configurations alike\n"
       "  --csv FILE         also write the results as CSV\n"
+      "  --plot FILE        also render them as a PNG (tools/bench/plot-io.sh"
+      ",\n"
+      "                     needs gnuplot); nothing is plotted without it\n"
       "  --naive / --no-naive  force the pread + omp_target_memcpy baseline "
       "on/off\n"
       "  --baseline-buffer aligned|malloc\n"
@@ -57,7 +65,13 @@ static void benchUsage(FILE *Out) {
       "                     aligned; malloc's 16-byte page offset makes the\n"
       "                     kernel's page-cache copy about 2x slower on x86)\n"
       "  --keep-file        keep a test file that this run created\n"
-      "  -h, --help         this help\n");
+      "  -h, --help         this help\n"
+      "\n"
+      "Devices: ompx-io is built for the offload targets in the CMake option\n"
+      "OFFLOADIO_TOOL_TARGETS (x86_64 always; add nvptx64-nvidia-cuda and/or\n"
+      "amdgcn-amd-amdhsa, e.g. -DOFFLOADIO_TOOL_TARGETS=nvptx64-nvidia-cuda)"
+      ";\n"
+      "a device of a target it lacks cannot run its kernels.\n");
 }
 
 static int cmpU64(const void *A, const void *B) {
@@ -67,7 +81,6 @@ static int cmpU64(const void *A, const void *B) {
 
 void parseBench(int Argc, char **Argv, BenchOpts *O) {
   memset(O, 0, sizeof(*O));
-  O->File = DEFAULT_FILE;
   O->Repeat = 3;
   O->Rounds = 1;
   O->Naive = -1;
@@ -89,6 +102,7 @@ void parseBench(int Argc, char **Argv, BenchOpts *O) {
                      !strcmp(Name, "--sizes") || !strcmp(Name, "--threads") ||
                      !strcmp(Name, "--paths") || !strcmp(Name, "--repeat") ||
                      !strcmp(Name, "--rounds") || !strcmp(Name, "--csv") ||
+                     !strcmp(Name, "--dir") || !strcmp(Name, "--plot") ||
                      !strcmp(Name, "--baseline-buffer");
     if (TakesValue && !Val) {
       if (I + 1 >= Argc)
@@ -109,6 +123,14 @@ void parseBench(int Argc, char **Argv, BenchOpts *O) {
       if (!*Val)
         usageError("bench: --file: empty path");
       O->File = Val;
+    } else if (!strcmp(Name, "--dir")) {
+      if (!*Val)
+        usageError("bench: --dir: empty path");
+      O->Dir = Val;
+    } else if (!strcmp(Name, "--plot")) {
+      if (!*Val)
+        usageError("bench: --plot: empty path");
+      O->Plot = Val;
     } else if (!strcmp(Name, "--sizes")) {
       Sizes = Val;
     } else if (!strcmp(Name, "--threads")) {
@@ -186,6 +208,12 @@ void parseBench(int Argc, char **Argv, BenchOpts *O) {
     for (int J = 0; J < I; ++J)
       if (!strcmp(O->Paths[I], O->Paths[J]))
         usageError("bench: --paths: '%s' given twice", O->Paths[I]);
+  }
+  if (O->File && O->Dir)
+    usageError("bench: --dir is for the run's own file; --file names one");
+  if (!O->Dir) {
+    const char *Tmp = getenv("TMPDIR");
+    O->Dir = Tmp && *Tmp ? Tmp : DEFAULT_BENCH_DIR;
   }
 }
 

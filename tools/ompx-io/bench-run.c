@@ -18,27 +18,48 @@
 
 extern char **environ;
 
-int prepareFile(const char *File, uint64_t Size) {
+#ifndef OMPX_IO_PLOT_SCRIPT
+#define OMPX_IO_PLOT_SCRIPT "plot-io.sh"
+#endif
+
+/// Opens the test file to fill: --file's, created if missing, or a new one
+/// of a unique name in O->Dir (its name goes into O->File).
+static int createFile(BenchOpts *O) {
+  if (O->File) {
+    int Fd = open(O->File, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (Fd < 0)
+      fatal("cannot create %s: %s", O->File, strerror(errno));
+    return Fd;
+  }
+  static char Name[PATH_MAX];
+  if (snprintf(Name, sizeof(Name), "%s/" BENCH_FILE_TEMPLATE, O->Dir) >=
+      (int)sizeof(Name))
+    fatal("--dir %s: path too long", O->Dir);
+  int Fd = mkstemp(Name);
+  if (Fd < 0)
+    fatal("cannot create a test file in %s (mkstemp %s): %s", O->Dir, Name,
+          strerror(errno));
+  O->File = Name;
+  return Fd;
+}
+
+int prepareFile(BenchOpts *O, uint64_t Size) {
   struct stat St;
-  int Created = 0;
-  if (stat(File, &St) == 0) {
+  if (O->File && stat(O->File, &St) == 0) {
     if (!S_ISREG(St.st_mode))
-      fatal("--file %s is not a regular file", File);
+      fatal("--file %s is not a regular file", O->File);
     if ((uint64_t)St.st_size >= Size)
       return 0;
-    if (strcmp(File, DEFAULT_FILE))
-      fatal("--file %s has %lld bytes, less than the largest size (%llu); "
-            "remove it or choose another file",
-            File, (long long)St.st_size, (unsigned long long)Size);
-  } else if (errno != ENOENT) {
-    fatal("--file %s: %s", File, strerror(errno));
+    fatal("--file %s has %lld bytes, less than the largest size (%llu); "
+          "remove it or choose another file",
+          O->File, (long long)St.st_size, (unsigned long long)Size);
+  } else if (O->File && errno != ENOENT) {
+    fatal("--file %s: %s", O->File, strerror(errno));
   }
+  int Fd = createFile(O);
+  const char *File = O->File;
   fprintf(stderr, "%s: creating %s (%llu bytes)\n", Prog, File,
           (unsigned long long)Size);
-  int Fd = open(File, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (Fd < 0)
-    fatal("cannot create %s: %s", File, strerror(errno));
-  Created = 1;
   size_t Chunk = 8u << 20;
   uint64_t *Buf = malloc(Chunk);
   uint64_t X = 0x9e3779b97f4a7c15ull;
@@ -63,7 +84,26 @@ int prepareFile(const char *File, uint64_t Size) {
   if (fdatasync(Fd))
     fatal("fdatasync %s: %s", File, strerror(errno));
   close(Fd);
-  return Created;
+  return 1;
+}
+
+void renderPlot(const char *Csv, const char *Png) {
+  pid_t Pid = fork();
+  if (Pid < 0)
+    fatal("--plot: fork: %s", strerror(errno));
+  if (Pid == 0) {
+    execlp("bash", "bash", OMPX_IO_PLOT_SCRIPT, Csv, Png, (char *)NULL);
+    fprintf(stderr, "%s: --plot: cannot run bash %s: %s\n", Prog,
+            OMPX_IO_PLOT_SCRIPT, strerror(errno));
+    _exit(127);
+  }
+  int Status;
+  while (waitpid(Pid, &Status, 0) < 0)
+    if (errno != EINTR)
+      fatal("--plot: waitpid: %s", strerror(errno));
+  if (!WIFEXITED(Status) || WEXITSTATUS(Status))
+    fatal("--plot %s: %s failed", Png, OMPX_IO_PLOT_SCRIPT);
+  fprintf(stderr, "%s: wrote %s\n", Prog, Png);
 }
 
 /// Reads the file once to pull it into the page cache; returns the cached

@@ -93,9 +93,17 @@ int cmdBench(int Argc, char **Argv) {
   if (!NumPaths)
     fatal("none of the requested paths is available on device %d", O.Device);
 
+  // --plot renders from the CSV: --csv's, or one of its own, removed after.
+  char PlotCsv[PATH_MAX] = "";
   FILE *Csv = NULL;
   if (O.Csv && !(Csv = fopen(O.Csv, "w")))
     fatal("cannot write --csv %s: %s", O.Csv, strerror(errno));
+  if (O.Plot && !O.Csv) {
+    snprintf(PlotCsv, sizeof(PlotCsv), "%s.csv.XXXXXX", O.Plot);
+    int Fd = mkstemp(PlotCsv);
+    if (Fd < 0 || !(Csv = fdopen(Fd, "w")))
+      fatal("--plot: cannot create %s: %s", PlotCsv, strerror(errno));
+  }
 
   char Exe[PATH_MAX];
   ssize_t ExeLen = readlink("/proc/self/exe", Exe, sizeof(Exe) - 1);
@@ -109,12 +117,12 @@ int cmdBench(int Argc, char **Argv) {
       MaxSize = O.Sizes[I];
   signal(SIGINT, onSignal);
   signal(SIGTERM, onSignal);
-  int Created = prepareFile(O.File, MaxSize);
+  int Created = prepareFile(&O, MaxSize);
   char WriteFile[PATH_MAX] = "";
   if (O.Write) {
-    snprintf(WriteFile, sizeof(WriteFile), "%s.write.%d", O.File,
-             (int)getpid());
-    int Fd = open(WriteFile, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    // A name of its own for each run, beside the file it reads.
+    snprintf(WriteFile, sizeof(WriteFile), "%s.write.XXXXXX", O.File);
+    int Fd = mkstemp(WriteFile);
     if (Fd < 0)
       fatal("cannot create %s: %s", WriteFile, strerror(errno));
     close(Fd);
@@ -293,9 +301,15 @@ int cmdBench(int Argc, char **Argv) {
               J->Median, J->Worst, Base, Base > 0 ? J->Best / Base : 0.0,
               Cached >= 0.99, J->Runs);
     }
+    const char *CsvName = O.Csv ? O.Csv : PlotCsv;
     if (fclose(Csv))
-      fatal("writing %s: %s", O.Csv, strerror(errno));
-    fprintf(stderr, "%s: wrote %s\n", Prog, O.Csv);
+      fatal("writing %s: %s", CsvName, strerror(errno));
+    if (O.Csv)
+      fprintf(stderr, "%s: wrote %s\n", Prog, O.Csv);
+    if (O.Plot && !Interrupted)
+      renderPlot(CsvName, O.Plot);
+    if (*PlotCsv)
+      unlink(PlotCsv);
   }
   if (Interrupted)
     fatal("interrupted");

@@ -28,7 +28,9 @@ typedef struct {
 
 typedef struct {
   int Device;
-  const char *File;
+  const char *File;   ///< --file; null: a unique file in Dir.
+  const char *Dir;    ///< Directory of the unique test file.
+  const char *Plot;   ///< --plot: the PNG to render, or null.
   uint64_t Sizes[MAX_LIST];
   int NumSizes;
   unsigned Threads[MAX_LIST];
@@ -44,10 +46,14 @@ typedef struct {
   int MallocBaseline; ///< Baseline host buffers from plain malloc.
 } BenchOpts;
 
+/// Renders the results in CSV \p Csv as the PNG \p Png with plot-io.sh;
+/// exits with an error if that fails.
+void renderPlot(const char *Csv, const char *Png);
+
 /// Parses bench's command line into \p O; exits on a usage error.
 void parseBench(int Argc, char **Argv, BenchOpts *O);
 /// Creates (or checks) the test file; returns 1 if this run created it.
-int prepareFile(const char *File, uint64_t Size);
+int prepareFile(BenchOpts *O, uint64_t Size);
 /// Reads the file once to pull it into the page cache; returns the cached
 /// fraction of the first \p Size bytes (mincore), or -1.
 double warmFile(const char *File, uint64_t Size, double *Rate);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// ompx-io info: devices, their transfer paths, the engine settings.
+// ompx-io info: devices, their transfer paths, the engine settings; as
+// text, or with --json as one JSON object for scripts. Exits 1 when no
+// device is served by an offload-io plugin, so that a script can tell.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -9,72 +11,108 @@
 
 #include <errno.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
+void probeDevice(int Dev, const PluginList *L, DeviceProbe *P) {
+  memset(P, 0, sizeof(*P));
+  P->Served = deviceOwner(Dev, L, P->Plugin, sizeof(P->Plugin), &P->Local);
+  int V = 0;
+#pragma omp target device(Dev) map(from : V)
+  V = 42;
+  P->KernelOk = V == 42;
+  if (ompx_io_paths(Dev, &P->Mask, P->Why, sizeof(P->Why)))
+    P->PathsErrno = errno;
+}
+
+static void printDevice(int D, const DeviceProbe *P) {
+  if (P->Served)
+    printf("\nDevice %d: offload-io %s plugin, its device %d\n", D, P->Plugin,
+           (int)P->Local);
+  else
+    printf("\nDevice %d: not an offload-io plugin's device\n", D);
+  printf("  kernel launch: %s\n", P->KernelOk ? "ok" : "FAILED");
+  if (P->PathsErrno) {
+    printf("  transfer paths: unknown (%s)\n", strerror(P->PathsErrno));
+    return;
+  }
+  printf("  available paths:");
+  for (int Path = 0; Path < OMPX_IO_NUM_PATHS; ++Path)
+    if (P->Mask & (1u << Path))
+      printf(" %s", ompx_io_path_name(Path));
+  printf("\n");
+  if (*P->Why) {
+    printf("  unavailable:\n");
+    char Why[sizeof(P->Why)];
+    memcpy(Why, P->Why, sizeof(Why));
+    char *Save = NULL;
+    for (char *Line = strtok_r(Why, "\n", &Save); Line;
+         Line = strtok_r(NULL, "\n", &Save))
+      printf("    %s\n", Line);
+  }
+  const char *Fallback =
+      (P->Mask & (1u << OMPX_IO_PATH_DIRECT)) ? "direct" : "staged";
+  if (P->Mask & (1u << OMPX_IO_PATH_FASTPATH))
+    printf("  auto picks: fastpath where it accepts the file and buffer, "
+           "else %s\n",
+           Fallback);
+  else
+    printf("  auto picks: %s%s\n", Fallback,
+           strcmp(Fallback, "staged") ? ""
+                                      : " (direct for host or shared "
+                                        "allocations)");
+}
+
 int cmdInfo(int Argc, char **Argv) {
-  if (Argc > 0)
-    usageError("info: unexpected argument '%s'", Argv[0]);
+  int Json = 0;
+  for (int I = 0; I < Argc; ++I) {
+    if (!strcmp(Argv[I], "--json"))
+      Json = 1;
+    else
+      usageError("info: unexpected argument '%s'", Argv[I]);
+  }
   int N = omp_get_num_devices();
   int Initial = omp_get_initial_device();
-  printf("OpenMP: %d offload device%s; initial (host) device is %d\n", N,
-         N == 1 ? "" : "s", Initial);
+  if (!Json)
+    printf("OpenMP: %d offload device%s; initial (host) device is %d\n", N,
+           N == 1 ? "" : "s", Initial);
+  // The kernel of the first probe makes libomptarget load the plugins.
+  DeviceProbe *Probes = calloc(N ? (size_t)N : 1, sizeof(DeviceProbe));
+  if (!Probes)
+    fatal("out of memory");
   PluginList L;
   loadedPlugins(&L);
-  printf("Offload plugins loaded:\n");
-  if (!L.Num)
-    printf("  (none)\n");
-  for (int I = 0; I < L.Num; ++I)
-    printf("  %s (%s)\n", L.Plugins[I].Path,
-           L.Plugins[I].OffloadIO ? "offload-io" : "stock, no ompx_io support");
+  if (!Json) {
+    printf("Offload plugins loaded:\n");
+    if (!L.Num)
+      printf("  (none)\n");
+    for (int I = 0; I < L.Num; ++I)
+      printf("  %s (%s)\n", L.Plugins[I].Path,
+             L.Plugins[I].OffloadIO ? "offload-io"
+                                    : "stock, no ompx_io support");
+  }
   int Ours = 0;
   for (int D = 0; D < N; ++D) {
-    char Desc[160];
-    int IsOurs = describeDevice(D, &L, Desc, sizeof(Desc));
-    Ours += IsOurs;
-    printf("\nDevice %d: %s\n", D, Desc);
-    // A tiny kernel shows that the device really runs code. libomptarget
-    // ends the program if it cannot, so flush what we have printed first.
+    // libomptarget ends the program if the kernel cannot run: flush what
+    // was printed first.
     fflush(stdout);
-    int V = 0;
-#pragma omp target device(D) map(from : V)
-    V = 42;
-    printf("  kernel launch: %s\n", V == 42 ? "ok" : "FAILED");
-    unsigned Mask = 0;
-    char Why[1024] = "";
-    if (ompx_io_paths(D, &Mask, Why, sizeof(Why))) {
-      printf("  transfer paths: unknown (%s)\n", strerror(errno));
-      continue;
-    }
-    printf("  available paths:");
-    for (int P = 0; P < OMPX_IO_NUM_PATHS; ++P)
-      if (Mask & (1u << P))
-        printf(" %s", ompx_io_path_name(P));
-    printf("\n");
-    if (*Why) {
-      printf("  unavailable:\n");
-      char *Save = NULL;
-      for (char *Line = strtok_r(Why, "\n", &Save); Line;
-           Line = strtok_r(NULL, "\n", &Save))
-        printf("    %s\n", Line);
-    }
-    const char *Fallback =
-        (Mask & (1u << OMPX_IO_PATH_DIRECT)) ? "direct" : "staged";
-    if (Mask & (1u << OMPX_IO_PATH_FASTPATH))
-      printf("  auto picks: fastpath where it accepts the file and buffer, "
-             "else %s\n",
-             Fallback);
-    else
-      printf("  auto picks: %s%s\n", Fallback,
-             strcmp(Fallback, "staged")
-                 ? ""
-                 : " (direct for host or shared allocations)");
+    probeDevice(D, &L, &Probes[D]);
+    Ours += Probes[D].Served;
+    if (!Json)
+      printDevice(D, &Probes[D]);
   }
-  printf("\n");
-  printPinnedBudget();
-  printEngineSettings();
-  if (N && !Ours)
-    printf("\nNote: no device is served by an offload-io plugin, so ompx_io "
-           "calls fail with ENODEV.\nPut the offload-io library directory "
-           "first in LD_LIBRARY_PATH.\n");
-  return 0;
+  if (Json) {
+    printInfoJson(N, Initial, &L, Probes);
+  } else {
+    printf("\n");
+    printPinnedBudget();
+    printEngineSettings();
+    if (!Ours)
+      printf("\nNote: no device is served by an offload-io plugin, so ompx_io "
+             "calls fail with ENODEV.\nPut the offload-io library directory "
+             "first in LD_LIBRARY_PATH, or link the package's plugins target "
+             "(see docs/install.md).\n");
+  }
+  free(Probes);
+  return Ours ? 0 : 1;
 }

@@ -2,8 +2,9 @@
 //
 // ompx-io: inspect and benchmark the offload-io file <-> device engine.
 //
-//   ompx-io info                 devices, transfer paths, engine settings
+//   ompx-io info [--json]        devices, transfer paths, engine settings
 //   ompx-io bench [options]      file -> device (and device -> file) GB/s
+//   ompx-io --version            versions and the offload targets built for
 //
 // An OpenMP offload program itself (built with -fopenmp-targets=...), so it
 // sees the same devices as any application. The engine reads OMPX_IO_* once
@@ -14,6 +15,8 @@
 #define _GNU_SOURCE
 #endif
 #include "ompx-io.h"
+#include "ompx_io.h"
+#include "ompx_version.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,18 +30,27 @@ static void usage(FILE *Out) {
       "  info     list the OpenMP devices, the ompx_io transfer paths each can "
       "use\n"
       "           (and why the others are unavailable), and the engine "
-      "settings\n"
+      "settings;\n"
+      "           --json for scripts; exits 1 when no device is served by an\n"
+      "           offload-io plugin\n"
       "  bench    measure file <-> device throughput per path, size and "
       "thread\n"
       "           count against plain pread baselines ('ompx-io bench "
       "--help')\n"
+      "  --version  the versions of ompx-io and libompx_io, and the offload\n"
+      "           targets ompx-io is built for (CMake OFFLOADIO_TOOL_TARGETS)\n"
       "\n"
       "The offload-io plugins must be the ones libomptarget loads: put their\n"
-      "directory (build/lib) first in LD_LIBRARY_PATH.\n"
+      "directory (build/lib) first in LD_LIBRARY_PATH, or see "
+      "docs/install.md.\n"
       "Engine environment: OMPX_IO_THREADS, OMPX_IO_CHUNK_SIZE, "
       "OMPX_IO_RING_DEPTH,\n"
       "OMPX_IO_PATH=auto|direct|fastpath|staged, OMPX_IO_INFO.\n");
 }
+
+#ifndef OMPX_IO_TOOL_TARGETS
+#define OMPX_IO_TOOL_TARGETS "x86_64-pc-linux-gnu"
+#endif
 
 int main(int Argc, char **Argv) {
   if (Argc >= 2 && !strcmp(Argv[1], "__child"))
@@ -50,10 +62,18 @@ int main(int Argc, char **Argv) {
     usage(stdout);
     return 0;
   }
+  if (!strcmp(Cmd, "--version") || !strcmp(Cmd, "version")) {
+    printf("ompx-io %s (libompx_io %s)\noffload targets: %s\n",
+           OFFLOADIO_VERSION_STRING, ompx_io_version(NULL, NULL, NULL),
+           OMPX_IO_TOOL_TARGETS);
+    return 0;
+  }
   if (!strcmp(Cmd, "info")) {
     if (Argc == 3 && (!strcmp(Argv[2], "-h") || !strcmp(Argv[2], "--help"))) {
-      printf("Usage: ompx-io info\n  Lists the OpenMP devices, their "
-             "ompx_io transfer paths and the engine settings in force.\n");
+      printf("Usage: ompx-io info [--json]\n  Lists the OpenMP devices, "
+             "their ompx_io transfer paths and the engine settings in\n"
+             "  force; --json prints them as one JSON object. Exits 1 when "
+             "no device is\n  served by an offload-io plugin.\n");
       return 0;
     }
     return cmdInfo(Argc - 2, Argv + 2);

@@ -10,7 +10,11 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define DEFAULT_FILE "/tmp/ompx-io-bench.dat"
+/// Name of bench's own test file in its directory; mkstemp fills the X's,
+/// so that concurrent runs never share (and delete) one file.
+#define BENCH_FILE_TEMPLATE "ompx-io-bench.XXXXXX"
+/// Directory of bench's own test file when neither --dir nor TMPDIR names one.
+#define DEFAULT_BENCH_DIR "/tmp"
 #define RESULT_FD 3
 #define MAX_LIST 32
 #define VERIFY_BYTES 4096
@@ -58,7 +62,35 @@ void loadedPlugins(PluginList *L);
 /// Describes device \p Dev's plugin into \p Buf; returns 1 if it is served
 /// by an offload-io plugin.
 int describeDevice(int Dev, const PluginList *L, char *Buf, size_t Len);
+/// The offload-io plugin that serves device \p Dev: its short name
+/// ("x86_64", "cuda", "amdgpu") into \p Short and its own number of the
+/// device into \p *Local; 0 when no offload-io plugin serves it.
+int deviceOwner(int Dev, const PluginList *L, char *Short, size_t Len,
+                int32_t *Local);
 
+/// What info finds out about one OpenMP device.
+typedef struct {
+  int Served;          ///< Served by an offload-io plugin.
+  char Plugin[64];     ///< That plugin's short name.
+  int32_t Local;       ///< The plugin's own number of the device.
+  int KernelOk;        ///< A tiny kernel ran on it.
+  int PathsErrno;      ///< ompx_io_paths failed with this errno, else 0.
+  unsigned Mask;       ///< Available paths, bit (1 << enum ompx_io_path).
+  char Why[1024];      ///< One line per unavailable path.
+} DeviceProbe;
+
+/// Runs a tiny kernel on device \p Dev and asks for its paths. libomptarget
+/// ends the program when the kernel cannot run: flush stdout first.
+void probeDevice(int Dev, const PluginList *L, DeviceProbe *P);
+
+/// ompx-io info --json: the same facts as info, as one JSON object.
+void printInfoJson(int NumDevices, int Initial, const PluginList *L,
+                   const DeviceProbe *Probes);
+
+/// The engine settings in force into a new array (free it); its length in
+/// \p *Count. NULL with errno when no plugin can say.
+struct ompx_io_setting;
+struct ompx_io_setting *engineSettings(size_t *Count);
 /// Prints the file engine's settings in force, as the plugin reports them.
 void printEngineSettings(void);
 /// Print the process's pinned-memory budget (OFFLOADIO_PINNED_MAX).

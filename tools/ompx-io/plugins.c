@@ -50,20 +50,27 @@ static void pluginShortName(const char *Path, char *Buf, size_t Len) {
   snprintf(Buf, Len, "%.*s", (int)N, Base);
 }
 
-/// Describes device \p Dev's plugin into \p Buf; returns 1 if it is served
-/// by an offload-io plugin.
-int describeDevice(int Dev, const PluginList *L, char *Buf, size_t Len) {
+int deviceOwner(int Dev, const PluginList *L, char *Short, size_t Len,
+                int32_t *Local) {
   for (int I = 0; I < L->Num; ++I) {
     if (!L->Plugins[I].OffloadIO)
       continue;
-    int32_t Local = L->Plugins[I].Resolve(Dev);
-    if (Local >= 0) {
-      char Short[64];
-      pluginShortName(L->Plugins[I].Path, Short, sizeof(Short));
-      snprintf(Buf, Len, "offload-io %s plugin, its device %d", Short,
-               (int)Local);
+    *Local = L->Plugins[I].Resolve(Dev);
+    if (*Local >= 0) {
+      pluginShortName(L->Plugins[I].Path, Short, Len);
       return 1;
     }
+  }
+  return 0;
+}
+
+int describeDevice(int Dev, const PluginList *L, char *Buf, size_t Len) {
+  char Short[64];
+  int32_t Local;
+  if (deviceOwner(Dev, L, Short, sizeof(Short), &Local)) {
+    snprintf(Buf, Len, "offload-io %s plugin, its device %d", Short,
+             (int)Local);
+    return 1;
   }
   snprintf(Buf, Len, "not an offload-io plugin's device");
   return 0;

@@ -13,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// The settings in force into a new array; its length in \p *Count. NULL
-/// with errno when the plugin cannot say.
-static ompx_io_setting_t *engineSettings(size_t *Count) {
+ompx_io_setting_t *engineSettings(size_t *Count) {
   size_t N = 0;
   if (ompx_io_get_settings(NULL, 0, &N))
     return NULL;

@@ -8,7 +8,9 @@
 // includes this without the framework.
 //
 // Every extension returns 0 or an errno value and never prints an error
-// (libompx_io reports through errno), except where said otherwise.
+// (libompx_io reports through errno and ompx_io_last_error), except where
+// said otherwise. The message of a failure stays with the calling thread
+// until __tgt_rtl_ompx_take_last_error collects it.
 #ifndef OFFLOADIO_EXTENSIONABI_H
 #define OFFLOADIO_EXTENSIONABI_H
 
@@ -56,11 +58,12 @@ OFFLOADIO_EXTENSION_API int32_t
 __tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out, uint64_t Capacity,
                            uint64_t *Count);
 
-/// 1 and \p *Out filled when \p Ptr is inside a region locked in the
-/// plugin's map, 0 when it is not.
+/// The process's pinned-memory budget, into \p *Out.
 OFFLOADIO_EXTENSION_API int32_t
 __tgt_rtl_ompx_pinned_budget(ompx_pinned_budget_t *Out);
 
+/// 1 and \p *Out filled when \p Ptr is inside a region locked in the
+/// plugin's map, 0 when it is not.
 OFFLOADIO_EXTENSION_API int32_t
 __tgt_rtl_ompx_lock_info(const void *Ptr, ompx_lock_region_t *Out);
 
@@ -68,6 +71,13 @@ __tgt_rtl_ompx_lock_info(const void *Ptr, ompx_lock_region_t *Out);
 OFFLOADIO_EXTENSION_API int32_t
 __tgt_rtl_ompx_copy_counters(int32_t DeviceId, uint64_t *Bytes,
                              uint64_t *Copies);
+
+/// Copy the message of this thread's last failed extension call into
+/// \p Buf (\p Len bytes, cut to fit, NUL-terminated) and forget it; the
+/// message's full length, 0 when there is none. Collected right after the
+/// failing call, so a message never outlives the failure it explains.
+OFFLOADIO_EXTENSION_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
+                                                                uint64_t Len);
 
 } // extern "C"
 
@@ -83,7 +93,8 @@ __tgt_rtl_ompx_copy_counters(int32_t DeviceId, uint64_t *Bytes,
   X(IOSettings, __tgt_rtl_ompx_io_settings)                                    \
   X(PinnedBudget, __tgt_rtl_ompx_pinned_budget)                                \
   X(LockInfo, __tgt_rtl_ompx_lock_info)                                        \
-  X(CopyCounters, __tgt_rtl_ompx_copy_counters)
+  X(CopyCounters, __tgt_rtl_ompx_copy_counters)                                \
+  X(TakeLastError, __tgt_rtl_ompx_take_last_error)
 
 namespace offloadio {
 

@@ -2,7 +2,7 @@
 //
 // LIBOMPTARGET_INFO handling. Debian's libomptarget is a release build whose
 // debug output is compiled out, so the plugin reads the variable itself and
-// prints its own lines, prefixed "offload-io(<plugin>)".
+// prints its own lines, prefixed "offload-io(<plugin>)[<pid>]" (linePrefix).
 #ifndef OFFLOADIO_INFO_H
 #define OFFLOADIO_INFO_H
 
@@ -14,6 +14,12 @@
 #include <string>
 
 namespace offloadio {
+
+/// The prefix of every line the plugins print: "offload-io(<plugin>)[<pid>]",
+/// or "offload-io[<pid>]" for \p PluginName "" (lines of no one plugin, such
+/// as setting warnings). The pid tells apart the lines of the processes of
+/// one job that share a terminal or a log (forked children, MPI ranks).
+std::string linePrefix(const std::string &PluginName);
 
 /// The LIBOMPTARGET_INFO bits, as libomptarget defines them.
 enum InfoKindTy : uint32_t {

@@ -84,11 +84,11 @@ int main(void) {
 
 // CHECK: PASS: device buffer allocated before the fault
 // CHECK: armed
-// CHECK: offload-io(x86_64) device 0: error: data_alloc: aligned_alloc of 1048576 bytes of default memory on device 0 failed
+// CHECK: offload-io(x86_64)[{{[0-9]+}}] device 0: error: data_alloc: aligned_alloc of 1048576 bytes of default memory on device 0 failed
 // CHECK: PASS: omp_target_alloc of 1 MiB -> NULL
-// CHECK: offload-io(x86_64) device 0: error: data_alloc: aligned_alloc of 1048576 bytes of host memory on device 0 failed
+// CHECK: offload-io(x86_64)[{{[0-9]+}}] device 0: error: data_alloc: aligned_alloc of 1048576 bytes of host memory on device 0 failed
 // CHECK: PASS: llvm_omp_target_alloc_host of 1 MiB -> NULL
-// CHECK: offload-io(x86_64) device 0: error: data_submit{{.*}}: aligned_alloc of 65536 bytes of host memory on device 0 failed
+// CHECK: offload-io(x86_64)[{{[0-9]+}}] device 0: error: data_submit{{.*}}: aligned_alloc of 65536 bytes of host memory on device 0 failed
 // CHECK: PASS: staged omp_target_memcpy without bounce buffers fails
 // CHECK: disarmed
 // CHECK: PASS: allocations were refused

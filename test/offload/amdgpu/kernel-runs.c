@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include "offload_test.h"
 
-extern void *llvm_omp_target_lock_mem(void *ptr, size_t size, int device_num);
-extern void llvm_omp_target_unlock_mem(void *ptr, int device_num);
+#include "ompx_lock.h"
 
 #pragma omp declare target
 int Scale = 3;

@@ -27,5 +27,5 @@ int main(void) {
 // CHECK-NOT: error
 // CHECK: x = 2, ran on the host: 1, devices: 0
 
-// INFO: offload-io(amdgpu): no devices: the HSA runtime {{.*}}libhsa-runtime64.so.1 has no GPU
+// INFO: offload-io(amdgpu)[{{[0-9]+}}]: no devices: the HSA runtime {{.*}}libhsa-runtime64.so.1 has no GPU
 // INFO: x = 2, ran on the host: 1, devices: 0

@@ -83,12 +83,12 @@ int main(int argc, char **argv) {
 }
 
 // CHECK: device memory
-// CHECK: offload-io(amdgpu) device 0: error: data_alloc: {{.*}}hsa_amd_memory_pool_allocate{{.*}}134217728 bytes of {{default|device}} memory on device 0
+// CHECK: offload-io(amdgpu)[{{[0-9]+}}] device 0: error: data_alloc: {{.*}}hsa_amd_memory_pool_allocate{{.*}}134217728 bytes of {{default|device}} memory on device 0
 // CHECK: PASS: 128 MiB of a 64 MiB device -> NULL
 // CHECK: PASS: a small allocation still works
 // CHECK: PASS: most pinned host memory held
 // CHECK: pinned memory held
-// CHECK: offload-io(amdgpu) device 0: error: data_submit{{.*}}hsa_amd_memory_pool_allocate{{.*}}1048576 bytes of host memory on device 0
+// CHECK: offload-io(amdgpu)[{{[0-9]+}}] device 0: error: data_submit{{.*}}hsa_amd_memory_pool_allocate{{.*}}1048576 bytes of host memory on device 0
 // CHECK: PASS: staged memcpy without bounce buffers fails
 // CHECK: hsa_amd_memory_pool_allocate{{.*}}bytes of host memory on device 0
 // CHECK: PASS: staged file read without a ring: ENOMEM

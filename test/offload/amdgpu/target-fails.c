@@ -39,21 +39,21 @@ int main(void) {
 
 // CHECK: before the target region
 // CHECK: hsa-emu: GPU 0 queue {{[0-9]+}}: kernel dispatch of __omp_offloading_{{.*}} is not supported by the HSA emulation
-// CHECK: offload-io(amdgpu) device 0: error: synchronize: kernel __omp_offloading_{{.*}} on device 0 failed (completion signal -1): the HSA queue of device 0 reported an error: HSA_STATUS_ERROR_INVALID_PACKET_FORMAT
+// CHECK: offload-io(amdgpu)[{{[0-9]+}}] device 0: error: synchronize: kernel __omp_offloading_{{.*}} on device 0 failed (completion signal -1): the HSA queue of device 0 reported an error: HSA_STATUS_ERROR_INVALID_PACKET_FORMAT
 // CHECK: failure of target construct while offloading is mandatory
 // CHECK-NOT: after the target region
 
 // STOP: before the target region
 // STOP: kernel dispatch of __omp_offloading_{{.*}} is not supported
-// STOP: offload-io(amdgpu) device 0: error: synchronize: kernel __omp_offloading_{{.*}} on device 0 can never complete: the HSA queue of device 0 reported an error
+// STOP: offload-io(amdgpu)[{{[0-9]+}}] device 0: error: synchronize: kernel __omp_offloading_{{.*}} on device 0 can never complete: the HSA queue of device 0 reported an error
 // STOP: failure of target construct while offloading is mandatory
 
 // NOWAIT: before the target region
-// NOWAIT: offload-io(amdgpu) device 0: error: {{synchronize|query_async}}: kernel __omp_offloading_{{.*}} failed (completion signal -1)
+// NOWAIT: offload-io(amdgpu)[{{[0-9]+}}] device 0: error: {{synchronize|query_async}}: kernel __omp_offloading_{{.*}} failed (completion signal -1)
 // NOWAIT-NOT: after the target region
 
 // NOWAIT-STOP: before the target region
-// NOWAIT-STOP: offload-io(amdgpu) device 0: error: {{synchronize|query_async}}: kernel __omp_offloading_{{.*}} can never complete
+// NOWAIT-STOP: offload-io(amdgpu)[{{[0-9]+}}] device 0: error: {{synchronize|query_async}}: kernel __omp_offloading_{{.*}} can never complete
 // NOWAIT-STOP-NOT: after the target region
 
 // TRACE: before the target region

@@ -36,8 +36,7 @@
 #include "offload_io_test.h"
 #include "ompx_io.h"
 
-void *llvm_omp_target_lock_mem(void *Ptr, size_t Size, int Device);
-void llvm_omp_target_unlock_mem(void *Ptr, int Device);
+#include "ompx_lock.h"
 
 #define N (1 << 20)
 #define BIG (8 << 20)
@@ -226,18 +225,18 @@ int main(int argc, char **argv) {
 
 // The plugin's lines name the call, the device, both pids and fork().
 // CHECK: PASS: parent: device initialised, memory locked, read in flight
-// CHECK: offload-io([[PLUGIN:[^)]+]]) device [[DEV:[0-9]+]]: error: data_alloc: device [[DEV]] used in a child process (pid [[CHILD:[0-9]+]]) after fork(); the parent (pid [[PARENT:[0-9]+]]) initialised it; devices cannot be shared across fork
+// CHECK: offload-io([[PLUGIN:[^)]+]])[{{[0-9]+}}] device [[DEV:[0-9]+]]: error: data_alloc: device [[DEV]] used in a child process (pid [[CHILD:[0-9]+]]) after fork(); the parent (pid [[PARENT:[0-9]+]]) initialised it; devices cannot be shared across fork
 // CHECK: PASS: child: omp_target_alloc returned NULL
-// CHECK: offload-io([[PLUGIN]]) device [[DEV]]: error: data_submit: device [[DEV]] used in a child process (pid [[CHILD]]) after fork(); the parent (pid [[PARENT]]) initialised it
+// CHECK: offload-io([[PLUGIN]])[{{[0-9]+}}] device [[DEV]]: error: data_submit: device [[DEV]] used in a child process (pid [[CHILD]]) after fork(); the parent (pid [[PARENT]]) initialised it
 // CHECK: PASS: child: omp_target_memcpy to the device failed
-// CHECK: offload-io([[PLUGIN]]) device [[DEV]]: error: data_retrieve: device [[DEV]] used in a child process (pid [[CHILD]])
+// CHECK: offload-io([[PLUGIN]])[{{[0-9]+}}] device [[DEV]]: error: data_retrieve: device [[DEV]] used in a child process (pid [[CHILD]])
 // CHECK: PASS: child: omp_target_memcpy from the device failed, buffer untouched
-// CHECK: offload-io([[PLUGIN]]) device [[DEV]]: error: data_unlock: device [[DEV]] used in a child process (pid [[CHILD]])
+// CHECK: offload-io([[PLUGIN]])[{{[0-9]+}}] device [[DEV]]: error: data_unlock: device [[DEV]] used in a child process (pid [[CHILD]])
 // CHECK: child: unlock_mem returned
 // CHECK: PASS: child: nothing is locked in the child
-// CHECK: offload-io([[PLUGIN]]) device [[DEV]]: error: device [[DEV]] used in a child process (pid [[CHILD]]) after fork(); the parent (pid [[PARENT]]) initialised it
+// CHECK: offload-io([[PLUGIN]])[{{[0-9]+}}] device [[DEV]]: error: device [[DEV]] used in a child process (pid [[CHILD]]) after fork(); the parent (pid [[PARENT]]) initialised it
 // CHECK: PASS: child: ompx_target_pread -> -1 ENODEV
-// CHECK: offload-io([[PLUGIN]]): error: an ompx_io request used in a child process (pid [[CHILD]]) after fork(); the parent (pid [[PARENT]]) initialised the [[PLUGIN]] plugin's devices
+// CHECK: offload-io([[PLUGIN]])[{{[0-9]+}}]: error: an ompx_io request used in a child process (pid [[CHILD]]) after fork(); the parent (pid [[PARENT]]) initialised the [[PLUGIN]] plugin's devices
 // CHECK: PASS: child: waiting for the parent's request -> -1 ENODEV
 // The grandchild's initialiser is not its parent.
 // CHECK: used in a child process (pid {{[0-9]+}}) after fork(); process [[PARENT]], an ancestor, initialised it

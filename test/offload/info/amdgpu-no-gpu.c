@@ -18,7 +18,7 @@ int main(void) {
   return 0;
 }
 
-// CHECK: offload-io(amdgpu): no devices: no AMD GPU found: /dev/kfd does not exist (hsa_init failed: runtime {{.*}}libhsa-runtime64.so.1: HSA_STATUS_{{.*}})
+// CHECK: offload-io(amdgpu)[{{[0-9]+}}]: no devices: no AMD GPU found: /dev/kfd does not exist (hsa_init failed: runtime {{.*}}libhsa-runtime64.so.1: HSA_STATUS_{{.*}})
 // CHECK: devices:
 
 // QUIET-NOT: offload-io(amdgpu)

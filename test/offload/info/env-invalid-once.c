@@ -25,17 +25,17 @@ int main(void) {
 // CHECK: x = 2
 
 // COPY-NOT: OFFLOADIO_COPY_THREADS
-// COPY: offload-io: warning: ignoring OFFLOADIO_COPY_THREADS='abc'
+// COPY: offload-io[{{[0-9]+}}]: warning: ignoring OFFLOADIO_COPY_THREADS='abc'
 // COPY-NOT: OFFLOADIO_COPY_THREADS
 
 // LOCK-NOT: LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS
-// LOCK: offload-io: warning: ignoring LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS='sometimes'
+// LOCK: offload-io[{{[0-9]+}}]: warning: ignoring LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS='sometimes'
 // LOCK-NOT: LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS
 
 // PROFILE-NOT: OFFLOADIO_PROFILE
-// PROFILE: offload-io: warning: ignoring OFFLOADIO_PROFILE='maybe'
+// PROFILE: offload-io[{{[0-9]+}}]: warning: ignoring OFFLOADIO_PROFILE='maybe'
 // PROFILE-NOT: OFFLOADIO_PROFILE
 
 // INFO-NOT: ignoring LIBOMPTARGET_INFO
-// INFO: offload-io: warning: ignoring LIBOMPTARGET_INFO='1x'
+// INFO: offload-io[{{[0-9]+}}]: warning: ignoring LIBOMPTARGET_INFO='1x'
 // INFO-NOT: ignoring LIBOMPTARGET_INFO

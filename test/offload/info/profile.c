@@ -39,12 +39,12 @@ int main(void) {
 }
 
 // CHECK: done rc=0 profile
-// CHECK: offload-io([[PLUGIN]]): profile: entry point, calls, total ms, mean us
-// CHECK-DAG: offload-io([[PLUGIN]]): profile: launch_kernel 5 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
-// CHECK-DAG: offload-io([[PLUGIN]]): profile: data_submit{{(_async)?}} 1 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
-// CHECK-DAG: offload-io([[PLUGIN]]): profile: data_retrieve{{(_async)?}} 1 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
-// CHECK-DAG: offload-io([[PLUGIN]]): profile: data_alloc 1 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
-// CHECK-DAG: offload-io([[PLUGIN]]): profile: data_delete 1 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
+// CHECK: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: entry point, calls, total ms, mean us
+// CHECK-DAG: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: launch_kernel 5 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
+// CHECK-DAG: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: data_submit{{(_async)?}} 1 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
+// CHECK-DAG: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: data_retrieve{{(_async)?}} 1 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
+// CHECK-DAG: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: data_alloc 1 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
+// CHECK-DAG: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: data_delete 1 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
 
 // BAD: OFFLOADIO_PROFILE='sometimes'
 // OFF: done rc=0 profile

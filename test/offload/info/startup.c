@@ -28,7 +28,7 @@ int main(void) {
   return 0;
 }
 
-// CHECK: {{^}}offload-io([[PLUGIN]]): [[N:[0-9]+]] devices
+// CHECK: {{^}}offload-io([[PLUGIN]])[{{[0-9]+}}]: [[N:[0-9]+]] devices
 // CHECK: program sees [[N]] devices, x = 5
 
 // QUIET-NOT: offload-io(

@@ -23,8 +23,7 @@
 #include "offload_test.h"
 #include "ompx_io.h"
 
-extern void *llvm_omp_target_lock_mem(void *ptr, size_t size, int device_num);
-extern void llvm_omp_target_unlock_mem(void *ptr, int device_num);
+#include "ompx_lock.h"
 
 static uint64_t b0[OMPX_COPY_NUM_PATHS], c0[OMPX_COPY_NUM_PATHS];
 

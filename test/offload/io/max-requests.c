@@ -104,10 +104,10 @@ int main(int argc, char **argv) {
   return 0;
 }
 
-// INVALID: offload-io: warning: ignoring OMPX_IO_MAX_REQUESTS='0': expected an integer from 1 to 1048576; using 256
+// INVALID: offload-io[{{[0-9]+}}]: warning: ignoring OMPX_IO_MAX_REQUESTS='0': expected an integer from 1 to 1048576; using 256
 // CHECK: PASS: {{4|256}} requests submitted up to the cap
 // CHECK-LABEL: past the cap
-// INFO-NEXT: offload-io({{[^)]+}}) device {{[0-9]+}}: read of 4096 bytes on device {{[0-9]+}}: 4 requests are outstanding, the OMPX_IO_MAX_REQUESTS limit; wait for some first: Resource temporarily unavailable
+// INFO-NEXT: offload-io({{[^)]+}})[{{[0-9]+}}] device {{[0-9]+}}: read of 4096 bytes on device {{[0-9]+}}: 4 requests are outstanding, the OMPX_IO_MAX_REQUESTS limit; wait for some first: Resource temporarily unavailable
 // QUIET-NOT: offload-io
 // CHECK: PASS: async read past the cap -> -1 EAGAIN
 // CHECK: PASS: no request handle for the refused read

@@ -131,6 +131,6 @@ int main(int argc, char **argv) {
 // INFO-NOT: FAIL
 // INFO: failures: 0
 
-// BOGUS: offload-io: warning: ignoring OMPX_IO_ODIRECT='bogus': expected one of auto, on, off; using auto
+// BOGUS: offload-io[{{[0-9]+}}]: warning: ignoring OMPX_IO_ODIRECT='bogus': expected one of auto, on, off; using auto
 // BOGUS-NOT: FAIL
 // BOGUS: failures: 0

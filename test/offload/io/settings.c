@@ -70,8 +70,8 @@ int main(int argc, char **argv) {
   // The first read reports the bad values, before its answer.
   size_t Total = 0;
   printf("count only: %d %zu\n", ompx_io_get_settings(NULL, 0, &Total), Total);
-  // ENV: offload-io: warning: ignoring OMPX_IO_THREADS='abc': expected an integer from 1 to 256; using [[THREADS:[0-9]+]]
-  // ENV-NEXT: offload-io: warning: ignoring OMPX_IO_ODIRECT='sideways': expected one of auto, on, off; using auto
+  // ENV: offload-io[{{[0-9]+}}]: warning: ignoring OMPX_IO_THREADS='abc': expected an integer from 1 to 256; using [[THREADS:[0-9]+]]
+  // ENV-NEXT: offload-io[{{[0-9]+}}]: warning: ignoring OMPX_IO_ODIRECT='sideways': expected one of auto, on, off; using auto
   // CHECK-NOT: warning
   // CHECK: count only: 0 8
 

@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
 }
 
 // CHECK: first use
-// CHECK: offload-io(x86_64): aligned_alloc of 69632 bytes of host memory on device 0 failed: Cannot allocate memory
+// CHECK: offload-io(x86_64)[{{[0-9]+}}]: aligned_alloc of 69632 bytes of host memory on device 0 failed: Cannot allocate memory
 // CHECK: PASS: staged read, ring refused at first use: ENOMEM
 // CHECK: PASS: staged write, ring refused at first use: ENOMEM
 // CHECK: PASS: async read submitted

@@ -128,26 +128,26 @@ int main(int argc, char **argv) {
 // CHECK: PASS: device read submitted
 // CHECK: PASS: first wait gives the count
 // CHECK: second wait on a device request
-// INFO-NEXT: ompx-io: ompx_io_wait: request 0x{{[0-9a-f]+}} is not in flight (already waited for, or not returned by a submission)
+// INFO-NEXT: ompx-io[{{[0-9]+}}]: ompx_io_wait: request 0x{{[0-9a-f]+}} is not in flight (already waited for, or not returned by a submission)
 // QUIET-NOT: not in flight
 // CHECK: PASS: second wait: -1 EINVAL
 // CHECK: test after wait on a device request
-// INFO-NEXT: ompx-io: ompx_io_test: request 0x{{[0-9a-f]+}} is not in flight
+// INFO-NEXT: ompx-io[{{[0-9]+}}]: ompx_io_test: request 0x{{[0-9a-f]+}} is not in flight
 // CHECK: PASS: test after wait: -1 EINVAL
 // CHECK: PASS: host request waited
 // CHECK: second wait on a host request
-// INFO-NEXT: ompx-io: ompx_io_wait: request 0x{{[0-9a-f]+}} is not in flight
+// INFO-NEXT: ompx-io[{{[0-9]+}}]: ompx_io_wait: request 0x{{[0-9a-f]+}} is not in flight
 // CHECK: PASS: host: second wait -1 EINVAL
 // CHECK: stale handle
-// INFO-NEXT: ompx-io: ompx_io_wait: request 0x{{[0-9a-f]+}} is not in flight
+// INFO-NEXT: ompx-io[{{[0-9]+}}]: ompx_io_wait: request 0x{{[0-9a-f]+}} is not in flight
 // CHECK: PASS: stale handle: -1 EINVAL
 // CHECK: PASS: newer requests untouched by the stale handle
-// INFO: ompx-io: ompx_io_wait: request 0x{{[0-9a-f]+}} is not in flight
+// INFO: ompx-io[{{[0-9]+}}]: ompx_io_wait: request 0x{{[0-9a-f]+}} is not in flight
 // CHECK: PASS: concurrent waits: one count, one EINVAL
 // CHECK: foreign handle
-// INFO-NEXT: ompx-io: ompx_io_wait: request 0x{{[0-9a-f]+}} is not in flight
+// INFO-NEXT: ompx-io[{{[0-9]+}}]: ompx_io_wait: request 0x{{[0-9a-f]+}} is not in flight
 // CHECK: PASS: foreign handle: -1 EINVAL
-// INFO: ompx-io: ompx_io_test: request 0x{{[0-9a-f]+}} is not in flight
+// INFO: ompx-io[{{[0-9]+}}]: ompx_io_test: request 0x{{[0-9a-f]+}} is not in flight
 // CHECK: PASS: foreign handle: test -1 EINVAL
 // CHECK: PASS: NULL: -1 EINVAL
 // CHECK: PASS: later reads work

@@ -15,8 +15,7 @@
 #include <stdio.h>
 #include <sys/mman.h>
 
-void *llvm_omp_target_lock_mem(void *Ptr, size_t Size, int Device);
-void llvm_omp_target_unlock_mem(void *Ptr, int Device);
+#include "ompx_lock.h"
 
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -48,7 +47,7 @@ int main(void) {
 
 // CHECK: locked [[ADDR:0x[0-9a-f]+]]
 // CHECK-NEXT: relocking
-// CHECK-NEXT: offload-io({{.*}}) device {{[0-9]+}}: the lock of [{{.*}}) (100 bytes) lands inside the locked region [[[ADDR]], {{.*}}) (256 bytes, 1 references){{.*}}unlocked before it is freed
+// CHECK-NEXT: offload-io({{.*}})[{{[0-9]+}}] device {{[0-9]+}}: the lock of [{{.*}}) (100 bytes) lands inside the locked region [[[ADDR]], {{.*}}) (256 bytes, 1 references){{.*}}unlocked before it is freed
 // CHECK-NEXT: done
 
 // QUIET-NOT: lands inside

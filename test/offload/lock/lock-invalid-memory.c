@@ -15,8 +15,7 @@
 #include <unistd.h>
 #include "offload_test.h"
 
-void *llvm_omp_target_lock_mem(void *Ptr, size_t Size, int Device);
-void llvm_omp_target_unlock_mem(void *Ptr, int Device);
+#include "ompx_lock.h"
 
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);

@@ -22,8 +22,7 @@
 #include <unistd.h>
 #include "offload_test.h"
 
-void *llvm_omp_target_lock_mem(void *Ptr, size_t Size, int Device);
-void llvm_omp_target_unlock_mem(void *Ptr, int Device);
+#include "ompx_lock.h"
 
 /// Locked memory of this process in KiB (VmLck of /proc/self/status).
 static long lockedKiB(void) {

@@ -8,8 +8,7 @@
 #include <string.h>
 #include "offload_test.h"
 
-void *llvm_omp_target_lock_mem(void *Ptr, size_t Size, int Device);
-void llvm_omp_target_unlock_mem(void *Ptr, int Device);
+#include "ompx_lock.h"
 
 int main(void) {
   int dev = omp_get_default_device(), host = omp_get_initial_device();

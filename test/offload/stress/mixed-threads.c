@@ -40,8 +40,7 @@
 #include "offload_test.h"
 #include "ompx_io.h"
 
-void *llvm_omp_target_lock_mem(void *Ptr, size_t Size, int Device);
-void llvm_omp_target_unlock_mem(void *Ptr, int Device);
+#include "ompx_lock.h"
 
 enum {
   Threads = 16,

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ompx_lock: page-locking host memory for an OpenMP device, and asking
+ * offload-io which regions are locked.
+ *
+ * llvm_omp_target_lock_mem and llvm_omp_target_unlock_mem are libomptarget's
+ * own entry points (libomptarget.so.16, linked by -fopenmp); LLVM 16 ships no
+ * header for them, so they are declared here with libomptarget's prototypes.
+ * ompx_target_lock_info is offload-io's and lives in libompx_io (-lompx_io).
+ * ompx_io.h includes this header.
+ */
+#ifndef OMPX_LOCK_H
+#define OMPX_LOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Lock (pin) size bytes of host memory at ptr for OpenMP device device_num,
+ *  so that copies between it and the device run as DMA without staging.
+ *  Initialises the device if needed. Returns the device-accessible address
+ *  of ptr, or NULL when size is 0, the device is not ready, or the plugin
+ *  refuses the lock (the memory is not mapped, or it overlaps a locked
+ *  region without lying inside it). Locks of the same region count: each
+ *  needs its llvm_omp_target_unlock_mem. Whether memory really is pinned
+ *  depends on the plugin that serves the device; ompx_target_lock_info
+ *  tells for offload-io's. */
+void *llvm_omp_target_lock_mem(void *ptr, size_t size, int device_num);
+
+/** Release one lock of the region that starts at ptr, taken with
+ *  llvm_omp_target_lock_mem on device_num; the last release unpins it.
+ *  Does nothing when device_num is not a device; the plugin reports other
+ *  errors (ptr is not a locked region's start) on stderr. */
+void llvm_omp_target_unlock_mem(void *ptr, int device_num);
+
+/** A locked host region, as the plugin's map holds it. */
+typedef struct ompx_lock_region {
+  void *host_ptr;     /**< Start of the region. */
+  void *device_ptr;   /**< Its device-accessible address. */
+  size_t size;        /**< Exact size in bytes. */
+  uint64_t references;/**< Locks held. */
+  int external;       /**< 1 for runtime-pinned memory (alloc_host). */
+} ompx_lock_region_t;
+
+/** Is ptr inside a locked region of device_num's plugin? 1 and *region
+ *  filled, 0 if not, -1 with errno on error: EINVAL when ptr or region is
+ *  NULL, ENODEV when device_num is not served by an offload-io plugin
+ *  (ompx_io_last_error says which plugin serves it). */
+int ompx_target_lock_info(const void *ptr, int device_num,
+                          ompx_lock_region_t *region);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OMPX_LOCK_H */

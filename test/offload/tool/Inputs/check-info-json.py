@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Checks the output of 'ompx-io info --json' (a file) for the lit tests.
+
+check-info-json.py FILE served|unserved
+  served:   every device is served by an offload-io plugin, with paths, the
+            pinned budget and the engine settings present
+  unserved: no device is, the plugins are not offload-io's, and the budget
+            is null
+Prints "info-json: ok" or raises.
+"""
+import json
+import sys
+
+path, mode = sys.argv[1], sys.argv[2]
+with open(path) as f:
+    info = json.load(f)  # fails on anything that is not valid JSON
+
+for key in ("version", "library_version", "num_devices", "initial_device",
+            "plugins", "devices", "pinned_budget", "settings"):
+    assert key in info, "missing key %s" % key
+assert info["version"] == info["library_version"], info["version"]
+assert len(info["devices"]) == info["num_devices"]
+assert info["num_devices"] > 0, "no devices"
+assert all(p["path"].startswith("/") for p in info["plugins"]), info["plugins"]
+for i, d in enumerate(info["devices"]):
+    assert d["device"] == i, d
+    assert d["kernel_launch"] is True, d
+if mode == "served":
+    assert all(d["served"] for d in info["devices"]), info["devices"]
+    assert any(p["offload_io"] for p in info["plugins"]), info["plugins"]
+    for d in info["devices"]:
+        assert d["plugin"] and d["local_device"] >= 0, d
+        assert d["paths"] and all(isinstance(p, str) for p in d["paths"]), d
+        assert isinstance(d["unavailable"], list), d
+    budget = info["pinned_budget"]
+    assert set(budget) == {"cap", "used", "peak", "refusals"}, budget
+    names = [s["name"] for s in info["settings"]]
+    assert "OMPX_IO_THREADS" in names, names
+    for s in info["settings"]:
+        assert s["source"] in ("default", "environment", "invalid"), s
+elif mode == "unserved":
+    assert not any(d["served"] for d in info["devices"]), info["devices"]
+    assert not any(p["offload_io"] for p in info["plugins"]), info["plugins"]
+    assert info["pinned_budget"] is None, info["pinned_budget"]
+    assert info["settings"] == [], info["settings"]
+else:
+    raise SystemExit("unknown mode %s" % mode)
+print("info-json: ok (%d devices)" % info["num_devices"])

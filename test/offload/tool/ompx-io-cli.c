@@ -1,0 +1,51 @@
+// The ompx-io command line: --version, info (text and --json, and its exit
+// status when no device is served by an offload-io plugin), bench's help.
+// No program is compiled: the RUN lines drive the installed tool.
+//
+// REQUIRES: ompx-io-tool
+// RUN: %ompx-io --version | FileCheck %s --check-prefix=VERSION
+// RUN: %ompx-io info | FileCheck %s --check-prefix=INFO
+// RUN: %ompx-io info --json > %t.json
+// RUN: python3 %S/Inputs/check-info-json.py %t.json served \
+// RUN:   | FileCheck %s --check-prefix=JSON
+// With only the stock plugins: exit status 1, the note says what to do.
+// RUN: env LD_LIBRARY_PATH=%stock-ld-path %not %ompx-io info 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=STOCK
+// RUN: env LD_LIBRARY_PATH=%stock-ld-path %not %ompx-io info --json \
+// RUN:   > %t.stock.json
+// RUN: python3 %S/Inputs/check-info-json.py %t.stock.json unserved \
+// RUN:   | FileCheck %s --check-prefix=JSON
+// RUN: %not %ompx-io info --bogus 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: %ompx-io info --help | FileCheck %s --check-prefix=INFO-HELP
+// RUN: %ompx-io bench --help | FileCheck %s --check-prefix=BENCH-HELP
+// RUN: %not %ompx-io bench --file %t.json --dir /tmp 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=FILE-DIR
+
+// VERSION: ompx-io [[V:[0-9]+\.[0-9]+\.[0-9]+]] (libompx_io [[V]])
+// VERSION-NEXT: offload targets: x86_64-pc-linux-gnu
+
+// INFO: Offload plugins loaded:
+// INFO: libomptarget.rtl.x86_64.nextgen.so (offload-io)
+// INFO: Device 0: offload-io x86_64 plugin, its device 0
+// INFO: kernel launch: ok
+// INFO: Engine settings
+// INFO-NOT: Note: no device
+
+// JSON: info-json: ok
+
+// STOCK: libomptarget.rtl.x86_64{{(.nextgen)?}}.so{{(.16)?}} (stock, no ompx_io support)
+// STOCK: Device 0: not an offload-io plugin's device
+// STOCK: Note: no device is served by an offload-io plugin, so ompx_io calls fail with ENODEV.
+// STOCK-NEXT: Put the offload-io library directory first in LD_LIBRARY_PATH, or link the package's plugins target (see docs/install.md).
+
+// BAD: info: unexpected argument '--bogus'
+
+// INFO-HELP: Usage: ompx-io info [--json]
+// INFO-HELP: Exits 1 when no device is
+
+// BENCH-HELP: --dir DIR
+// BENCH-HELP: --plot FILE
+// BENCH-HELP: nothing is plotted without it
+// BENCH-HELP: OFFLOADIO_TOOL_TARGETS
+
+// FILE-DIR: --dir is for the run's own file; --file names one

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// ompx-io info --json: what info prints, as one JSON object on stdout:
+//   version            the ompx-io and libompx_io versions
+//   num_devices, initial_device
+//   plugins            each loaded offload plugin: path, offload_io
+//   devices            each OpenMP device: served, plugin, local_device,
+//                      kernel_launch, paths, unavailable (or paths_error)
+//   pinned_budget      cap, used, peak, refusals (null without our plugins)
+//   settings           the engine settings: name, value, default, env,
+//                      valid, source (empty without our plugins)
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "ompx-io.h"
+#include "ompx_io.h"
+#include "ompx_version.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/// \p S as a JSON string, quoted and escaped.
+static void jsonString(const char *S) {
+  putchar('"');
+  for (const unsigned char *C = (const unsigned char *)S; *C; ++C) {
+    if (*C == '"' || *C == '\\')
+      printf("\\%c", *C);
+    else if (*C == '\n')
+      printf("\\n");
+    else if (*C < 0x20)
+      printf("\\u%04x", *C);
+    else
+      putchar(*C);
+  }
+  putchar('"');
+}
+
+/// The lines of \p Text as a JSON array of strings.
+static void jsonLines(const char *Text) {
+  printf("[");
+  const char *Sep = "";
+  while (*Text) {
+    size_t Len = strcspn(Text, "\n");
+    char Line[1024];
+    snprintf(Line, sizeof(Line), "%.*s", (int)Len, Text);
+    if (Len) {
+      printf("%s", Sep);
+      jsonString(Line);
+      Sep = ", ";
+    }
+    Text += Len + (Text[Len] == '\n');
+  }
+  printf("]");
+}
+
+static void printDeviceJson(int D, const DeviceProbe *P) {
+  printf("    {\"device\": %d, \"served\": %s, \"plugin\": ", D,
+         P->Served ? "true" : "false");
+  if (P->Served) {
+    jsonString(P->Plugin);
+    printf(", \"local_device\": %d", (int)P->Local);
+  } else {
+    printf("null, \"local_device\": null");
+  }
+  printf(", \"kernel_launch\": %s", P->KernelOk ? "true" : "false");
+  if (P->PathsErrno) {
+    printf(", \"paths\": [], \"paths_error\": ");
+    jsonString(strerror(P->PathsErrno));
+    printf("}");
+    return;
+  }
+  printf(", \"paths\": [");
+  const char *Sep = "";
+  for (int Path = 0; Path < OMPX_IO_NUM_PATHS; ++Path)
+    if (P->Mask & (1u << Path)) {
+      printf("%s", Sep);
+      jsonString(ompx_io_path_name(Path));
+      Sep = ", ";
+    }
+  printf("], \"unavailable\": ");
+  jsonLines(P->Why);
+  printf("}");
+}
+
+static void printBudgetJson(void) {
+  ompx_pinned_budget_t B;
+  if (ompx_io_get_pinned_budget(&B)) {
+    printf("null");
+    return;
+  }
+  printf("{\"cap\": %llu, \"used\": %llu, \"peak\": %llu, \"refusals\": %llu}",
+         (unsigned long long)B.cap, (unsigned long long)B.used,
+         (unsigned long long)B.peak, (unsigned long long)B.refusals);
+}
+
+static void printSettingsJson(void) {
+  static const char *const Sources[] = {"default", "environment", "invalid"};
+  size_t N = 0;
+  ompx_io_setting_t *S = engineSettings(&N);
+  printf("[");
+  for (size_t I = 0; S && I < N; ++I) {
+    printf("%s\n    {\"name\": ", I ? "," : "");
+    jsonString(S[I].name);
+    printf(", \"value\": ");
+    jsonString(S[I].value);
+    printf(", \"default\": ");
+    jsonString(S[I].default_value);
+    printf(", \"env\": ");
+    jsonString(S[I].env_value);
+    printf(", \"valid\": ");
+    jsonString(S[I].valid);
+    printf(", \"source\": ");
+    int Source = S[I].source;
+    jsonString(Source >= 0 && Source <= 2 ? Sources[Source] : "unknown");
+    printf("}");
+  }
+  printf("%s]", S && N ? "\n  " : "");
+  free(S);
+}
+
+void printInfoJson(int NumDevices, int Initial, const PluginList *L,
+                   const DeviceProbe *Probes) {
+  printf("{\n  \"version\": ");
+  jsonString(OFFLOADIO_VERSION_STRING);
+  printf(",\n  \"library_version\": ");
+  jsonString(ompx_io_version(NULL, NULL, NULL));
+  printf(",\n  \"num_devices\": %d,\n  \"initial_device\": %d,\n", NumDevices,
+         Initial);
+  printf("  \"plugins\": [");
+  for (int I = 0; I < L->Num; ++I) {
+    printf("%s\n    {\"path\": ", I ? "," : "");
+    jsonString(L->Plugins[I].Path);
+    printf(", \"offload_io\": %s}", L->Plugins[I].OffloadIO ? "true" : "false");
+  }
+  printf("%s],\n  \"devices\": [", L->Num ? "\n  " : "");
+  for (int D = 0; D < NumDevices; ++D) {
+    printf("%s\n", D ? "," : "");
+    printDeviceJson(D, &Probes[D]);
+  }
+  printf("%s],\n  \"pinned_budget\": ", NumDevices ? "\n  " : "");
+  printBudgetJson();
+  printf(",\n  \"settings\": ");
+  printSettingsJson();
+  printf("\n}\n");
+}
