@@ -23,10 +23,8 @@
 #include <unistd.h>
 
 #include "ompx_io.h"
-
-// libomptarget 16 exports these without declaring them in a header.
-void *llvm_omp_target_lock_mem(void *Ptr, size_t Size, int DeviceNum);
-void llvm_omp_target_unlock_mem(void *Ptr, int DeviceNum);
+#include "ompx_lock.h"
+#include "ompx_version.h"
 
 enum { FileBytes = (1 << 20) + 4093 };
 
@@ -79,6 +77,13 @@ static int makeFile(void) {
 }
 
 int main(void) {
+  // The headers and the library the program runs with must agree.
+  const char *Runtime = ompx_io_version(NULL, NULL, NULL);
+  if (strcmp(Runtime, OFFLOADIO_VERSION_STRING) != 0) {
+    fprintf(stderr, "consumer: FAILED: headers of offload-io %s, library %s\n",
+            OFFLOADIO_VERSION_STRING, Runtime);
+    return 1;
+  }
   if (omp_get_num_devices() < 1) {
     errno = ENODEV;
     return fail("no OpenMP offload device");
