@@ -19,7 +19,9 @@ if ! grep -q '^OFFLOADIO_TOOL_TARGETS:STRING=.*nvptx64-nvidia-cuda' "$build/CMak
 fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/lib" "$stage/bin"
+mkdir -p "$stage/lib" "$stage/bin" "$stage/include"
+# Generated headers (ompx_version.h) that the tests include.
+cp "$build"/include/*.h "$stage/include/"
 cp -L "$build"/lib/libomptarget.rtl.*.nextgen.so "$build"/lib/libompx_io.so* "$stage/lib/"
 for f in "$build"/unittests/ConformanceTest "$build"/bin/ompx-io; do
   [[ -e $f ]] && cp "$f" "$stage/bin/"

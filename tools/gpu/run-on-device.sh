@@ -24,7 +24,9 @@ if [[ $steps == *conf* ]]; then
 fi 2>&1 | tee "$out/conformance.log"
 
 if [[ $steps == *lit* ]]; then
-  mkdir -p /tmp/lit/test
+  mkdir -p /tmp/lit/test /tmp/lit/include
+  # The build's generated headers, where the lit configuration looks.
+  cp /opt/offload-io/include/*.h /tmp/lit/include/
   sed -e "s|@PROJECT_SOURCE_DIR@|$root|" -e 's|@PROJECT_BINARY_DIR@|/tmp/lit|' \
       -e 's|@CMAKE_LIBRARY_OUTPUT_DIRECTORY@|/opt/offload-io/lib|' \
       -e 's|@LLVM_TOOLS_BINARY_DIR@|/opt/llvm16/bin|' -e 's|@LLVM_LIBRARY_DIR@|/opt/llvm16/lib|' \
