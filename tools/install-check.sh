@@ -99,6 +99,27 @@ run pkg-config ours "$work/consumer-pc"
 run "pkg-config, LD_LIBRARY_PATH=$llvm_lib" ours "$work/consumer-pc" \
   LD_LIBRARY_PATH=$llvm_lib
 run "plain rpath (control)" stock "$work/consumer-rpath"
+# The README's first program, compiled and run exactly as written there
+# (the prefix in its commands replaced by this one), with no LD_LIBRARY_PATH.
+readme_block() { # LANG: the first fenced block of LANG under "## A first program"
+  awk -v lang="$1" '/^## A first program/ { s = 1 } s && /^## / && !/A first program/ { exit }
+    s && $0 == "```" lang { b = 1; next } b && /^```/ { exit } b { print }' "$root/README.md"
+}
+mkdir -p "$work/first"
+readme_block c >"$work/first/first.c"
+readme_block sh | sed "s|/opt/offload-io|$prefix|g" >"$work/first/commands.sh"
+runs=$((runs + 1))
+if ! [[ -s $work/first/first.c && -s $work/first/commands.sh ]]; then
+  echo "install-check: README first program: FAILED: no c or sh block found" >&2
+  failures=$((failures + 1))
+elif (cd "$work/first" && env -u LD_LIBRARY_PATH bash -e commands.sh) \
+    >"$work/first/out" 2>&1 && grep -q '^first: ok' "$work/first/out"; then
+  echo "install-check: README first program: ok ($(grep '^first:' "$work/first/out"))"
+else
+  echo "install-check: README first program: FAILED; its output:" >&2
+  sed 's/^/  | /' "$work/first/out" >&2
+  failures=$((failures + 1))
+fi
 if ((failures)); then
   echo "install-check: $failures of $runs runs failed" >&2
   exit 1
