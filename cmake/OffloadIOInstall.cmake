@@ -61,6 +61,9 @@ install(FILES ${PROJECT_BINARY_DIR}/include/ompx_version.h
 if(TARGET ompx-io)
   install(PROGRAMS ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/ompx-io
           DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # What `ompx-io bench --plot` runs, found beside the installed tool.
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/bench/plot-io.sh
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/offload-io)
 endif()
 
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE

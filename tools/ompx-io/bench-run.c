@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -87,14 +88,34 @@ int prepareFile(BenchOpts *O, uint64_t Size) {
   return 1;
 }
 
+/// The plot script: an installed tool's (<bin>/../share/offload-io), else
+/// the source tree's the tool was built from.
+static const char *plotScript(char *Buf, size_t Len) {
+  char Exe[4096];
+  ssize_t N = readlink("/proc/self/exe", Exe, sizeof(Exe) - 1);
+  if (N > 0) {
+    Exe[N] = '\0';
+    char *Slash = strrchr(Exe, '/');
+    if (Slash) {
+      *Slash = '\0';
+      snprintf(Buf, Len, "%s/../share/offload-io/plot-io.sh", Exe);
+      if (access(Buf, R_OK) == 0)
+        return Buf;
+    }
+  }
+  return OMPX_IO_PLOT_SCRIPT;
+}
+
 void renderPlot(const char *Csv, const char *Png) {
+  char Buf[4200];
+  const char *Script = plotScript(Buf, sizeof(Buf));
   pid_t Pid = fork();
   if (Pid < 0)
     fatal("--plot: fork: %s", strerror(errno));
   if (Pid == 0) {
-    execlp("bash", "bash", OMPX_IO_PLOT_SCRIPT, Csv, Png, (char *)NULL);
-    fprintf(stderr, "%s: --plot: cannot run bash %s: %s\n", Prog,
-            OMPX_IO_PLOT_SCRIPT, strerror(errno));
+    execlp("bash", "bash", Script, Csv, Png, (char *)NULL);
+    fprintf(stderr, "%s: --plot: cannot run bash %s: %s\n", Prog, Script,
+            strerror(errno));
     _exit(127);
   }
   int Status;
@@ -102,7 +123,7 @@ void renderPlot(const char *Csv, const char *Png) {
     if (errno != EINTR)
       fatal("--plot: waitpid: %s", strerror(errno));
   if (!WIFEXITED(Status) || WEXITSTATUS(Status))
-    fatal("--plot %s: %s failed", Png, OMPX_IO_PLOT_SCRIPT);
+    fatal("--plot %s: %s failed", Png, Script);
   fprintf(stderr, "%s: wrote %s\n", Prog, Png);
 }
 
