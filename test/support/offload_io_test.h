@@ -6,7 +6,9 @@
 #define OFFLOADIO_TEST_SUPPORT_OFFLOAD_IO_TEST_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "offload_test.h"
 
@@ -34,5 +36,17 @@ static const char *ename(int e) {
     int e_ = errno;                                                            \
     OT_EXPECT(r_ == -1 && e_ == (err), "%s -> %lld %s", what, r_, ename(e_));  \
   } while (0)
+
+/// Create (or truncate) path and fill it with 4096 zero bytes: the file
+/// most error tests read from. The descriptor (read-write), or -1.
+static int ot_open_zeros(const char *path) {
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+  char zeros[4096] = {0};
+  if (fd >= 0 && write(fd, zeros, sizeof zeros) != sizeof zeros) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
 
 #endif

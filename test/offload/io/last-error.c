@@ -31,9 +31,8 @@ static void *otherThread(void *Arg) {
 int main(int argc, char **argv) {
   if (argc < 2)
     return 2;
-  int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
-  char zeros[4096] = {0};
-  if (fd < 0 || write(fd, zeros, sizeof zeros) != sizeof zeros)
+  int fd = ot_open_zeros(argv[1]);
+  if (fd < 0)
     return 3;
   int dev = omp_get_default_device();
   void *dbuf = omp_target_alloc(4096, dev);

@@ -22,9 +22,8 @@
 int main(int argc, char **argv) {
   if (argc < 2)
     return 2;
-  int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0644);
-  char zeros[4096] = {0};
-  if (fd < 0 || write(fd, zeros, sizeof zeros) != sizeof zeros)
+  int fd = ot_open_zeros(argv[1]);
+  if (fd < 0)
     return 3;
   OT_EXPECT(omp_get_num_devices() > 0, "the stock plugin has devices");
   void *dbuf = omp_target_alloc(4096, 0);
