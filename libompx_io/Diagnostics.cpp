@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "Diagnostics.h"
+#include "offloadio/StaticTLS.h"
 
 #include <atomic>
 #include <cstdint>
@@ -17,7 +18,7 @@ using namespace ompxio;
 std::string &ompxio::lastError() {
   // Per thread, as errno: a failure of one thread must not replace the
   // message another thread is about to read.
-  thread_local std::string Message;
+  OFFLOADIO_STATIC_TLS thread_local std::string Message;
   return Message;
 }
 

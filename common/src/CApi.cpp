@@ -5,6 +5,7 @@
 // with one error line naming what failed. Nothing else in the plugin knows
 // the C ABI.
 #include "offloadio/ABI.h"
+#include "offloadio/StaticTLS.h"
 #include "offloadio/Envar.h"
 #include "offloadio/ExtensionABI.h"
 #include "offloadio/Plugin.h"
@@ -395,7 +396,7 @@ namespace {
 /// fail independently and each thread's ompx_io_last_error is its own; the
 /// plugin instance has no per-thread state to hold it.
 std::string &lastExtensionError() {
-  thread_local std::string Message;
+  OFFLOADIO_STATIC_TLS thread_local std::string Message;
   return Message;
 }
 

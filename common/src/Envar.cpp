@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Envar.h"
+#include "offloadio/StaticTLS.h"
 #include "offloadio/Info.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -115,7 +116,7 @@ namespace {
 /// The innermost recording log of each thread. Thread-local because the
 /// readers it observes (IOConfigTy::fromEnv and the like) take no observer
 /// argument, and another thread's reads belong to another caller.
-thread_local EnvReadLogTy *ActiveEnvReadLog = nullptr;
+OFFLOADIO_STATIC_TLS thread_local EnvReadLogTy *ActiveEnvReadLog = nullptr;
 
 /// Record a read of \p Name if this thread is logging.
 void noteRead(const char *Name, const std::optional<std::string> &Raw,

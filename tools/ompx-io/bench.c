@@ -311,6 +311,9 @@ int cmdBench(int Argc, char **Argv) {
     if (*PlotCsv)
       unlink(PlotCsv);
   }
+  free(Jobs);
+  for (int I = 0; I < O.NumPaths; ++I)
+    free(O.Paths[I]);
   if (Interrupted)
     fatal("interrupted");
   return Failures ? 1 : 0;
