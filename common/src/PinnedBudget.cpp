@@ -40,8 +40,8 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free,
 static constexpr const char *MemfdName = "offloadio-pinned-account";
 
 PinnedReservationTy::PinnedReservationTy(PinnedReservationTy &&Other) noexcept
-    : Budget(Other.Budget), Bytes(Other.Bytes) {
-  Other.Budget = nullptr;
+    : Account(Other.Account), Pid(Other.Pid), Bytes(Other.Bytes) {
+  Other.Account = nullptr;
   Other.Bytes = 0;
 }
 
@@ -49,28 +49,50 @@ PinnedReservationTy &
 PinnedReservationTy::operator=(PinnedReservationTy &&Other) noexcept {
   if (this != &Other) {
     release();
-    Budget = Other.Budget;
+    Account = Other.Account;
+    Pid = Other.Pid;
     Bytes = Other.Bytes;
-    Other.Budget = nullptr;
+    Other.Account = nullptr;
     Other.Bytes = 0;
   }
   return *this;
 }
 
 void PinnedReservationTy::release() {
-  if (Budget && Bytes)
-    Budget->giveBack(Bytes);
-  Budget = nullptr;
+  // A forked child holds copies of its parent's reservations: their bytes
+  // are the parent's to give back, not the child's.
+  if (Account && Bytes && Pid == ::getpid())
+    Account->Used.fetch_sub(Bytes, std::memory_order_relaxed);
+  Account = nullptr;
   Bytes = 0;
 }
 
 PinnedBudgetTy::PinnedBudgetTy(uint64_t Cap)
-    : Own(std::make_unique<PinnedAccountTy>(Cap)) {
+    : OwnerPid(::getpid()), Own(std::make_unique<PinnedAccountTy>(Cap)) {
   Account = Own.get();
 }
 
 PinnedBudgetTy::PinnedBudgetTy(PinnedAccountTy *Mapping)
-    : Account(Mapping), Mapping(Mapping) {}
+    : Account(Mapping), OwnerPid(::getpid()), Mapping(Mapping) {}
+
+PinnedAccountTy &PinnedBudgetTy::accountOfThisProcess() {
+  pid_t Pid = ::getpid();
+  if (LLVM_LIKELY(OwnerPid.load(std::memory_order_acquire) == Pid))
+    return *Account.load(std::memory_order_acquire);
+  std::lock_guard<std::mutex> Guard(ForkLock);
+  if (OwnerPid.load(std::memory_order_relaxed) != Pid) {
+    // The page (shared or not) is the parent's now; the parent's own
+    // account object must stay valid for its reservations' copies here.
+    PinnedAccountTy *Parent = Account.load(std::memory_order_relaxed);
+    auto Child = std::make_unique<PinnedAccountTy>(
+        Parent->Cap.load(std::memory_order_relaxed));
+    Account.store(Child.get(), std::memory_order_release);
+    Own.release(); // Parent's private account, if any: copies point at it.
+    Own = std::move(Child);
+    OwnerPid.store(Pid, std::memory_order_release);
+  }
+  return *Account.load(std::memory_order_acquire);
+}
 
 PinnedBudgetTy::~PinnedBudgetTy() {
   // Reservations must be gone by now; the page stays valid for the other
@@ -158,6 +180,7 @@ PinnedBudgetTy::joinProcessAccount(uint64_t Cap) {
 
 Expected<PinnedReservationTy>
 PinnedBudgetTy::reserve(size_t Bytes, llvm::StringRef Purpose) {
+  PinnedAccountTy *Account = &accountOfThisProcess();
   uint64_t Cap = Account->Cap.load(std::memory_order_relaxed);
   uint64_t Used = Account->Used.load(std::memory_order_relaxed);
   do {
@@ -177,14 +200,11 @@ PinnedBudgetTy::reserve(size_t Bytes, llvm::StringRef Purpose) {
   while (Peak < Now && !Account->Peak.compare_exchange_weak(
                            Peak, Now, std::memory_order_relaxed))
     ;
-  return PinnedReservationTy(*this, Bytes);
-}
-
-void PinnedBudgetTy::giveBack(size_t Bytes) {
-  Account->Used.fetch_sub(Bytes, std::memory_order_relaxed);
+  return PinnedReservationTy(*Account, ::getpid(), Bytes);
 }
 
 PinnedBudgetStatsTy PinnedBudgetTy::getStats() const {
+  const PinnedAccountTy *Account = this->Account.load(std::memory_order_acquire);
   PinnedBudgetStatsTy Stats;
   Stats.Cap = Account->Cap.load(std::memory_order_relaxed);
   Stats.Used = Account->Used.load(std::memory_order_relaxed);

@@ -45,10 +45,13 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
       llvm::consumeError(Reserved.takeError());
       return nullptr;
     }
-    if (All.empty())
+    // With none out and none being allocated, nothing would come back.
+    if (All.empty() && Pending == 0)
       return Reserved.takeError();
     llvm::consumeError(Reserved.takeError());
-    Returned.wait(Guard, [&] { return !Available.empty(); });
+    Returned.wait(Guard, [&] {
+      return !Available.empty() || (All.empty() && Pending == 0);
+    });
   }
   if (!Available.empty()) {
     StagingBufferTy *Buffer = Available.back();
@@ -66,7 +69,9 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
   --Pending;
   if (!Ptr) {
     Guard.unlock();
-    Returned.notify_one();
+    // Waiters at the cap and waiters on the budget share the variable:
+    // wake all, so that the one this room or outcome serves is among them.
+    Returned.notify_all();
     return Ptr.takeError();
   }
   Buffer->Pool = this;
@@ -94,7 +99,7 @@ void StagingPoolTy::release(StagingBufferTy *Buffer) {
     std::lock_guard<std::mutex> Guard(Lock);
     Available.push_back(Buffer);
   }
-  Returned.notify_one();
+  Returned.notify_all();
 }
 
 unsigned StagingPoolTy::allocated() const {

@@ -212,12 +212,22 @@ TEST(PinnedBudgetTest, AChildAfterForkOpensAnAccountOfItsOwn) {
     bool Ok = bool(R);
     if (!R)
       llvm::consumeError(R.takeError());
+    // A handle that joined in the parent moves to an account of the
+    // child's own, and the parent's reservation gives nothing back here.
+    auto ViaParent = (*Parent)->reserve(900, "child, through the parent's");
+    Ok &= bool(ViaParent);
+    if (ViaParent)
+      ViaParent->release();
+    else
+      llvm::consumeError(ViaParent.takeError());
+    Held->release();
     _exit(Ok ? 0 : 1);
   }
   int Status = 0;
   ASSERT_EQ(waitpid(Child, &Status, 0), Child);
   ASSERT_TRUE(WIFEXITED(Status));
   EXPECT_EQ(WEXITSTATUS(Status), 0);
+  // Nothing the child reserved or released reached the parent's account.
   EXPECT_EQ((*Parent)->getStats().Used, 900u);
 }
 

@@ -9,7 +9,11 @@
 // no symbols, so the account lives in a memfd page that the first plugin
 // creates and names in the environment (OFFLOADIO_PINNED_ACCOUNT=<pid>:<fd>);
 // every later plugin of the same process maps the same page. A child after
-// fork sees another pid and opens an account of its own.
+// fork shares that page with its parent, so it never touches it: a plugin
+// joining in the child sees another pid and opens an account of its own,
+// a handle that joined in the parent moves to a private account at its
+// first reservation in the child, and reservations made in the parent give
+// nothing back in the child.
 //
 // A reservation that would take the account past its cap fails with
 // OutOfResources and a message naming OFFLOADIO_PINNED_MAX; holders that
@@ -21,9 +25,12 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <sys/types.h>
 
 namespace offloadio {
 
@@ -57,10 +64,12 @@ public:
 
 private:
   friend class PinnedBudgetTy;
-  PinnedReservationTy(PinnedBudgetTy &Budget, size_t Bytes)
-      : Budget(&Budget), Bytes(Bytes) {}
+  PinnedReservationTy(PinnedAccountTy &Account, pid_t Pid, size_t Bytes)
+      : Account(&Account), Pid(Pid), Bytes(Bytes) {}
 
-  PinnedBudgetTy *Budget = nullptr;
+  /// Where the bytes were charged, by which process.
+  PinnedAccountTy *Account = nullptr;
+  pid_t Pid = 0;
   size_t Bytes = 0;
 };
 
@@ -93,13 +102,17 @@ public:
   bool isShared() const { return Mapping != nullptr; }
 
 private:
-  friend class PinnedReservationTy;
   /// Handle on the shared account at \p Mapping.
   explicit PinnedBudgetTy(PinnedAccountTy *Mapping);
-  /// Give back \p Bytes of a reservation.
-  void giveBack(size_t Bytes);
+  /// The account this process charges: after a fork, a private one.
+  PinnedAccountTy &accountOfThisProcess();
 
-  PinnedAccountTy *Account;
+  /// The account charged; replaced once in a forked child.
+  std::atomic<PinnedAccountTy *> Account;
+  /// The process that charges Account.
+  std::atomic<pid_t> OwnerPid;
+  /// Guards the move to a private account in a forked child.
+  std::mutex ForkLock;
   /// The shared page, unmapped on destruction; null for a private account.
   PinnedAccountTy *Mapping = nullptr;
   /// The private account, if this handle has one.

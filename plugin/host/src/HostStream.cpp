@@ -50,7 +50,7 @@ uint64_t HostStreamTy::submitted() const {
   return Tail;
 }
 
-Error HostStreamTy::enqueue(OpTy &&Op) {
+Error HostStreamTy::enqueue(OpTy &&Op, uint64_t *Seq) {
   {
     std::lock_guard<std::mutex> Guard(Lock);
     if (Tail - Head == Ring.size()) {
@@ -64,6 +64,8 @@ Error HostStreamTy::enqueue(OpTy &&Op) {
     }
     Ring[Tail & (Ring.size() - 1)] = std::move(Op);
     ++Tail;
+    if (Seq)
+      *Seq = Tail;
   }
   WorkCV.notify_one();
   return Error::success();
@@ -119,9 +121,12 @@ Error HostStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
         // Over budget: the caller's memory stays the source, so the
         // copy must be done before the caller gets it back.
         llvm::consumeError(Reserved.takeError());
-        if (auto Err = enqueue(std::move(Op)))
+        // Only up to this copy: later work of other threads may wait on
+        // this caller.
+        uint64_t Seq = 0;
+        if (auto Err = enqueue(std::move(Op), &Seq))
           return Err;
-        waitForQuietly(submitted());
+        waitForQuietly(Seq);
         return Error::success();
       }
       Op.Capture.Reservation = std::move(*Reserved);

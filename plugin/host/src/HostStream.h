@@ -116,7 +116,9 @@ private:
     void *Data = nullptr;
   };
 
-  Error enqueue(OpTy &&Op);
+  /// Queue \p Op; \p Seq, if given, gets the count of operations that
+  /// must complete for it to be done.
+  Error enqueue(OpTy &&Op, uint64_t *Seq = nullptr);
   /// Block until \p Seq operations have completed; errors stay for
   /// synchronize.
   void waitForQuietly(uint64_t Seq);
