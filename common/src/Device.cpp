@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Device.h"
 #include "offloadio/DeviceIOAdapter.h"
-#include "offloadio/Envar.h"
 #include "offloadio/Plugin.h"
 #include "offloadio/io/IOEngine.h"
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Plugin.h"
 
-#include "offloadio/Envar.h"
 
 #include <dlfcn.h>
 
