@@ -18,6 +18,7 @@
 #include "offloadio/io/IOEngine.h"
 
 #include "gtest/gtest.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <array>
 #include <atomic>
@@ -565,15 +566,21 @@ TEST_F(IOEngineFaultTest, FileTruncatedByAnotherThreadDuringReads) {
                   ssize_t(FileSize - Small));
       }
     });
-    for (int Round = 0; Round < 200; ++Round) {
-      auto N = transfer(IORequestTy::Read, Buf, FileSize, 0);
-      ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
-      EXPECT_GE(*N, Small);
-      EXPECT_LE(*N, FileSize);
-      ASSERT_EQ(mismatches(Buf, *N, 0), 0u) << "round " << Round;
+    {
+      // A failed ASSERT returns from here: the truncator must still stop
+      // and be joined, or its std::thread ends the process.
+      auto StopTruncator = llvm::make_scope_exit([&] {
+        Stop = true;
+        Truncator.join();
+      });
+      for (int Round = 0; Round < 200; ++Round) {
+        auto N = transfer(IORequestTy::Read, Buf, FileSize, 0);
+        ASSERT_TRUE(bool(N)) << takeErrorMessage(N.takeError());
+        EXPECT_GE(*N, Small);
+        EXPECT_LE(*N, FileSize);
+        ASSERT_EQ(mismatches(Buf, *N, 0), 0u) << "round " << Round;
+      }
     }
-    Stop = true;
-    Truncator.join();
     restoreFile();
   }
 }
