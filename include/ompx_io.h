@@ -63,6 +63,54 @@ int ompx_io_test(ompx_io_request_t request);
  *  counts them). */
 ssize_t ompx_io_wait(ompx_io_request_t request);
 
+/** The direction of a batch operation. */
+enum ompx_io_opcode {
+  OMPX_IO_OP_READ = 0,  /**< File to device_buf, as ompx_target_pread. */
+  OMPX_IO_OP_WRITE = 1  /**< device_buf to file, as ompx_target_pwrite. */
+};
+
+/** One operation of a batch. The caller fills the arguments; the results
+ *  are written when the batch completes (ompx_io_batch_wait). */
+typedef struct ompx_io_op {
+  int opcode;       /**< An enum ompx_io_opcode. */
+  int fd;           /**< The file; duplicated at submission. */
+  void *device_buf; /**< Memory of device_num (read-only for writes). */
+  size_t count;     /**< Bytes. */
+  off_t offset;     /**< File offset. */
+  int device_num;   /**< OpenMP device number; the initial device is host
+                         memory. Any mix of devices and files per batch. */
+  ssize_t result;   /**< Out: bytes transferred (short only at end of file,
+                         as pread), or -1. */
+  int error;        /**< Out: 0, or the errno of a failed operation. */
+} ompx_io_op_t;
+
+/** A batch in flight: an opaque handle, never NULL for a submitted batch
+ *  and never reused. */
+typedef struct ompx_io_batch *ompx_io_batch_t;
+
+/** Start nops operations as one batch. Each device's share of the batch
+ *  counts as one request against that device's OMPX_IO_MAX_REQUESTS,
+ *  however many operations it holds; the engine splits large operations
+ *  and reads or writes small ones whose file ranges touch with one system
+ *  call. ops must stay valid until ompx_io_batch_wait, which writes the
+ *  results there. An operation refused at submission (bad opcode, fd or
+ *  buffer; its destination overlapping another operation's buffer; its file
+ *  range overlapping another operation's where one of them writes) gets its
+ *  error without touching the others, which still run. Returns 0, or -1
+ *  with errno when nothing was submitted: EINVAL for ops or batch NULL or
+ *  nops 0, EAGAIN when a device has no request left. */
+int ompx_io_batch_submit(ompx_io_op_t *ops, size_t nops,
+                         ompx_io_batch_t *batch);
+/** 1 when every operation is done, 0 while some are pending, -1 with errno
+ *  EINVAL when batch is NULL or not in flight. */
+int ompx_io_batch_test(ompx_io_batch_t batch);
+/** Wait for every operation of batch and write each one's result and
+ *  error into the array given to ompx_io_batch_submit. Returns the number
+ *  of operations that failed (0: all succeeded; ompx_io_last_error() then
+ *  names the failed operations and why), or -1 with errno EINVAL when batch
+ *  is NULL or not in flight. Releases the batch, as ompx_io_wait does. */
+ssize_t ompx_io_batch_wait(ompx_io_batch_t batch);
+
 /** The transfer paths. */
 enum ompx_io_path {
   OMPX_IO_PATH_DIRECT = 0,   /**< IO straight into host-addressable memory. */
