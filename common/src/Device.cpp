@@ -265,16 +265,24 @@ Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
   };
   if (auto Err = onFreeing(TgtPtr, Kind))
     return Restore(std::move(Err));
+  // Every failure from here on leaves the memory allocated, so it stays the
+  // program's to free again, registered as it was.
+  auto Reregister = [&](Error Err) {
+    return Restore(llvm::joinErrors(
+        std::move(Err), onAllocated(Alloc->Ptr, Alloc->Size, Alloc->Kind)));
+  };
   if (auto Err = unlockMappedBuffer(TgtPtr))
-    return Err;
+    return Reregister(std::move(Err));
   if (MemoryManager && isDeviceKind(Kind)) {
     auto Cached = MemoryManager->free(TgtPtr);
     if (!Cached)
-      return Cached.takeError();
+      return Reregister(Cached.takeError());
     if (*Cached)
       return Error::success();
   }
-  return freeMemory(TgtPtr);
+  if (auto Err = freeMemory(TgtPtr))
+    return Reregister(std::move(Err));
+  return Error::success();
 }
 
 Expected<void *> GenericDeviceTy::allocateMemory(size_t Size,

@@ -161,6 +161,8 @@ public:
   std::atomic<int> DeviceAllocsLeft{-1};
   /// Stream and event creation fail.
   std::atomic<bool> FailStreams{false}, FailEvents{false};
+  /// freeImpl fails, keeping the memory.
+  std::atomic<bool> FailFrees{false};
   /// Allocations refused so far.
   std::atomic<unsigned> RefusedAllocs{0};
   /// Answer getPageableCaptureLimit() like the CUDA backend (64 KiB): small
@@ -196,6 +198,9 @@ protected:
     return Ptr;
   }
   Error freeImpl(void *Ptr, size_t, AllocKindTy) override {
+    if (FailFrees)
+      return makeError(ErrorCode::BackendError,
+                       "fake free of {0} on device {1} failed", Ptr, DeviceId);
     {
       std::unique_lock<std::shared_mutex> Guard(Lock);
       if (!Allocations.erase(reinterpret_cast<uintptr_t>(Ptr)))

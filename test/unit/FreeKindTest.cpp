@@ -3,7 +3,8 @@
 // The framework's books of the program's allocations (dataAlloc /
 // dataDelete) over the fake backend: a free names any kind and frees the
 // memory as it was allocated; frees of unknown, interior or already freed
-// pointers fail and leave the memory as it was; the framework's own pinned
+// pointers fail and leave the memory as it was, as does a free the backend
+// fails (the program may free it again); the framework's own pinned
 // buffers are not the program's allocations.
 #include "FakeDevice.h"
 
@@ -113,3 +114,33 @@ TEST_F(FreeKindTest, InternalPinnedBuffersAreNotTheProgramsMemory) {
 }
 
 } // namespace
+
+TEST(FreeKindRetryTest, AFailedVendorFreeLeavesTheAllocationToFreeAgain) {
+  FakePluginTy Plugin;
+  ASSERT_FALSE(bool(Plugin.init()));
+  FakeDeviceTy Device(Plugin, /*HostAddressable=*/true);
+  ASSERT_FALSE(bool(Device.init()));
+  // Large enough to bypass the allocation cache: the backend frees it.
+  const size_t Size = size_t(1) << 20;
+  for (AllocKindTy Kind : Kinds) {
+    auto P = Device.dataAlloc(int64_t(Size), nullptr, Kind);
+    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    Device.FailFrees = true;
+    Error Err = Device.dataDelete(*P, Kind);
+    ASSERT_TRUE(bool(Err)) << allocKindName(Kind);
+    std::string Message = takeErrorMessage(std::move(Err));
+    EXPECT_NE(Message.find("fake free of"), std::string::npos) << Message;
+    // Still the program's: owned, found, and freed by the retry.
+    EXPECT_TRUE(Device.ownsPointer(*P, nullptr));
+    EXPECT_TRUE(Device.findBuffer(*P).has_value()) << allocKindName(Kind);
+    EXPECT_EQ(Plugin.getPinnedMap().size(), Kind == AllocKindTy::Host ? 1u : 0u)
+        << allocKindName(Kind) << " memory lost its registration";
+    Device.FailFrees = false;
+    Error Retry = Device.dataDelete(*P, Kind);
+    EXPECT_FALSE(bool(Retry)) << allocKindName(Kind) << ": "
+                              << takeErrorMessage(std::move(Retry));
+    EXPECT_FALSE(Device.findBuffer(*P).has_value());
+    EXPECT_EQ(Plugin.getPinnedMap().size(), 0u);
+  }
+  EXPECT_FALSE(bool(Device.deinit()));
+}
