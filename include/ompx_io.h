@@ -96,9 +96,14 @@ typedef struct ompx_io_batch *ompx_io_batch_t;
  *  results there. An operation refused at submission (bad opcode, fd or
  *  buffer; its destination overlapping another operation's buffer; its file
  *  range overlapping another operation's where one of them writes) gets its
- *  error without touching the others, which still run. Returns 0, or -1
- *  with errno when nothing was submitted: EINVAL for ops or batch NULL or
- *  nops 0, EAGAIN when a device has no request left. */
+ *  error without touching the others, which still run: of two reads whose
+ *  destinations overlap both fail, of a read into a write's source the read
+ *  fails, of two operations whose file ranges overlap both fail. Every
+ *  device's request is reserved before any operation starts, the initial
+ *  device's included (those run during the call, as host transfers).
+ *  Returns 0, or -1 with errno when nothing was submitted (*batch is then
+ *  NULL): EINVAL for ops or batch NULL or nops 0, EAGAIN when a device has
+ *  no request left. */
 int ompx_io_batch_submit(ompx_io_op_t *ops, size_t nops,
                          ompx_io_batch_t *batch);
 /** 1 when every operation is done, 0 while some are pending, -1 with errno
@@ -106,9 +111,14 @@ int ompx_io_batch_submit(ompx_io_op_t *ops, size_t nops,
 int ompx_io_batch_test(ompx_io_batch_t batch);
 /** Wait for every operation of batch and write each one's result and
  *  error into the array given to ompx_io_batch_submit. Returns the number
- *  of operations that failed (0: all succeeded; ompx_io_last_error() then
- *  names the failed operations and why), or -1 with errno EINVAL when batch
- *  is NULL or not in flight. Releases the batch, as ompx_io_wait does. */
+ *  of operations that failed (0: all succeeded; otherwise
+ *  ompx_io_last_error() names the failed operations, the first eight by
+ *  index, opcode, fd, count, offset, device and reason, then "and N more"),
+ *  or -1 with errno EINVAL when batch is NULL or not in flight. A small
+ *  operation read or written with its neighbours in one system call that
+ *  failed partway succeeds when the failure came after its last byte, as
+ *  its own pread or pwrite would have. Releases the batch, as ompx_io_wait
+ *  does; batches never waited for are finished at exit. */
 ssize_t ompx_io_batch_wait(ompx_io_batch_t batch);
 
 /** The transfer paths. */
