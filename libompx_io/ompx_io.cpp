@@ -10,6 +10,7 @@
 // freed memory; requests never waited for are finished and released when the
 // library's state is destroyed at exit.
 #include "Diagnostics.h"
+#include "Library.h"
 #include "ompx_io.h"
 #include "ompx_version.h"
 #include "offloadio/ExtensionABI.h"
@@ -555,4 +556,32 @@ OMPX_API const char *ompx_io_version(int *Major, int *Minor, int *Patch) {
   if (Patch)
     *Patch = OFFLOADIO_VERSION_PATCH;
   return OFFLOADIO_VERSION_STRING;
+}
+
+// What the batch calls (Batch.cpp) share with the calls above; declared in
+// Library.h.
+
+bool ompxio::resolveDevice(int Device, const offloadio::ExtensionTableTy *&Fns,
+                           int32_t &Local) {
+  DeviceRefTy Ref;
+  if (Device < 0 || !lib().resolve(Device, Ref))
+    return false;
+  Fns = Ref.Fns;
+  Local = Ref.Local;
+  return true;
+}
+
+int ompxio::initialDeviceNumber() { return lib().initialDevice(); }
+
+ssize_t ompxio::countedHostTransfer(bool IsWrite, int Fd, void *Buf,
+                                    size_t Count, off_t Offset) {
+  ssize_t Result = hostTransfer(IsWrite, Fd, Buf, Count, Offset);
+  int Errno = errno;
+  lib().countHost(IsWrite, Result);
+  errno = Errno;
+  return Result;
+}
+
+std::string ompxio::notServedMessage(const char *Call, int Device) {
+  return explainNotServed(Call, Device, lib().notServedWarned());
 }

@@ -5,6 +5,7 @@
 // with one error line naming what failed. Nothing else in the plugin knows
 // the C ABI.
 #include "offloadio/ABI.h"
+#include "offloadio/CApiSupport.h"
 #include "offloadio/StaticTLS.h"
 #include "offloadio/Envar.h"
 #include "offloadio/ExtensionABI.h"
@@ -436,6 +437,12 @@ template <typename FnTy> int32_t errnoOnDevice(int32_t DeviceId, FnTy Fn) {
   return 0;
 }
 } // namespace
+
+GenericPluginTy &offloadio::extensionPlugin() { return thePlugin(); }
+
+int32_t offloadio::extensionErrno(Error Err, int32_t DeviceId) {
+  return errnoReport(std::move(Err), DeviceId);
+}
 
 OFFLOADIO_API int32_t __tgt_rtl_ompx_io_submit(int32_t DeviceId,
                                                int32_t IsWrite, int32_t Fd,

@@ -41,6 +41,40 @@ OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_test(void *Request);
 OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_wait(void *Request,
                                                        int64_t *Bytes);
 
+/// Reserve one of local device \p DeviceId's OMPX_IO_MAX_REQUESTS for a
+/// share of a batch: the empty share goes to \p *Batch; EAGAIN when none
+/// is left. A share is started once, or released unstarted.
+OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_batch_create(int32_t DeviceId,
+                                                               void **Batch);
+
+/// Start the \p Count operations \p Ops (their device_num, result and
+/// error are not read) in \p Batch, a share of local device \p DeviceId
+/// from __tgt_rtl_ompx_io_batch_create. An operation refused at submission
+/// gets its error at the wait; the others run.
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_io_batch_start(int32_t DeviceId, void *Batch,
+                              const ompx_io_op_t *Ops, uint64_t Count);
+
+/// 1 when every operation of \p Batch is done, 0 while some are pending.
+OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_batch_test(void *Batch);
+
+/// Wait for \p Batch and write each operation's result and error into
+/// \p Ops, the \p Count operations given to __tgt_rtl_ompx_io_batch_start,
+/// in order. The share stays until __tgt_rtl_ompx_io_batch_release.
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_io_batch_wait(void *Batch, ompx_io_op_t *Ops, uint64_t Count);
+
+/// After the wait: the message of operation \p Index's failure into \p Buf
+/// (\p Len bytes, cut to fit, NUL-terminated); its full length, 0 when the
+/// operation did not fail.
+OFFLOADIO_EXTENSION_API uint64_t
+__tgt_rtl_ompx_io_batch_message(void *Batch, uint64_t Index, char *Buf,
+                                uint64_t Len);
+
+/// Release \p Batch, waiting for operations still in flight, and give its
+/// request back.
+OFFLOADIO_EXTENSION_API void __tgt_rtl_ompx_io_batch_release(void *Batch);
+
 /// The file engine counters of local device \p DeviceId.
 OFFLOADIO_EXTENSION_API int32_t
 __tgt_rtl_ompx_io_stats(int32_t DeviceId, ompx_io_stats_t *Out);
@@ -88,6 +122,12 @@ OFFLOADIO_EXTENSION_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
   X(IOSubmit, __tgt_rtl_ompx_io_submit)                                        \
   X(IOTest, __tgt_rtl_ompx_io_test)                                            \
   X(IOWait, __tgt_rtl_ompx_io_wait)                                            \
+  X(IOBatchCreate, __tgt_rtl_ompx_io_batch_create)                             \
+  X(IOBatchStart, __tgt_rtl_ompx_io_batch_start)                               \
+  X(IOBatchTest, __tgt_rtl_ompx_io_batch_test)                                 \
+  X(IOBatchWait, __tgt_rtl_ompx_io_batch_wait)                                 \
+  X(IOBatchMessage, __tgt_rtl_ompx_io_batch_message)                           \
+  X(IOBatchRelease, __tgt_rtl_ompx_io_batch_release)                           \
   X(IOStats, __tgt_rtl_ompx_io_stats)                                          \
   X(IOPaths, __tgt_rtl_ompx_io_paths)                                          \
   X(IOSettings, __tgt_rtl_ompx_io_settings)                                    \

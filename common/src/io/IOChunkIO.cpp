@@ -4,6 +4,8 @@
 #include "offloadio/io/Sys.h"
 
 #include <cerrno>
+#include <sys/uio.h>
+#include <vector>
 
 using namespace offloadio;
 
@@ -94,5 +96,72 @@ size_t offloadio::writeChunk(SysTy &Sys, IORequestTy &R, size_t Index,
   else
     Written = 0;
   R.recordError(Index, makeErrnoError(D.Errno, "{0}", D.Message));
+  return Written;
+}
+
+size_t offloadio::moveGathered(SysTy &Sys, IORequestTy &R) {
+  const char *Call = R.isWrite() ? "pwritev" : "preadv";
+  std::vector<struct iovec> Iov;
+  Iov.reserve(R.segments().size());
+  for (const IOSegmentTy &S : R.segments())
+    Iov.push_back({S.DevPtr, S.Len});
+  size_t Done = 0, First = 0, Len = R.count();
+  while (Done < Len) {
+    off_t At = R.offset() + off_t(Done);
+    int Count = int(Iov.size() - First);
+    ssize_t N = R.isWrite() ? Sys.pwritev(R.bufferedFd(), &Iov[First], Count, At)
+                            : Sys.preadv(R.bufferedFd(), &Iov[First], Count, At);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0 || (N == 0 && R.isWrite())) {
+      R.recordChunk(0, Done);
+      R.recordError(0,
+                    makeErrnoError(N < 0 ? errno : EIO,
+                                   "{0}(fd {1}, {2} buffers from {3}, {4} "
+                                   "bytes, offset {5})",
+                                   Call, R.bufferedFd(), Count,
+                                   Iov[First].iov_base, Len - Done,
+                                   int64_t(At)),
+                    Done);
+      return Done;
+    }
+    if (N == 0)
+      break; // End of file.
+    Done += size_t(N);
+    // Step over what moved: whole buffers, then into the next one.
+    for (size_t Skip = size_t(N); Skip && First < Iov.size();) {
+      if (Skip >= Iov[First].iov_len) {
+        Skip -= Iov[First++].iov_len;
+        continue;
+      }
+      Iov[First].iov_base = static_cast<char *>(Iov[First].iov_base) + Skip;
+      Iov[First].iov_len -= Skip;
+      Skip = 0;
+    }
+  }
+  R.recordChunk(0, Done);
+  return Done;
+}
+
+size_t offloadio::readGatheredChunk(SysTy &Sys, IORequestTy &R, char *Buf) {
+  size_t Before = 0;
+  auto N = readFully(Sys, R.bufferedFd(), Buf, R.count(), R.offset(), &Before);
+  if (N) {
+    R.recordChunk(0, *N);
+    return *N;
+  }
+  R.recordChunk(0, Before);
+  R.recordError(0, N.takeError(), Before);
+  return Before;
+}
+
+size_t offloadio::writeGatheredChunk(SysTy &Sys, IORequestTy &R,
+                                     const char *Buf) {
+  size_t Written = 0;
+  Error Err =
+      writeFully(Sys, R.bufferedFd(), Buf, R.count(), R.offset(), &Written);
+  R.recordChunk(0, Written);
+  if (Err)
+    R.recordError(0, std::move(Err), Written);
   return Written;
 }

@@ -37,6 +37,10 @@ public:
   }
 
   bool runChunk(IORequestTy &R, size_t I, IOWorkerStagingTy &) override {
+    if (R.isGathered()) {
+      countBytes(Stats, R, path(), moveGathered(Sys, R));
+      return true;
+    }
     size_t Len = R.chunkLength(I);
     char *Dev = R.devPtr() + R.chunkOffset(I);
     off_t FileOffset = R.offset() + off_t(R.chunkOffset(I));

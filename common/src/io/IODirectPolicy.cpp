@@ -23,12 +23,12 @@ IOChunkLayoutTy::aligned(uint64_t Offset, size_t Count, size_t Geometry,
                          size_t(End - LastAligned), ChunkSize};
 }
 
-IODirectSetupTy offloadio::decideDirect(SysTy &Sys, const IOConfigTy &Config,
-                                        bool Write, int CallerFd, int Flags,
-                                        int OwnFd, off_t Offset,
-                                        size_t Count) {
-  IODirectSetupTy S;
+IODirectFdsTy offloadio::openDirectFds(SysTy &Sys, const IOConfigTy &Config,
+                                       bool Write, int CallerFd, int Flags,
+                                       int OwnFd) {
+  IODirectFdsTy S;
   bool CallerDirect = Flags & O_DIRECT;
+  S.BufferedIsDirect = CallerDirect;
   IODirectPolicyTy Policy = Config.ODirect;
   if (!CallerDirect && Policy != IODirectPolicyTy::On)
     return S; // Buffered, as always.
@@ -73,6 +73,7 @@ IODirectSetupTy offloadio::decideDirect(SysTy &Sys, const IOConfigTy &Config,
       return S;
     }
     S.TwinFd = S.BufFd = Twin;
+    S.BufferedIsDirect = false;
     if (Policy == IODirectPolicyTy::Off) {
       S.Note = ", O_DIRECT off: buffered reopen of the fd";
       return S;
@@ -109,9 +110,23 @@ IODirectSetupTy offloadio::decideDirect(SysTy &Sys, const IOConfigTy &Config,
     S.DirectFd = -1;
     return S;
   }
+  S.Geometry = Geometry;
+  return S;
+}
+
+IODirectSetupTy offloadio::layoutDirect(const IODirectFdsTy &Fds,
+                                        const IOConfigTy &Config,
+                                        off_t Offset, size_t Count) {
+  IODirectSetupTy S;
+  S.BufFd = Fds.BufFd;
+  S.DirectFd = Fds.DirectFd;
+  S.MemAlign = Fds.MemAlign;
+  S.Note = Fds.Note;
+  if (S.DirectFd < 0 || !Fds.Geometry)
+    return S;
   // Large chunks for the O_DIRECT middle, on aligned boundaries.
-  size_t ChunkSize = Config.DirectChunkSize / Geometry * Geometry;
-  S.Layout = IOChunkLayoutTy::aligned(uint64_t(Offset), Count, Geometry,
+  size_t ChunkSize = Config.DirectChunkSize / Fds.Geometry * Fds.Geometry;
+  S.Layout = IOChunkLayoutTy::aligned(uint64_t(Offset), Count, Fds.Geometry,
                                       ChunkSize);
   if (!S.Layout) {
     // No aligned block inside: all of it goes buffered, in plain chunks of
@@ -121,7 +136,17 @@ IODirectSetupTy offloadio::decideDirect(SysTy &Sys, const IOConfigTy &Config,
     S.Note = ", O_DIRECT: no aligned block in the range, buffered";
   } else {
     S.Note = ", O_DIRECT for the aligned middle (alignment " +
-             std::to_string(Align) + ")";
+             std::to_string(Fds.MemAlign) + ")";
   }
+  return S;
+}
+
+IODirectSetupTy offloadio::decideDirect(SysTy &Sys, const IOConfigTy &Config,
+                                        bool Write, int CallerFd, int Flags,
+                                        int OwnFd, off_t Offset,
+                                        size_t Count) {
+  IODirectFdsTy Fds = openDirectFds(Sys, Config, Write, CallerFd, Flags, OwnFd);
+  IODirectSetupTy S = layoutDirect(Fds, Config, Offset, Count);
+  S.TwinFd = Fds.TwinFd;
   return S;
 }

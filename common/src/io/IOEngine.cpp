@@ -37,9 +37,9 @@ void IOEngineTy::startWorkers() {
   }
 }
 
-Expected<std::unique_ptr<IORequestTy>>
-IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
-                   off_t Offset) {
+Expected<IOEngineTy::CheckedRequestTy>
+IOEngineTy::checkRequest(IORequestTy::OpTy Op, int Fd, void *DevPtr,
+                         size_t Count, off_t Offset) {
   const char *OpName = Op == IORequestTy::Read ? "read" : "write";
   int DeviceId = Device.getDeviceId();
   auto Flags = checkDescriptor(Sys, Op == IORequestTy::Write, Fd, Count,
@@ -73,6 +73,11 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
   auto Path = choosePath({Fd, DevPtr, Count, Offset, Append, Kind}, Why);
   if (!Path)
     return Path.takeError();
+  return CheckedRequestTy{*Flags, std::move(BusyMark), *Path, std::move(Why),
+                          Append};
+}
+
+Expected<IOSlotTy> IOEngineTy::reserveSlot(const std::string &What) {
   // Every request holds one or two descriptors and its memory until the
   // program waits for it, so their number is capped. Submission fails
   // rather than waits: a thread that submits past the cap before waiting
@@ -81,39 +86,60 @@ IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
   do
     if (Held >= Config.MaxRequests)
       return makeErrnoError(EAGAIN,
-                            "{0} of {1} bytes on device {2}: {3} requests are "
-                            "outstanding, the OMPX_IO_MAX_REQUESTS limit; "
-                            "wait for some first",
-                            OpName, Count, DeviceId, Held);
+                            "{0}: {1} requests are outstanding, the "
+                            "OMPX_IO_MAX_REQUESTS limit; wait for some first",
+                            What, Held);
   while (!Outstanding.compare_exchange_weak(Held, Held + 1,
                                             std::memory_order_relaxed));
+  return IOSlotTy(Outstanding);
+}
+
+void IOEngineTy::noteRequest(const IORequestTy &R, int Fd,
+                             const std::string &Why) {
+  auto &Requests = R.isWrite() ? Stats.Writes : Stats.Reads;
+  Requests[unsigned(R.path())].fetch_add(1, std::memory_order_relaxed);
+  if (!Log.enabled())
+    return;
+  char Buffer[512];
+  std::snprintf(Buffer, sizeof(Buffer),
+                "%s %zu bytes, fd %d offset %lld, %p: %s path (",
+                R.isWrite() ? "write" : "read", R.count(), Fd,
+                (long long)R.offset(), static_cast<void *>(R.devPtr()),
+                ioPathName(R.path()));
+  Log.print(Buffer + Why + ")" + R.directNote());
+}
+
+void IOEngineTy::queueRequest(IORequestTy &R) {
+  startWorkers();
+  R.markQueued();
+  Queue.push(R);
+}
+
+Expected<std::unique_ptr<IORequestTy>>
+IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
+                   off_t Offset) {
+  const char *OpName = Op == IORequestTy::Read ? "read" : "write";
+  auto Checked = checkRequest(Op, Fd, DevPtr, Count, Offset);
+  if (!Checked)
+    return Checked.takeError();
+  auto Slot = reserveSlot(std::string(OpName) + " of " +
+                          std::to_string(Count) + " bytes on device " +
+                          std::to_string(Device.getDeviceId()));
+  if (!Slot)
+    return Slot.takeError();
   int Dup = Sys.dup(Fd);
-  if (Dup < 0) {
-    int Errno = errno;
-    Outstanding.fetch_sub(1, std::memory_order_relaxed);
-    return makeErrnoError(Errno, "dup of fd {0} for an async {1}", Fd, OpName);
-  }
+  if (Dup < 0)
+    return makeErrnoError(errno, "dup of fd {0} for an async {1}", Fd, OpName);
   auto R = std::make_unique<IORequestTy>(Op, Dup, static_cast<char *>(DevPtr),
-                                         Count, Offset, *Path,
-                                         Config.ChunkSize, Append);
-  R->holdSlot(Outstanding);
-  R->holdBusyMark(std::move(BusyMark));
+                                         Count, Offset, Checked->Path,
+                                         Config.ChunkSize, Checked->Append);
+  R->holdSlot(std::move(*Slot));
+  R->holdBusyMark(std::move(Checked->BusyMark));
   if (Count)
     R->applyDirect(decideDirect(Sys, Config, Op == IORequestTy::Write, Fd,
-                                *Flags, Dup, Offset, Count));
-  auto &Requests = Op == IORequestTy::Read ? Stats.Reads : Stats.Writes;
-  Requests[unsigned(*Path)].fetch_add(1, std::memory_order_relaxed);
-  if (Log.enabled()) {
-    char Buffer[512];
-    std::snprintf(Buffer, sizeof(Buffer),
-                  "%s %zu bytes, fd %d offset %lld, %p: %s path (", OpName,
-                  Count, Fd, (long long)Offset, DevPtr, ioPathName(*Path));
-    Log.print(Buffer + Why + ")" + R->directNote());
-  }
-  if (R->numChunks() == 0)
-    return std::move(R);
-  startWorkers();
-  R->markQueued();
-  Queue.push(*R);
+                                Checked->Flags, Dup, Offset, Count));
+  noteRequest(*R, Fd, Checked->Why);
+  if (R->numChunks())
+    queueRequest(*R);
   return std::move(R);
 }

@@ -68,6 +68,10 @@ public:
   }
 
   bool runChunk(IORequestTy &R, size_t I, IOWorkerStagingTy &) override {
+    // The engine never puts a gathered request on the fastpath
+    // (IOBatchSubmit.cpp says why); should one come, staging serves it.
+    if (R.isGathered())
+      return false;
     size_t Len = R.chunkLength(I);
     char *Dev = R.devPtr() + R.chunkOffset(I);
     off_t FileOffset = R.offset() + off_t(R.chunkOffset(I));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/io/IORequest.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <unistd.h>
 
 using namespace offloadio;
@@ -21,12 +23,21 @@ IORequestTy::~IORequestTy() {
     std::unique_lock<std::mutex> Guard(Lock);
     DoneCV.wait(Guard, [&] { return Done; });
   }
+  if (!OwnsDescriptors)
+    return;
   if (Fd >= 0)
     ::close(Fd);
   if (TwinFd >= 0)
     ::close(TwinFd);
-  if (Slots)
-    Slots->fetch_sub(1, std::memory_order_relaxed);
+}
+
+void IORequestTy::gather(std::vector<IOSegmentTy> List) {
+  Segments = std::move(List);
+  // One chunk, whatever the chunk size: the batch gathers no more than a
+  // chunk's bytes (the staging buffers hold them).
+  Layout = IOChunkLayoutTy::plain(Count, Count ? Count : 1);
+  ChunkBytes.assign(Layout.numChunks(), 0);
+  Done = ChunkBytes.empty();
 }
 
 void IORequestTy::applyDirect(IODirectSetupTy Setup) {
@@ -53,12 +64,13 @@ void IORequestTy::recordChunk(size_t Index, size_t Bytes) {
   ChunkBytes[Index] = Bytes;
 }
 
-void IORequestTy::recordError(size_t Index, Error Err) {
+void IORequestTy::recordError(size_t Index, Error Err, size_t At) {
   ErrorDetailsTy D = takeErrorDetails(std::move(Err));
   std::lock_guard<std::mutex> Guard(Lock);
-  if (Index >= ErrorChunk)
+  if (Index > ErrorChunk || (Index == ErrorChunk && At >= ErrorAt))
     return;
   ErrorChunk = Index;
+  ErrorAt = At;
   ErrorMessage = std::make_unique<std::string>(std::move(D.Message));
   // Non-POSIX failures (no staging memory, a backend error) map to the
   // closest errno: ENOMEM for resources, EIO otherwise.
@@ -75,30 +87,41 @@ void IORequestTy::finishChunks(size_t N) {
   std::lock_guard<std::mutex> Guard(Lock);
   FinishedChunks += N;
   if (FinishedChunks >= ChunkBytes.size()) {
-    // Every byte landed: the program may free the buffer now.
-    BusyMark.reset();
+    // Every byte landed: the program may free the buffers now.
+    BusyMarks.clear();
     Done = true;
     DoneCV.notify_all();
   }
 }
 
-Expected<size_t> IORequestTy::wait() {
+Expected<size_t> IORequestTy::waitRange(size_t Begin, size_t Len) {
   std::unique_lock<std::mutex> Guard(Lock);
   DoneCV.wait(Guard, [&] { return Done; });
   // POSIX semantics: bytes up to the first short chunk (end of file); an
-  // error before that point fails the whole request, so nothing is lost
-  // silently.
-  size_t Total = 0;
+  // error before the range's end fails it, so nothing is lost silently.
+  size_t End = Begin + Len, Total = 0;
   for (size_t I = 0; I < ChunkBytes.size(); ++I) {
-    // Except at the file size limit: like pwrite(2), a write that reached
-    // it returns what it wrote before it, and EFBIG only if that is nothing.
-    if (I >= ErrorChunk && Op == Write && ErrorErrno == EFBIG &&
-        Total + ChunkBytes[I] > 0)
-      return Total + ChunkBytes[I];
-    if (I >= ErrorChunk)
+    size_t ChunkBegin = Layout.chunkOffset(I);
+    size_t ChunkLen = Layout.chunkLength(I);
+    if (ChunkBegin >= End)
+      break;
+    if (ChunkBegin + ChunkLen <= Begin)
+      continue;
+    // The range's part of the chunk, from the chunk's start.
+    size_t Lo = Begin > ChunkBegin ? Begin - ChunkBegin : 0;
+    size_t Hi = std::min(End - ChunkBegin, ChunkLen);
+    size_t Got = ChunkBytes[I];
+    size_t Moved = Got > Lo ? std::min(Got, Hi) - Lo : 0;
+    if (I > ErrorChunk || (I == ErrorChunk && ErrorAt < Hi)) {
+      // Except at the file size limit: like pwrite(2), a write that reached
+      // it returns what it wrote before it, and EFBIG only if that is
+      // nothing.
+      if (Op == Write && ErrorErrno == EFBIG && Total + Moved > 0)
+        return Total + Moved;
       return makeErrnoError(ErrorErrno, "{0}", *ErrorMessage);
-    Total += ChunkBytes[I];
-    if (ChunkBytes[I] < Layout.chunkLength(I))
+    }
+    Total += Moved;
+    if (Got < Hi)
       break;
   }
   return Total;

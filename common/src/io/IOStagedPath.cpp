@@ -10,6 +10,8 @@
 #include "offloadio/io/IORequest.h"
 #include "offloadio/io/IOWorker.h"
 
+#include <algorithm>
+
 using namespace offloadio;
 
 namespace {
@@ -39,6 +41,8 @@ public:
       return fail(R, I, Slot.takeError());
     char *Buffer = static_cast<char *>((*Slot)->Buffer);
     StreamTy &Stream = W.stream();
+    if (R.isGathered())
+      return runGathered(R, **Slot, Stream);
     if (!R.isWrite()) {
       auto N = readChunk(Sys, R, I, Buffer, Len, FileOffset);
       if (!N)
@@ -67,6 +71,44 @@ public:
   }
 
 private:
+  /// The one chunk of a gathered request: one pread into the buffer, then
+  /// a copy to each segment; a write the reverse.
+  bool runGathered(IORequestTy &R, IOStagingSlotTy &Slot, StreamTy &Stream) {
+    char *Buffer = static_cast<char *>(Slot.Buffer);
+    const auto &Segments = R.segments();
+    if (!R.isWrite()) {
+      // The bytes read before an error are good: they reach their
+      // segments, whose operations succeed.
+      size_t N = readGatheredChunk(Sys, R, Buffer);
+      size_t At = 0;
+      for (size_t S = 0; S < Segments.size() && At < N; At += Segments[S++].Len)
+        if (auto Err = Stream.copyAsync(Segments[S].DevPtr, Buffer + At,
+                                        std::min(Segments[S].Len, N - At),
+                                        CopyKindTy::HostToDevice))
+          return fail(R, 0, std::move(Err));
+      if (N) {
+        if (auto Err = Stream.recordEvent(*Slot.Event))
+          return fail(R, 0, std::move(Err));
+        Slot.InFlight = true;
+      }
+      countBytes(Stats, R, path(), N);
+      return true;
+    }
+    size_t At = 0;
+    for (const IOSegmentTy &S : Segments) {
+      if (auto Err = Stream.copyAsync(Buffer + At, S.DevPtr, S.Len,
+                                      CopyKindTy::DeviceToHost))
+        return fail(R, 0, std::move(Err));
+      At += S.Len;
+    }
+    if (auto Err = Stream.recordEvent(*Slot.Event))
+      return fail(R, 0, std::move(Err));
+    if (auto Err = Slot.Event->synchronize())
+      return fail(R, 0, std::move(Err));
+    countBytes(Stats, R, path(), writeGatheredChunk(Sys, R, Buffer));
+    return true;
+  }
+
   static bool fail(IORequestTy &R, size_t I, Error Err) {
     R.recordError(I, std::move(Err));
     return true;

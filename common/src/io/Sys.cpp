@@ -18,6 +18,16 @@ ssize_t SysTy::pwrite(int Fd, const void *Buf, size_t Count, off_t Offset) {
   return ::pwrite(Fd, Buf, Count, Offset);
 }
 
+ssize_t SysTy::preadv(int Fd, const struct iovec *Iov, int IovCount,
+                      off_t Offset) {
+  return ::preadv(Fd, Iov, IovCount, Offset);
+}
+
+ssize_t SysTy::pwritev(int Fd, const struct iovec *Iov, int IovCount,
+                       off_t Offset) {
+  return ::pwritev(Fd, Iov, IovCount, Offset);
+}
+
 int SysTy::getFlags(int Fd) { return ::fcntl(Fd, F_GETFL); }
 
 int SysTy::dup(int Fd) { return ::fcntl(Fd, F_DUPFD_CLOEXEC, 0); }
@@ -47,8 +57,12 @@ size_t SysTy::directIOAlignment(int Fd) {
 static constexpr size_t MaxIOPerCall = size_t(1) << 30;
 
 Expected<size_t> offloadio::readFully(SysTy &Sys, int Fd, char *Buf,
-                                      size_t Count, off_t Offset) {
+                                      size_t Count, off_t Offset,
+                                      size_t *ReadBefore) {
   size_t Done = 0;
+  size_t Ignored;
+  size_t &Out = ReadBefore ? *ReadBefore : Ignored;
+  Out = 0;
   while (Done < Count) {
     size_t Want = std::min(Count - Done, MaxIOPerCall);
     ssize_t N = Sys.pread(Fd, Buf + Done, Want, Offset + off_t(Done));
@@ -64,6 +78,7 @@ Expected<size_t> offloadio::readFully(SysTy &Sys, int Fd, char *Buf,
     if (N == 0)
       break; // End of file.
     Done += size_t(N);
+    Out = Done;
   }
   return Done;
 }

@@ -28,6 +28,22 @@ Expected<size_t> readChunk(SysTy &Sys, IORequestTy &R, size_t Index, char *Buf,
 size_t writeChunk(SysTy &Sys, IORequestTy &R, size_t Index, const char *Buf,
                   size_t Len, off_t FileOffset);
 
+/// Move the one chunk of gathered request \p R (IORequestTy::gather)
+/// between the file and its segments with preadv or pwritev, continued
+/// across EINTR and short transfers, and record the bytes moved and an
+/// error at the byte where it struck. Returns the bytes moved.
+size_t moveGathered(SysTy &Sys, IORequestTy &R);
+
+/// Read the one chunk of gathered request \p R into \p Buf with one pread
+/// (continued as readFully) and record the bytes read and an error at the
+/// byte where it struck. Returns the bytes read, also those before an
+/// error: they are good.
+size_t readGatheredChunk(SysTy &Sys, IORequestTy &R, char *Buf);
+
+/// Write the one chunk of gathered request \p R from \p Buf; records as
+/// readGatheredChunk. Returns the bytes written.
+size_t writeGatheredChunk(SysTy &Sys, IORequestTy &R, const char *Buf);
+
 } // namespace offloadio
 
 #endif // OFFLOADIO_IO_IOCHUNKIO_H

@@ -86,9 +86,43 @@ struct IODirectSetupTy {
   std::string Note;
 };
 
-/// Decide O_DIRECT for a read (\p Write false) or write of \p Count bytes
-/// at \p Offset through the caller's \p CallerFd with status \p Flags, of
-/// which \p OwnFd is the engine's duplicate. Reopens the file as needed.
+/// The descriptor part of the O_DIRECT decision, for one caller descriptor
+/// and direction: which descriptors there are, their alignment, and the
+/// geometry the middle of a request may be split on. A batch takes it once
+/// per descriptor and direction, however many requests use it.
+struct IODirectFdsTy {
+  /// The descriptor without O_DIRECT; -1: the engine's duplicate.
+  int BufFd = -1;
+  /// The descriptor with O_DIRECT for the middle; -1: none.
+  int DirectFd = -1;
+  /// A reopen of the file, owned by whoever took the decision, or -1.
+  int TwinFd = -1;
+  /// Memory alignment O_DIRECT needs.
+  size_t MemAlign = 0;
+  /// File offsets the middle is cut on; 0: the request is not split (no
+  /// O_DIRECT, or an O_APPEND write).
+  size_t Geometry = 0;
+  /// Whether BufFd (or the duplicate it stands for) has O_DIRECT itself: the
+  /// caller's O_DIRECT descriptor could not be reopened without it.
+  bool BufferedIsDirect = false;
+  /// The decision, for OMPX_IO_INFO (", O_DIRECT ..." or empty).
+  std::string Note;
+};
+
+/// Open the descriptors O_DIRECT needs for reads (\p Write false) or writes
+/// through the caller's \p CallerFd with status \p Flags, of which \p OwnFd
+/// is the engine's duplicate. Reopens the file as needed.
+IODirectFdsTy openDirectFds(SysTy &Sys, const IOConfigTy &Config, bool Write,
+                            int CallerFd, int Flags, int OwnFd);
+
+/// The per-request part: the layout of \p Count bytes at \p Offset through
+/// \p Fds. The result's TwinFd is -1: \p Fds keeps its owner.
+IODirectSetupTy layoutDirect(const IODirectFdsTy &Fds,
+                             const IOConfigTy &Config, off_t Offset,
+                             size_t Count);
+
+/// Decide O_DIRECT for one request: openDirectFds, then layoutDirect; the
+/// request owns the reopen (TwinFd).
 IODirectSetupTy decideDirect(SysTy &Sys, const IOConfigTy &Config, bool Write,
                              int CallerFd, int Flags, int OwnFd, off_t Offset,
                              size_t Count);

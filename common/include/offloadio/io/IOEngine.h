@@ -10,6 +10,7 @@
 #define OFFLOADIO_IO_IOENGINE_H
 
 #include "offloadio/Error.h"
+#include "offloadio/io/IOBatch.h"
 #include "offloadio/io/IOConfig.h"
 #include "offloadio/io/IOFastpath.h"
 #include "offloadio/io/IORefusedFileSystems.h"
@@ -49,7 +50,19 @@ public:
   submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
          off_t Offset);
 
-  /// Requests submitted and not yet destroyed.
+  /// An empty batch share holding one request slot: EAGAIN, as submit,
+  /// when Config.MaxRequests requests and shares are outstanding. Every
+  /// share must be destroyed before the engine.
+  Expected<std::unique_ptr<IOBatchTy>> createBatch();
+  /// Check and start \p Ops in \p Batch, a share from createBatch not
+  /// started before. An operation refused by the checks of submit gets its
+  /// error in the share; the others run. Operations that are at most a
+  /// chunk, of one descriptor and direction, on one path, whose file ranges
+  /// touch, are gathered into one request of at most a chunk. Never waits
+  /// for a transfer.
+  void startBatch(IOBatchTy &Batch, const std::vector<IOBatchOpTy> &Ops);
+
+  /// Requests and batch shares submitted and not yet destroyed.
   unsigned outstandingRequests() const {
     return Outstanding.load(std::memory_order_relaxed);
   }
@@ -65,6 +78,25 @@ public:
   }
 
 private:
+  /// A request that passed the checks of submission.
+  struct CheckedRequestTy {
+    int Flags;            ///< The descriptor's status flags.
+    IOBusyMarkTy BusyMark; ///< The buffer, busy from the checks on.
+    IOPathTy Path;        ///< The path chosen ...
+    std::string Why;      ///< ... and why.
+    bool Append;          ///< A write to an O_APPEND descriptor.
+  };
+  /// The checks of a request, in the order Linux makes them, and its path.
+  Expected<CheckedRequestTy> checkRequest(IORequestTy::OpTy Op, int Fd,
+                                          void *DevPtr, size_t Count,
+                                          off_t Offset);
+  /// One of Config.MaxRequests slots; EAGAIN naming \p What without one.
+  Expected<IOSlotTy> reserveSlot(const std::string &What);
+  /// Count \p R on its path and print its OMPX_IO_INFO line; \p Fd is the
+  /// caller's descriptor, \p Why why the path.
+  void noteRequest(const IORequestTy &R, int Fd, const std::string &Why);
+  /// Hand \p R, which has chunks, to the workers.
+  void queueRequest(IORequestTy &R);
   /// Pick the path for a request by the backends' scores, with the reason.
   Expected<IOPathTy> choosePath(const IOPathQueryTy &Q, std::string &Why) const;
   /// Start the workers on first use.
@@ -78,7 +110,7 @@ private:
   IORefusedFileSystemsTy RefusedFS;
   /// The backends, indexed by IOPathTy.
   IOPathTableTy Paths;
-  /// Requests alive, bounded by Config.MaxRequests.
+  /// Requests and batch shares alive, bounded by Config.MaxRequests.
   std::atomic<unsigned> Outstanding{0};
   IORequestQueueTy Queue;
 

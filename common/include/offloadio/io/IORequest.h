@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // One read or write of the file engine in flight: its arguments, its
-// descriptors, its chunks, and the results its workers record.
+// descriptors, its chunks, and the results its workers record. A request of
+// a batch may gather several small operations of one file whose ranges
+// touch: one chunk, scattered over the operations' device buffers.
 #ifndef OFFLOADIO_IO_IOREQUEST_H
 #define OFFLOADIO_IO_IOREQUEST_H
 
@@ -9,6 +11,7 @@
 #include "offloadio/io/IOBusyMemory.h"
 #include "offloadio/io/IOConfig.h"
 #include "offloadio/io/IODirectPolicy.h"
+#include "offloadio/io/IOSlot.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -19,6 +22,12 @@
 #include <vector>
 
 namespace offloadio {
+
+/// One device buffer of a gathered request, in file order.
+struct IOSegmentTy {
+  char *DevPtr; ///< The operation's buffer.
+  size_t Len;   ///< Its bytes; the segments' file ranges follow each other.
+};
 
 /// One read or write in flight.
 class IORequestTy {
@@ -38,16 +47,31 @@ public:
   /// 1 done, 0 pending; errors surface in wait().
   bool isDone() const;
   /// Block until done; the bytes transferred or the error.
-  Expected<size_t> wait();
+  Expected<size_t> wait() { return waitRange(0, Count); }
+  /// Block until done; the result of the bytes [\p Begin, \p Begin +
+  /// \p Len) of the request as if they had been a pread or pwrite of their
+  /// own: bytes up to the first short chunk, an error at or before their
+  /// last byte is their error (a write stopped by the file size limit
+  /// returns what it wrote, as pwrite(2)). Errors after them leave them
+  /// intact.
+  Expected<size_t> waitRange(size_t Begin, size_t Len);
 
   /// \name Set up by the engine before the request is queued.
   /// @{
   /// Take the O_DIRECT decision: descriptors, alignment, chunk layout.
   void applyDirect(IODirectSetupTy Setup);
-  /// Hold one slot of \p Slots, given back when the request is destroyed.
-  void holdSlot(std::atomic<unsigned> &Slots) { this->Slots = &Slots; }
-  /// Keep the buffer marked busy until the last chunk finished.
-  void holdBusyMark(IOBusyMarkTy Mark) { BusyMark = std::move(Mark); }
+  /// Hold \p Slot until the request is destroyed.
+  void holdSlot(IOSlotTy Slot) { this->Slot = std::move(Slot); }
+  /// Keep a buffer marked busy until the last chunk finished.
+  void holdBusyMark(IOBusyMarkTy Mark) {
+    BusyMarks.push_back(std::move(Mark));
+  }
+  /// The descriptors belong to a batch that outlives the request: it does
+  /// not close them.
+  void borrowDescriptors() { OwnsDescriptors = false; }
+  /// Scatter the request over \p Segments (whose lengths add up to the
+  /// count): one chunk, read or written with one system call.
+  void gather(std::vector<IOSegmentTy> Segments);
   /// The request is handed to the workers, who use it until it is done.
   void markQueued() { Queued = true; }
   /// @}
@@ -76,6 +100,10 @@ public:
   /// The O_DIRECT decision, for OMPX_IO_INFO.
   const std::string &directNote() const { return DirectNote; }
   char *devPtr() const { return DevPtr; }
+  /// Whether the request is gathered from several buffers (gather()).
+  bool isGathered() const { return !Segments.empty(); }
+  /// The buffers of a gathered request, in file order.
+  const std::vector<IOSegmentTy> &segments() const { return Segments; }
   size_t count() const { return Count; }
   off_t offset() const { return Offset; }
   /// A write to an O_APPEND descriptor: served on the engine's append lane,
@@ -109,8 +137,10 @@ public:
   /// @{
   /// Record the bytes chunk \p Index moved.
   void recordChunk(size_t Index, size_t Bytes);
-  /// Record an error of chunk \p Index (the earliest chunk's error wins).
-  void recordError(size_t Index, Error Err);
+  /// Record an error of chunk \p Index at its byte \p At: the bytes before
+  /// \p At moved (recordChunk says how many), the rest did not. The earliest
+  /// error wins.
+  void recordError(size_t Index, Error Err, size_t At = 0);
   /// Whether a chunk failed.
   bool failed() const;
   /// A worker finished \p N chunks; the last one completes the request,
@@ -134,8 +164,10 @@ private:
   size_t NextChunk = 0;
   bool Queued = false;
   bool Append;
-  std::atomic<unsigned> *Slots = nullptr;
-  IOBusyMarkTy BusyMark;
+  bool OwnsDescriptors = true;
+  std::vector<IOSegmentTy> Segments;
+  IOSlotTy Slot;
+  std::vector<IOBusyMarkTy> BusyMarks;
 
   mutable std::mutex Lock;
   std::condition_variable DoneCV;
@@ -143,6 +175,7 @@ private:
   bool Done = false;
   std::vector<size_t> ChunkBytes;
   size_t ErrorChunk = SIZE_MAX;
+  size_t ErrorAt = 0; ///< The failed byte of ErrorChunk.
   std::unique_ptr<std::string> ErrorMessage;
   int ErrorErrno = 0;
 };

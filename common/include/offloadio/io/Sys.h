@@ -9,6 +9,7 @@
 
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 namespace offloadio {
 
@@ -21,6 +22,12 @@ public:
   virtual ssize_t pread(int Fd, void *Buf, size_t Count, off_t Offset);
   /// pwrite(2).
   virtual ssize_t pwrite(int Fd, const void *Buf, size_t Count, off_t Offset);
+  /// preadv(2).
+  virtual ssize_t preadv(int Fd, const struct iovec *Iov, int IovCount,
+                         off_t Offset);
+  /// pwritev(2).
+  virtual ssize_t pwritev(int Fd, const struct iovec *Iov, int IovCount,
+                          off_t Offset);
   /// fcntl(Fd, F_GETFL).
   virtual int getFlags(int Fd);
   /// fcntl(Fd, F_DUPFD_CLOEXEC, 0).
@@ -37,9 +44,10 @@ public:
 
 /// Read \p Count bytes at \p Offset, retrying EINTR and short reads, with
 /// no single call above 1 GiB. Returns the bytes read: fewer than \p Count
-/// only at end of file.
+/// only at end of file. \p ReadBefore, if given, gets the bytes read, also
+/// those before an error.
 Expected<size_t> readFully(SysTy &Sys, int Fd, char *Buf, size_t Count,
-                           off_t Offset);
+                           off_t Offset, size_t *ReadBefore = nullptr);
 
 /// Write all \p Count bytes at \p Offset, retrying EINTR and short writes.
 /// \p Written, if given, gets the bytes written, also those before an

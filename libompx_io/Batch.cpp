@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// ompx_io_batch_submit, _test and _wait. A batch is split by device: the
+// initial device's operations run here, as host transfers, and every other
+// device's share goes to its plugin as one request of that device
+// (__tgt_rtl_ompx_io_batch_*). Shares are created on every device before
+// any operation runs, so that a device with no request left refuses the
+// whole batch with nothing started.
+//
+// Batch handles are numbers, never reused, looked up in a registry as the
+// requests' are: a batch waited for twice, or never submitted, is refused
+// with EINVAL; batches never waited for are finished at exit.
+#include "BatchPlan.h"
+#include "Diagnostics.h"
+#include "Library.h"
+#include "ompx_io.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unistd.h>
+#include <unordered_map>
+#include <vector>
+
+#define OMPX_API extern "C" __attribute__((visibility("default")))
+
+using namespace ompxio;
+
+namespace {
+
+using PluginFnsTy = offloadio::ExtensionTableTy;
+
+/// One device's share: its operations, copied, with their indices in the
+/// caller's array.
+struct ShareTy {
+  const PluginFnsTy *Fns = nullptr;
+  int32_t Local = -1;
+  int Device = -1;
+  void *Inner = nullptr; ///< The plugin's share; null once released.
+  std::vector<size_t> Indices;
+  std::vector<ompx_io_op_t> Ops;
+};
+
+/// The outcome of an operation known at submission: refused, or run on the
+/// initial device.
+struct EarlyTy {
+  size_t Index;
+  ssize_t Result;
+  int Errno;
+  std::string Reason;
+};
+
+/// A batch in flight.
+struct BatchTy {
+  ompx_io_op_t *Ops = nullptr; ///< The caller's array.
+  size_t Count = 0;
+  std::vector<ShareTy> Shares;
+  std::vector<EarlyTy> Early;
+};
+
+/// Wait for \p S and release it; the results go into S.Ops. On a failure of
+/// the wait itself every operation of the share gets its errno, and its
+/// message into \p Reasons (by operation of the share).
+void finishShare(ShareTy &S, std::vector<std::string> *Reasons) {
+  if (!S.Inner)
+    return;
+  if (int32_t Errno = S.Fns->IOBatchWait(S.Inner, S.Ops.data(), S.Ops.size())) {
+    char Text[512] = "";
+    if (!S.Fns->TakeLastError(Text, sizeof(Text)))
+      std::snprintf(Text, sizeof(Text), "%s", std::strerror(Errno));
+    for (ompx_io_op_t &Op : S.Ops) {
+      Op.result = -1;
+      Op.error = Errno;
+    }
+    if (Reasons)
+      Reasons->assign(S.Ops.size(), Text);
+  } else if (Reasons) {
+    Reasons->assign(S.Ops.size(), "");
+    for (size_t J = 0; J < S.Ops.size(); ++J) {
+      if (!S.Ops[J].error)
+        continue;
+      uint64_t Len = S.Fns->IOBatchMessage(S.Inner, J, nullptr, 0);
+      std::string &Reason = (*Reasons)[J];
+      Reason.resize(Len + 1);
+      S.Fns->IOBatchMessage(S.Inner, J, Reason.data(), Reason.size());
+      Reason.resize(Len);
+      if (Reason.empty())
+        Reason = std::strerror(S.Ops[J].error);
+    }
+  }
+  S.Fns->IOBatchRelease(S.Inner);
+  S.Inner = nullptr;
+}
+
+/// The batches in flight.
+class BatchRegistryTy {
+public:
+  /// Batches never waited for are finished and released here, at exit, as
+  /// requests are (ompx_io.cpp): their transfers complete, their results
+  /// are dropped.
+  ~BatchRegistryTy() {
+    // A forked child's batches are the parent's (see IOLibTy).
+    if (::getpid() != CreatorPid)
+      return;
+    std::unordered_map<uintptr_t, std::unique_ptr<BatchTy>> Left;
+    {
+      std::lock_guard<std::mutex> Guard(Lock);
+      Left.swap(Batches);
+    }
+    if (!Left.empty() && infoEnabled())
+      std::fprintf(stderr,
+                   "%s: %zu batch(es) never waited for: finishing and "
+                   "releasing them at exit\n",
+                   linePrefix().c_str(), Left.size());
+    for (auto &[Id, B] : Left)
+      for (ShareTy &S : B->Shares)
+        finishShare(S, nullptr);
+  }
+
+  ompx_io_batch_t track(std::unique_ptr<BatchTy> B) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    uintptr_t Id = ++LastId;
+    Batches.emplace(Id, std::move(B));
+    return reinterpret_cast<ompx_io_batch_t>(Id);
+  }
+
+  /// Take the batch of \p Handle out of the registry; null when it is not
+  /// in flight.
+  std::unique_ptr<BatchTy> claim(ompx_io_batch_t Handle) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    auto It = Batches.find(reinterpret_cast<uintptr_t>(Handle));
+    if (It == Batches.end())
+      return nullptr;
+    std::unique_ptr<BatchTy> B = std::move(It->second);
+    Batches.erase(It);
+    return B;
+  }
+
+  /// 1 done, 0 pending, -1 not in flight; under the lock, so that no wait
+  /// releases the shares meanwhile.
+  int test(ompx_io_batch_t Handle) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    auto It = Batches.find(reinterpret_cast<uintptr_t>(Handle));
+    if (It == Batches.end())
+      return -1;
+    for (const ShareTy &S : It->second->Shares)
+      if (S.Inner && !S.Fns->IOBatchTest(S.Inner))
+        return 0;
+    return 1;
+  }
+
+private:
+  pid_t CreatorPid = ::getpid();
+  std::mutex Lock;
+  uintptr_t LastId = 0; ///< Handles are never reused.
+  std::unordered_map<uintptr_t, std::unique_ptr<BatchTy>> Batches;
+};
+
+BatchRegistryTy &batches() {
+  // After the library's state (initialDeviceNumber), so destroyed before it.
+  (void)initialDeviceNumber();
+  static BatchRegistryTy Registry;
+  return Registry;
+}
+
+/// Fail \p Call with EINVAL: \p What is wrong with its arguments.
+int invalid(const char *Call, const char *What) {
+  return fail(EINVAL, std::string(Call) + ": " + What);
+}
+
+/// Report a handle that names no batch in flight, and fail with EINVAL.
+int batchNotInFlight(const char *Call, ompx_io_batch_t Batch) {
+  char Message[160];
+  std::snprintf(Message, sizeof(Message),
+                "%s: batch %p is not in flight (already waited for, or not "
+                "returned by ompx_io_batch_submit)",
+                Call, static_cast<void *>(Batch));
+  if (infoEnabled())
+    std::fprintf(stderr, "%s: %s\n", linePrefix().c_str(), Message);
+  return fail(EINVAL, Message);
+}
+
+/// "read, fd 3, 4096 bytes at offset 0, device 1" for operation \p Op.
+std::string describe(const ompx_io_op_t &Op) {
+  const char *Name = Op.opcode == OMPX_IO_OP_READ    ? "read"
+                     : Op.opcode == OMPX_IO_OP_WRITE ? "write"
+                                                     : "opcode ?";
+  char Text[160];
+  std::snprintf(Text, sizeof(Text), "%s, fd %d, %zu bytes at offset %lld, "
+                "device %d", Name, Op.fd, Op.count, (long long)Op.offset,
+                Op.device_num);
+  return Text;
+}
+
+/// Most failed operations ompx_io_last_error names one by one.
+constexpr size_t MaxNamedFailures = 8;
+
+} // namespace
+
+OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
+                                  ompx_io_batch_t *Batch) {
+  const char *Call = "ompx_io_batch_submit";
+  if (!Batch)
+    return invalid(Call, "batch is NULL");
+  *Batch = nullptr;
+  if (!Ops)
+    return invalid(Call, "ops is NULL");
+  if (!Count)
+    return invalid(Call, "nops is 0");
+
+  auto B = std::make_unique<BatchTy>();
+  B->Ops = Ops;
+  B->Count = Count;
+  std::vector<BatchRefusalTy> Refusals = planBatch(Ops, Count);
+  int Initial = initialDeviceNumber();
+  std::vector<size_t> HostOps;
+  std::map<int, size_t> ShareOf; // device: index in B->Shares
+  for (size_t I = 0; I < Count; ++I) {
+    const ompx_io_op_t &Op = Ops[I];
+    if (Refusals[I].Errno) {
+      B->Early.push_back({I, -1, Refusals[I].Errno, Refusals[I].Reason});
+      continue;
+    }
+    if (Op.device_num == Initial) {
+      HostOps.push_back(I);
+      continue;
+    }
+    auto It = ShareOf.find(Op.device_num);
+    if (It == ShareOf.end()) {
+      ShareTy S;
+      S.Device = Op.device_num;
+      if (!resolveDevice(Op.device_num, S.Fns, S.Local)) {
+        B->Early.push_back(
+            {I, -1, ENODEV, notServedMessage(Call, Op.device_num)});
+        continue;
+      }
+      It = ShareOf.emplace(Op.device_num, B->Shares.size()).first;
+      B->Shares.push_back(std::move(S));
+    }
+    ShareTy &S = B->Shares[It->second];
+    S.Indices.push_back(I);
+    S.Ops.push_back(Op);
+  }
+
+  // Every device's request first: nothing runs unless all have one.
+  for (ShareTy &S : B->Shares) {
+    if (int32_t Errno = S.Fns->IOBatchCreate(S.Local, &S.Inner)) {
+      char Text[512] = "";
+      if (!S.Fns->TakeLastError(Text, sizeof(Text)))
+        std::snprintf(Text, sizeof(Text), "%s", std::strerror(Errno));
+      S.Inner = nullptr;
+      for (ShareTy &Other : B->Shares)
+        if (Other.Inner)
+          Other.Fns->IOBatchRelease(Other.Inner);
+      return fail(Errno, std::string(Call) + " on device " +
+                             std::to_string(S.Device) + ": " + Text +
+                             "; nothing was submitted");
+    }
+  }
+  // Host memory: done now, as ompx_target_pread_async does it.
+  for (size_t I : HostOps) {
+    const ompx_io_op_t &Op = Ops[I];
+    ssize_t N = countedHostTransfer(Op.opcode == OMPX_IO_OP_WRITE, Op.fd,
+                                    Op.device_buf, Op.count, Op.offset);
+    int Errno = N < 0 ? errno : 0;
+    B->Early.push_back({I, N, Errno,
+                        Errno ? std::string("host transfer: ") +
+                                    std::strerror(Errno)
+                              : std::string()});
+  }
+  for (ShareTy &S : B->Shares) {
+    if (int32_t Errno = S.Fns->IOBatchStart(S.Local, S.Inner, S.Ops.data(),
+                                            S.Ops.size())) {
+      char Text[512] = "";
+      if (!S.Fns->TakeLastError(Text, sizeof(Text)))
+        std::snprintf(Text, sizeof(Text), "%s", std::strerror(Errno));
+      for (size_t I : S.Indices)
+        B->Early.push_back({I, -1, int(Errno), Text});
+      S.Fns->IOBatchRelease(S.Inner);
+      S.Inner = nullptr;
+    }
+  }
+  *Batch = batches().track(std::move(B));
+  return 0;
+}
+
+OMPX_API int ompx_io_batch_test(ompx_io_batch_t Batch) {
+  if (!Batch)
+    return invalid("ompx_io_batch_test", "batch is NULL");
+  int Done = batches().test(Batch);
+  if (Done < 0)
+    return batchNotInFlight("ompx_io_batch_test", Batch);
+  return Done;
+}
+
+OMPX_API ssize_t ompx_io_batch_wait(ompx_io_batch_t Batch) {
+  const char *Call = "ompx_io_batch_wait";
+  if (!Batch)
+    return invalid(Call, "batch is NULL");
+  // Claimed before waiting: a second wait finds nothing (as ompx_io_wait).
+  std::unique_ptr<BatchTy> B = batches().claim(Batch);
+  if (!B)
+    return batchNotInFlight(Call, Batch);
+  std::map<size_t, std::string> Failed; // index: reason
+  for (const EarlyTy &E : B->Early) {
+    B->Ops[E.Index].result = E.Result;
+    B->Ops[E.Index].error = E.Errno;
+    if (E.Errno)
+      Failed.emplace(E.Index, E.Reason);
+  }
+  for (ShareTy &S : B->Shares) {
+    if (!S.Inner)
+      continue;
+    std::vector<std::string> Reasons;
+    finishShare(S, &Reasons);
+    for (size_t J = 0; J < S.Ops.size(); ++J) {
+      ompx_io_op_t &Out = B->Ops[S.Indices[J]];
+      Out.result = S.Ops[J].result;
+      Out.error = S.Ops[J].error;
+      if (Out.error)
+        Failed.emplace(S.Indices[J], Reasons[J]);
+    }
+  }
+  if (Failed.empty())
+    return 0;
+  std::string Message = std::string(Call) + ": " +
+                        std::to_string(Failed.size()) + " of " +
+                        std::to_string(B->Count) + " operations failed: ";
+  size_t Named = 0;
+  for (const auto &[Index, Reason] : Failed) {
+    if (Named == MaxNamedFailures)
+      break;
+    Message += (Named++ ? "; " : "") + std::string("operation ") +
+               std::to_string(Index) + " (" + describe(B->Ops[Index]) +
+               "): " + std::strerror(B->Ops[Index].error) + ": " + Reason;
+  }
+  if (Failed.size() > Named)
+    Message += "; and " + std::to_string(Failed.size() - Named) + " more";
+  lastError() = std::move(Message);
+  return ssize_t(Failed.size());
+}

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The parts of libompx_io's state (ompx_io.cpp) that the batch calls
+// (Batch.cpp) use: devices resolved to their plugins, and the initial
+// device's transfers.
+#ifndef OMPX_IO_LIBRARY_H
+#define OMPX_IO_LIBRARY_H
+
+#include "offloadio/ExtensionABI.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+
+namespace ompxio {
+
+/// The offload-io plugin (\p Fns) and local number (\p Local) of OpenMP
+/// device \p Device; false when no offload-io plugin serves it.
+bool resolveDevice(int Device, const offloadio::ExtensionTableTy *&Fns,
+                   int32_t &Local);
+
+/// The initial device number of the running OpenMP program.
+int initialDeviceNumber();
+
+/// A transfer of host memory (the initial device) with pread/pwrite, as
+/// ompx_target_pread does it there, counted in its statistics: the bytes,
+/// or -1 with errno.
+ssize_t countedHostTransfer(bool IsWrite, int Fd, void *Buf, size_t Count,
+                            off_t Offset);
+
+/// Why no offload-io plugin serves \p Device for \p Call (and, the first
+/// time, the warning on stderr that explainNotServed prints).
+std::string notServedMessage(const char *Call, int Device);
+
+} // namespace ompxio
+
+#endif // OMPX_IO_LIBRARY_H
