@@ -8,7 +8,7 @@
 #               offloadio::ompx_io, offloadio::plugins
 #   lib/pkgconfig/          offload-io.pc, offload-io-plugins.pc
 #   include/    every public header of include/
-#   bin/        ompx-io
+#   bin/        ompx-io, offloadio-checkpoint (examples/checkpoint)
 #   share/doc/offload-io/   README.md, LICENSE, docs/
 include(CMakePackageConfigHelpers)
 
@@ -64,6 +64,11 @@ if(TARGET ompx-io)
   # What `ompx-io bench --plot` runs, found beside the installed tool.
   install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/bench/plot-io.sh
           DESTINATION ${CMAKE_INSTALL_DATADIR}/offload-io)
+endif()
+
+if(TARGET offloadio-checkpoint)
+  install(PROGRAMS ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/offloadio-checkpoint
+          DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE

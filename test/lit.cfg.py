@@ -321,6 +321,23 @@ if os.path.exists(os.path.join(plugin_dir, "libompx_io.so")):
 ompx_io_tool = os.path.join(config.offloadio_obj_root, "bin", "ompx-io")
 if os.path.exists(ompx_io_tool) and target_triple == "x86_64-pc-linux-gnu":
     config.available_features.add("ompx-io-tool")
+# The checkpoint example (examples/checkpoint): its host part is two static
+# libraries of the build; "%checkpoint-link" is what a program compiled for
+# the lit target needs besides them: the example's offload source, the
+# libraries, LLVM (llvm::json) and libompx_io.
+checkpoint_static = os.path.join(plugin_dir, "static")
+checkpoint_libs = [
+    os.path.join(checkpoint_static, "liboffloadio_checkpoint_host.a"),
+    os.path.join(checkpoint_static, "liboffloadio_safetensors.a"),
+]
+if "ompx-io" in config.available_features and all(map(os.path.exists, checkpoint_libs)):
+    config.available_features.add("checkpoint-example")
+checkpoint_link = " ".join(
+    [os.path.join(src_root, "examples", "checkpoint", "DeviceFill.c")]
+    + checkpoint_libs
+    + ["-L" + plugin_dir, "-lompx_io", "-L" + config.llvm_lib_dir,
+       "-l:libLLVM-16.so.1", "-lstdc++", "-lm"]
+)
 # ompx-io bench --plot renders with gnuplot.
 if shutil.which("gnuplot"):
     config.available_features.add("gnuplot")
@@ -427,6 +444,7 @@ subs += [
     ("%target-triple", target_triple),
     ("%run-env", config.offloadio_run_env),
     ("%ompx-io", config.offloadio_run_env + " " + ompx_io_tool),
+    ("%checkpoint-link", checkpoint_link),
     ("%lsan-env", lsan_env),
 ]
 

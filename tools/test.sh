@@ -96,6 +96,12 @@ llvm_gate() {
 install_check() {
   OFFLOADIO_BUILD_DIR=$build bash "$root/tools/install-check.sh"
 }
+# The checkpoint benchmark on the host plugin, small: the figures only
+# (nothing is asserted but that every byte arrives).
+checkpoint_bench() {
+  OFFLOADIO_BUILD_DIR=$build bash "$root/tools/bench/run-checkpoint-bench.sh" \
+    --total 128M --repeat 2 --odirect
+}
 
 # suites DIR WHAT: the unit and conformance tests (ctest) and the x86_64 lit
 # suite of build DIR, as two stages.
@@ -128,11 +134,13 @@ if stage "build: $build" build_with "$build"; then
   fi
   stage "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" llvm_gate
   stage "install: examples/consumer against the installed tree" install_check
+  stage "benchmark: checkpoint save and load, host plugin (128 MiB)" checkpoint_bench
 else
   for name in "unit and conformance tests" "lit: x86_64-pc-linux-gnu (host plugin)" \
               "lit: amdgcn-amd-amdhsa data path" \
               "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" \
-              "install: examples/consumer against the installed tree"; do
+              "install: examples/consumer against the installed tree" \
+              "benchmark: checkpoint save and load, host plugin"; do
     skip "$name" "its build failed"
   done
 fi

@@ -4,7 +4,8 @@
 # repository root there. Needs .pack/llvm16.tar.xz (pack-llvm16-runtime.sh
 # --toolchain) and .pack/build.tar.xz (tools/gpu/pack-build.sh) carried.
 # Writes logs to $OUT (or /tmp/out). Steps: conformance, lit nvptx64, the
-# memcpy benchmark beside the stock plugin, the file benchmark.
+# memcpy benchmark beside the stock plugin, the file benchmark; on request
+# (STEPS) the kernel, LLVM-suite, disk and checkpoint (ckpt) steps.
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-/tmp/out}
@@ -80,6 +81,18 @@ if [[ $steps == *io* ]]; then
   timeout 240 /opt/offload-io/bin/ompx-io bench --device "$gpu" --sizes 256M,4G \
     --threads 4,8,16 --paths auto,staged --write --repeat 2 --csv "$out/io.csv" 2>&1 | tail -30
 fi 2>&1 | tee "$out/io.log"
+
+if [[ $steps == *ckpt* ]]; then
+  # A safetensors checkpoint of about 2,000 tensors (CKPT_TOTAL, 8 GiB by
+  # default) saved and loaded three ways, from the page cache and from disk
+  # with O_DIRECT; one file, on the disk, removed afterwards. Built for
+  # nvptx64 only: the GPU is device 0.
+  echo "== checkpoint benchmark, ${CKPT_TOTAL:-8G}"
+  OFFLOADIO_BUILD_DIR=/opt/offload-io CLANG=/opt/llvm16/bin/clang LLVM_LIB=/opt/llvm16/lib \
+    timeout 540 bash tools/bench/run-checkpoint-bench.sh --target nvptx64-nvidia-cuda \
+    --total "${CKPT_TOTAL:-8G}" --repeat "${CKPT_REPEAT:-2}" --odirect \
+    --file /root/offload-io-checkpoint.safetensors
+fi 2>&1 | tee "$out/ckpt.log"
 
 if [[ $steps == *llvm* ]]; then
   # LLVM 16's own libomptarget suite (packed by pack-build.sh into

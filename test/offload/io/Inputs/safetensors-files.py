@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Safetensors files for the checkpoint lit tests, written with Python's own
+json module, independent of examples/checkpoint.
+
+  safetensors-files.py malformed DIR   writes one malformed file per case
+  safetensors-files.py check FILE SEED verifies a file that
+                                       offloadio-checkpoint save wrote: the
+                                       header, the layout, every data byte
+  safetensors-files.py flip FILE       changes the last data byte
+  safetensors-files.py make FILE SEED  writes a file of generated tensors
+                                       as offloadio-checkpoint save would
+"""
+import json
+import struct
+import sys
+
+M64 = (1 << 64) - 1
+
+
+def header(entries):
+    text = json.dumps(entries).encode()
+    return struct.pack("<Q", len(text)) + text
+
+
+def tensor(dtype, shape, begin, end):
+    return {"dtype": dtype, "shape": shape, "data_offsets": [begin, end]}
+
+
+def malformed(directory):
+    good = tensor("F32", [2, 2], 0, 16)
+    data = bytes(64)
+    cases = {
+        "short": b"abc",
+        "truncated": struct.pack("<Q", 100) + b"{" * 20,
+        "absurd": struct.pack("<Q", 1 << 40) + b"{}",
+        "not-json": struct.pack("<Q", 9) + b"{\"a\": 1," + data,
+        "not-object": header([1, 2]) + data,
+        "missing-dtype": header({"w": {"shape": [4], "data_offsets": [0, 16]}}) + data,
+        "dtype-type": header({"w": tensor(4, [4], 0, 16)}) + data,
+        "unknown-dtype": header({"w": tensor("F128", [1], 0, 16)}) + data,
+        "negative-dim": header({"w": tensor("F32", [4, -1], 0, 16)}) + data,
+        "fractional-dim": header({"w": tensor("U8", [2.5], 0, 2)}) + data,
+        "outside": header({"w": tensor("F32", [32], 0, 128)}) + data,
+        "begin-after-end": header({"w": tensor("F32", [1], 8, 4)}) + data,
+        "overlap": header({"a": good, "b": tensor("F32", [4], 8, 24)}) + data,
+        "size-mismatch": header({"w": tensor("BF16", [3, 3], 0, 16)}) + data,
+        "metadata": header({"__metadata__": {"epoch": 3}, "w": good}) + data,
+    }
+    for name, content in cases.items():
+        with open("%s/%s.safetensors" % (directory, name), "wb") as f:
+            f.write(content)
+
+
+def pattern_word(seed, key, word):
+    z = seed ^ ((key * 0x9E3779B97F4A7C15) & M64) ^ ((word * 0xBF58476D1CE4E5B9) & M64)
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return z ^ (z >> 31)
+
+
+def fnv1a(name):
+    h = 0xCBF29CE484222325
+    for b in name.encode():
+        h = ((h ^ b) * 0x100000001B3) & M64
+    return h
+
+
+SIZES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "U16": 2,
+         "I16": 2, "F16": 2, "BF16": 2, "U32": 4, "I32": 4, "F32": 4,
+         "U64": 8, "I64": 8, "F64": 8}
+
+
+def check(path, seed):
+    raw = open(path, "rb").read()
+    (length,) = struct.unpack("<Q", raw[:8])
+    entries = json.loads(raw[8:8 + length])
+    data = raw[8 + length:]
+    meta = entries.pop("__metadata__")
+    assert meta["offloadio.seed"] == str(seed), meta
+    end = 0
+    checked = 0
+    for name, t in sorted(entries.items(), key=lambda kv: kv[1]["data_offsets"]):
+        begin, stop = t["data_offsets"]
+        assert begin == end, "%s starts at %d, not %d" % (name, begin, end)
+        count = SIZES[t["dtype"]]
+        for dim in t["shape"]:
+            count *= dim
+        assert stop - begin == count, name
+        key = fnv1a(name)
+        words = (count + 7) // 8
+        want = b"".join(struct.pack("<Q", pattern_word(seed, key, w)) for w in range(words))
+        if data[begin:stop] != want[:count]:
+            sys.exit("tensor %s: bytes differ from the generator" % name)
+        end = stop
+        checked += count
+    assert end == len(data), "data section of %d bytes, tensors end at %d" % (len(data), end)
+    print("checked %d tensors, %d bytes" % (len(entries), checked))
+
+
+def make(path, seed):
+    # Mixed dtypes and ranks, an empty tensor, a name JSON must escape; the
+    # header padded with spaces to a data section on an 8-byte boundary.
+    specs = [("embed", "F32", [97, 33]), ("norm \"q\"", "BF16", [257]),
+             ("empty", "I64", [0, 3]), ("head.w", "U8", [4099]),
+             ("head.b", "F64", [5, 7, 3])]
+    entries = {"__metadata__": {"offloadio.generator": "splitmix64-v1",
+                                "offloadio.seed": str(seed)}}
+    data = b""
+    for name, dtype, shape in specs:
+        count = SIZES[dtype]
+        for dim in shape:
+            count *= dim
+        key = fnv1a(name)
+        words = (count + 7) // 8
+        body = b"".join(struct.pack("<Q", pattern_word(seed, key, w)) for w in range(words))
+        entries[name] = tensor(dtype, shape, len(data), len(data) + count)
+        data += body[:count]
+    text = json.dumps(entries).encode()
+    text += b" " * (-(8 + len(text)) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def flip(path):
+    with open(path, "r+b") as f:
+        f.seek(-1, 2)
+        last = f.read(1)
+        f.seek(-1, 2)
+        f.write(bytes([last[0] ^ 0xFF]))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "malformed":
+        malformed(sys.argv[2])
+    elif sys.argv[1] == "check":
+        check(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "make":
+        make(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "flip":
+        flip(sys.argv[2])
+    else:
+        sys.exit("unknown command " + sys.argv[1])

@@ -1,0 +1,21 @@
+// The checkpoint example loads a safetensors file that Python wrote
+// (mixed dtypes and ranks, an empty tensor, an escaped name) into device
+// memory with one batch and checks every byte against the file and the
+// generator. No kernel runs, so this test also runs on the HSA emulation.
+//
+// REQUIRES: checkpoint-example
+// RUN: %clang-generic %checkpoint-link -o %t
+// RUN: python3 %S/Inputs/safetensors-files.py make %t.st 5
+// RUN: %libomptarget-run-generic info %t.st | FileCheck %s --check-prefix=INFO
+// RUN: %libomptarget-run-generic load %t.st | FileCheck %s
+// RUN: env OMPX_IO_PATH=staged %libomptarget-run-generic load %t.st \
+// RUN:   | FileCheck %s
+
+// INFO: 5 tensors, header {{[0-9]+}} bytes, data section at offset {{[0-9]+}}, 18257 bytes
+// INFO: embed F32 [97, 33] [0, 12804)
+// INFO-NEXT: norm "q" BF16 [257] [12804, 13318)
+// INFO-NEXT: empty I64 [0, 3] [13318, 13318)
+// INFO-NEXT: head.w U8 [4099] [13318, 17417)
+// INFO-NEXT: head.b F64 [5, 7, 3] [17417, 18257)
+// CHECK: loaded 5 tensors, 18257 bytes, into device {{[0-9]+}} in one batch
+// CHECK-NEXT: verified 18257 bytes against the file and the generator
