@@ -41,6 +41,16 @@ OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_test(void *Request);
 OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_wait(void *Request,
                                                        int64_t *Bytes);
 
+/// Run \p Fn(\p Arg) once \p Request is done: by the engine thread that
+/// completes it, as the last thing the engine does with it, or at once, in
+/// the calling thread, when it is done already. \p Fn must not block; it may
+/// (and the owner must, some time) take the result with
+/// __tgt_rtl_ompx_io_wait, which releases the request; from this call on,
+/// only \p Fn may. One notification per request (EINVAL for a second).
+OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_notify(void *Request,
+                                                         void (*Fn)(void *),
+                                                         void *Arg);
+
 /// The file engine counters of local device \p DeviceId.
 OFFLOADIO_EXTENSION_API int32_t
 __tgt_rtl_ompx_io_stats(int32_t DeviceId, ompx_io_stats_t *Out);
@@ -88,6 +98,7 @@ OFFLOADIO_EXTENSION_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
   X(IOSubmit, __tgt_rtl_ompx_io_submit)                                        \
   X(IOTest, __tgt_rtl_ompx_io_test)                                            \
   X(IOWait, __tgt_rtl_ompx_io_wait)                                            \
+  X(IONotify, __tgt_rtl_ompx_io_notify)                                        \
   X(IOStats, __tgt_rtl_ompx_io_stats)                                          \
   X(IOPaths, __tgt_rtl_ompx_io_paths)                                          \
   X(IOSettings, __tgt_rtl_ompx_io_settings)                                    \
