@@ -11,6 +11,7 @@
 // library's state is destroyed at exit.
 #include "Diagnostics.h"
 #include "Library.h"
+#include "NotifiedTransfer.h"
 #include "ompx_io.h"
 #include "ompx_version.h"
 #include "offloadio/ExtensionABI.h"
@@ -318,10 +319,10 @@ static int notServed(const char *Call, std::optional<int> Device) {
               explainNotServed(Call, Device, lib().notServedWarned()));
 }
 
-/// Fail \p Call on \p Device with \p Errno, which the plugin of \p Fns
-/// returned; the message is the plugin's, or errno's text without one.
-static int pluginFailure(const PluginFnsTy &Fns, int Errno, const char *Call,
-                         std::optional<int> Device) {
+/// The message of \p Call on \p Device failing with \p Errno, which the
+/// plugin of \p Fns returned: the plugin's, or errno's text without one.
+static std::string pluginMessage(const PluginFnsTy &Fns, int Errno,
+                                 const char *Call, std::optional<int> Device) {
   std::string Message = Call;
   if (Device)
     Message += " on device " + std::to_string(*Device);
@@ -330,24 +331,37 @@ static int pluginFailure(const PluginFnsTy &Fns, int Errno, const char *Call,
     Message += std::string(": ") + Text;
   else
     Message += std::string(": ") + std::strerror(Errno);
-  return fail(Errno, std::move(Message));
+  return Message;
+}
+
+/// Fail \p Call on \p Device with \p Errno, which the plugin of \p Fns
+/// returned; the message is pluginMessage's.
+static int pluginFailure(const PluginFnsTy &Fns, int Errno, const char *Call,
+                         std::optional<int> Device) {
+  return fail(Errno, pluginMessage(Fns, Errno, Call, Device));
+}
+
+/// The message of \p Call on the initial device failing with the errno of
+/// its host transfer on \p Fd.
+static std::string hostMessage(const char *Call, int Errno, int Fd) {
+  return std::string(Call) + ": host memory, descriptor " +
+         std::to_string(Fd) + ": " + std::strerror(Errno);
 }
 
 /// Fail \p Call on the initial device with the errno of its host
 /// transfer on \p Fd.
 static int hostFailure(const char *Call, int Errno, int Fd) {
-  return fail(Errno, std::string(Call) + ": host memory, descriptor " +
-                         std::to_string(Fd) + ": " + std::strerror(Errno));
+  return fail(Errno, hostMessage(Call, Errno, Fd));
 }
 
-/// Submit a transfer for \p Call, the API function that messages name.
-static int submit(const char *Call, bool IsWrite, int Fd, void *Buf,
-                  size_t Count, off_t Offset, int Device,
-                  ompx_io_request_t *Request) {
-  if (!Request)
-    return invalidArgument(Call, "request is NULL");
-  *Request = nullptr;
-  RequestTy R;
+/// Start a transfer for \p Call, the API function that messages name, into
+/// \p R: done already on the initial device (R.Fns null), in flight in a
+/// plugin otherwise. 0, or -1 with errno and the last error set when it was
+/// refused.
+static int startTransfer(const char *Call, bool IsWrite, int Fd, void *Buf,
+                         size_t Count, off_t Offset, int Device,
+                         RequestTy &R) {
+  R = RequestTy();
   if (Device == lib().initialDevice()) {
     // Host memory: done now; the request only carries the result.
     R.HostResult = hostTransfer(IsWrite, Fd, Buf, Count, Offset);
@@ -360,7 +374,6 @@ static int submit(const char *Call, bool IsWrite, int Fd, void *Buf,
          R.HostErrno == EISDIR))
       return hostFailure(Call, R.HostErrno, Fd);
     lib().countHost(IsWrite, R.HostResult);
-    *Request = lib().track(R);
     return 0;
   }
   DeviceRefTy Ref;
@@ -370,8 +383,86 @@ static int submit(const char *Call, bool IsWrite, int Fd, void *Buf,
                                     int64_t(Offset), &R.Inner))
     return pluginFailure(*Ref.Fns, Err, Call, Device);
   R.Fns = Ref.Fns;
+  return 0;
+}
+
+/// Submit a transfer for \p Call, the API function that messages name.
+static int submit(const char *Call, bool IsWrite, int Fd, void *Buf,
+                  size_t Count, off_t Offset, int Device,
+                  ompx_io_request_t *Request) {
+  if (!Request)
+    return invalidArgument(Call, "request is NULL");
+  *Request = nullptr;
+  RequestTy R;
+  if (startTransfer(Call, IsWrite, Fd, Buf, Count, Offset, Device, R))
+    return -1;
   *Request = lib().track(R);
   return 0;
+}
+
+namespace {
+/// A plugin's request whose completion notification reports to a waiter.
+struct NotifiedRequestTy {
+  RequestTy Request;
+  TransferArgsTy Args;
+  std::unique_ptr<TransferWaiterTy> Waiter;
+};
+
+/// The completion notification of a NotifiedRequestTy, run by the plugin
+/// once its request is done: take the result (releasing the request), then
+/// hand it to the waiter.
+void reportNotified(void *Arg) {
+  std::unique_ptr<NotifiedRequestTy> N(static_cast<NotifiedRequestTy *>(Arg));
+  const PluginFnsTy &Fns = *N->Request.Fns;
+  TransferOutcomeTy Outcome;
+  int64_t Bytes = 0;
+  if (int32_t Errno = Fns.IOWait(N->Request.Inner, &Bytes))
+    Outcome = {-1, Errno,
+               pluginMessage(Fns, Errno, N->Args.Call, N->Args.Device)};
+  else
+    Outcome = {ssize_t(Bytes), 0, std::string()};
+  std::unique_ptr<TransferWaiterTy> Waiter = std::move(N->Waiter);
+  N.reset();
+  Waiter->transferDone(std::move(Outcome));
+}
+} // namespace
+
+void ompxio::submitNotified(const TransferArgsTy &Args,
+                            std::unique_ptr<TransferWaiterTy> Waiter) {
+  // The outcome goes to the waiter; the calling thread (any OpenMP thread
+  // running a task) keeps its errno and last error.
+  int SavedErrno = errno;
+  std::string SavedError = lastError();
+  RequestTy R;
+  TransferOutcomeTy Outcome;
+  if (startTransfer(Args.Call, Args.IsWrite, Args.Fd, Args.Buf, Args.Count,
+                    Args.Offset, Args.Device, R)) {
+    Outcome = {-1, errno, lastError()};
+  } else if (!R.Fns) {
+    Outcome = {R.HostResult, R.HostErrno,
+               R.HostResult < 0 ? hostMessage(Args.Call, R.HostErrno, Args.Fd)
+                                : std::string()};
+  } else {
+    const PluginFnsTy &Fns = *R.Fns;
+    void *Inner = R.Inner;
+    // Owned by the notification once it is registered: it may run, and
+    // release it, before IONotify returns.
+    auto *N = new NotifiedRequestTy{R, Args, std::move(Waiter)};
+    int32_t Errno = Fns.IONotify(Inner, reportNotified, N);
+    if (!Errno) {
+      errno = SavedErrno;
+      return;
+    }
+    std::unique_ptr<NotifiedRequestTy> Unregistered(N);
+    Waiter = std::move(Unregistered->Waiter);
+    Outcome = {-1, Errno, pluginMessage(Fns, Errno, Args.Call, Args.Device)};
+    // Still ours to release; its own result adds nothing to the failure.
+    int64_t Bytes;
+    (void)Fns.IOWait(Inner, &Bytes);
+  }
+  errno = SavedErrno;
+  lastError() = std::move(SavedError);
+  Waiter->transferDone(std::move(Outcome));
 }
 
 OMPX_API int ompx_target_pread_async(int Fd, void *Buf, size_t Count,

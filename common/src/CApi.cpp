@@ -491,6 +491,22 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_wait(void *Request, int64_t *Bytes) {
   return 0;
 }
 
+/// Register the completion notification; 0 or an errno value.
+OFFLOADIO_API int32_t __tgt_rtl_ompx_io_notify(void *Request,
+                                               void (*Fn)(void *), void *Arg) {
+  // A request inherited from the parent never completes here: its
+  // notification would never run.
+  if (thePlugin().inForkedChild())
+    return errnoReport(thePlugin().makeForkedError("an ompx_io request"), -1);
+  if (!Request)
+    return errnoReport(makeErrnoError(EINVAL, "ompx_io notification for a "
+                                              "null request"),
+                       -1);
+  if (auto Err = static_cast<IORequestTy *>(Request)->notifyWhenDone({Fn, Arg}))
+    return errnoReport(std::move(Err), -1);
+  return 0;
+}
+
 OFFLOADIO_API int32_t __tgt_rtl_ompx_io_stats(int32_t DeviceId,
                                               ompx_io_stats_t *Out) {
   return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {

@@ -74,6 +74,15 @@ __tgt_rtl_ompx_io_batch_message(void *Batch, uint64_t Index, char *Buf,
 /// Release \p Batch, waiting for operations still in flight, and give its
 /// request back.
 OFFLOADIO_EXTENSION_API void __tgt_rtl_ompx_io_batch_release(void *Batch);
+/// Run \p Fn(\p Arg) once \p Request is done: by the engine thread that
+/// completes it, as the last thing the engine does with it, or at once, in
+/// the calling thread, when it is done already. \p Fn must not block; it may
+/// (and the owner must, some time) take the result with
+/// __tgt_rtl_ompx_io_wait, which releases the request; from this call on,
+/// only \p Fn may. One notification per request (EINVAL for a second).
+OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_notify(void *Request,
+                                                         void (*Fn)(void *),
+                                                         void *Arg);
 
 /// The file engine counters of local device \p DeviceId.
 OFFLOADIO_EXTENSION_API int32_t
@@ -128,6 +137,7 @@ OFFLOADIO_EXTENSION_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
   X(IOBatchWait, __tgt_rtl_ompx_io_batch_wait)                                 \
   X(IOBatchMessage, __tgt_rtl_ompx_io_batch_message)                           \
   X(IOBatchRelease, __tgt_rtl_ompx_io_batch_release)                           \
+  X(IONotify, __tgt_rtl_ompx_io_notify)                                        \
   X(IOStats, __tgt_rtl_ompx_io_stats)                                          \
   X(IOPaths, __tgt_rtl_ompx_io_paths)                                          \
   X(IOSettings, __tgt_rtl_ompx_io_settings)                                    \

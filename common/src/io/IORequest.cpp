@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <unistd.h>
+#include <utility>
 
 using namespace offloadio;
 
@@ -84,14 +85,44 @@ bool IORequestTy::failed() const {
 }
 
 void IORequestTy::finishChunks(size_t N) {
-  std::lock_guard<std::mutex> Guard(Lock);
-  FinishedChunks += N;
-  if (FinishedChunks >= ChunkBytes.size()) {
+  NotificationTy Notify;
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    FinishedChunks += N;
+    if (FinishedChunks < ChunkBytes.size())
+      return;
     // Every byte landed: the program may free the buffers now.
     BusyMarks.clear();
     Done = true;
+    Notify = std::exchange(OnDone, NotificationTy());
     DoneCV.notify_all();
   }
+  // Outside the lock and last: the notification may destroy the request.
+  if (Notify.Fn)
+    Notify.Fn(Notify.Arg);
+}
+
+Error IORequestTy::notifyWhenDone(NotificationTy Notify) {
+  if (!Notify.Fn)
+    return makeErrnoError(EINVAL, "completion notification without a "
+                                  "function for request {0}",
+                          static_cast<void *>(this));
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    // Registered here or observed Done here, under the lock that
+    // finishChunks() completes the request under: exactly one of the two
+    // runs it.
+    if (OnDone.Fn)
+      return makeErrnoError(EINVAL, "request {0} already has a completion "
+                                    "notification",
+                            static_cast<void *>(this));
+    if (!Done) {
+      OnDone = Notify;
+      return Error::success();
+    }
+  }
+  Notify.Fn(Notify.Arg);
+  return Error::success();
 }
 
 Expected<size_t> IORequestTy::waitRange(size_t Begin, size_t Len) {

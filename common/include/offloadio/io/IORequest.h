@@ -56,6 +56,19 @@ public:
   /// intact.
   Expected<size_t> waitRange(size_t Begin, size_t Len);
 
+  /// A one-shot completion notification: Fn(Arg).
+  struct NotificationTy {
+    void (*Fn)(void *) = nullptr;
+    void *Arg = nullptr;
+  };
+  /// Run \p Done once the request is done: by the worker that finishes its
+  /// last chunk, as the last thing the engine does with the request, or at
+  /// once, in this thread, when it is done already (a request of no chunks
+  /// is done from the start). From then on the request belongs to \p Done,
+  /// which may wait for it and destroy it; no one else may. EINVAL when a
+  /// notification is registered already or \p Done has no function.
+  Error notifyWhenDone(NotificationTy Done);
+
   /// \name Set up by the engine before the request is queued.
   /// @{
   /// Take the O_DIRECT decision: descriptors, alignment, chunk layout.
@@ -143,8 +156,8 @@ public:
   void recordError(size_t Index, Error Err, size_t At = 0);
   /// Whether a chunk failed.
   bool failed() const;
-  /// A worker finished \p N chunks; the last one completes the request,
-  /// after which the worker must not touch it.
+  /// A worker finished \p N chunks; the last one completes the request and
+  /// runs its notification, after which the worker must not touch it.
   void finishChunks(size_t N);
   /// @}
 
@@ -173,6 +186,7 @@ private:
   std::condition_variable DoneCV;
   size_t FinishedChunks = 0;
   bool Done = false;
+  NotificationTy OnDone; ///< Taken by whoever runs it.
   std::vector<size_t> ChunkBytes;
   size_t ErrorChunk = SIZE_MAX;
   size_t ErrorAt = 0; ///< The failed byte of ErrorChunk.
