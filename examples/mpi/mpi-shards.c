@@ -36,9 +36,10 @@ static double now(void) {
 /// The input's value at element I: every rank can tell what it must read.
 static uint32_t inputAt(uint64_t I) { return (uint32_t)(I * 2654435761u + 7); }
 
-/// Threads of this process, and those the plugins named oio-*.
-static void countThreads(int *All, int *Ours) {
-  *All = *Ours = 0;
+/// Threads of this process, and of those the ones whose name starts with
+/// Prefix.
+static void countThreads(const char *Prefix, int *All, int *Named) {
+  *All = *Named = 0;
   DIR *D = opendir("/proc/self/task");
   if (!D)
     return;
@@ -55,7 +56,7 @@ static void countThreads(int *All, int *Ours) {
         Name[0] = 0;
       fclose(F);
     }
-    *Ours += strncmp(Name, "oio-", 4) == 0;
+    *Named += strncmp(Name, Prefix, strlen(Prefix)) == 0;
   }
   closedir(D);
 }
@@ -182,17 +183,20 @@ int main(int Argc, char **Argv) {
   close(Ck);
   omp_target_free(DevBuf, Dev);
 
-  int Threads, OurThreads;
-  countThreads(&Threads, &OurThreads);
+  int Threads, IOThreads, CopyThreads, Ours;
+  countThreads("oio-io-", &Threads, &IOThreads);
+  countThreads("oio-copy-", &Threads, &CopyThreads);
+  countThreads("oio-", &Threads, &Ours);
   ompx_io_process_budget_t B;
   ompx_pinned_budget_t P;
   if (ompx_io_get_process_budget(&B) || ompx_io_get_pinned_budget(&P))
     fail(Rank, "ompx_io_get_process_budget");
-  printf("rank %d: device %d, read %.2f GB/s, write %.2f GB/s, threads %d "
-         "(oio %d; io %u, copy %u), pinned cap %llu peak %llu, %s\n",
+  printf("rank %d: device %d, read %.2f GB/s, write %.2f GB/s; threads %d, "
+         "offload-io's %d: io %d of budget %u, copy %d of budget %u; cpus %u; "
+         "pinned cap %llu peak %llu; %s\n",
          Rank, Dev, Bytes / ReadSeconds / 1e9, Bytes / WriteSeconds / 1e9,
-         Threads, OurThreads, B.io_threads, B.copy_threads,
-         (unsigned long long)P.cap, (unsigned long long)P.peak,
+         Threads, Ours, IOThreads, B.io_threads, CopyThreads, B.copy_threads,
+         B.cpus, (unsigned long long)P.cap, (unsigned long long)P.peak,
          Bad ? "WRONG" : "correct");
   fflush(stdout);
 
