@@ -165,6 +165,40 @@ typedef struct ompx_pinned_budget {
  *  loaded. */
 int ompx_io_get_pinned_budget(ompx_pinned_budget_t *budget);
 
+/** What this process takes of its node: the CPUs of its affinity mask,
+ *  capped at its share of the node when a launcher says it is one of
+ *  several ranks there, and the defaults derived from that. Each *_origin
+ *  says where the value in force came from, in words: the environment, or
+ *  the default and what it was derived from. Longer texts are cut to fit,
+ *  always NUL-terminated. */
+typedef struct ompx_io_process_budget {
+  uint32_t cpus_online;  /**< Online CPUs of the node. */
+  uint32_t cpus_in_mask; /**< CPUs in the process's affinity mask. */
+  uint32_t local_ranks;  /**< Processes of the job on this node; 1 when no
+                              launcher variable says. */
+  int32_t local_rank;    /**< This process's index among them, -1 when
+                              unknown. */
+  uint32_t cpus;         /**< CPUs budgeted to the process. */
+  uint32_t io_threads;   /**< File workers of each plugin, shared by its
+                              devices (OMPX_IO_THREADS). */
+  uint32_t io_threads_running; /**< Of those, started: 0 before the first
+                                    transfer. */
+  uint32_t copy_threads; /**< Copy helpers of each plugin
+                              (OFFLOADIO_COPY_THREADS). */
+  uint64_t pinned_max;   /**< The process's pinned-memory cap
+                              (OFFLOADIO_PINNED_MAX). */
+  char ranks_variable[32];       /**< The launcher variable local_ranks came
+                                      from, "" when none. */
+  char cpus_origin[128];         /**< Where cpus came from. */
+  char io_threads_origin[160];   /**< Where io_threads came from. */
+  char copy_threads_origin[160]; /**< Where copy_threads came from. */
+  char pinned_max_origin[160];   /**< Where pinned_max came from. */
+} ompx_io_process_budget_t;
+
+/** Copy the process's budget into *budget. 0, or -1 with errno: EINVAL
+ *  when budget is NULL; ENODEV when no offload-io plugin is loaded. */
+int ompx_io_get_process_budget(ompx_io_process_budget_t *budget);
+
 /** Where the value in force of an engine setting comes from. */
 enum ompx_io_setting_source {
   OMPX_IO_SETTING_DEFAULT = 0,     /**< Unset: the default. */

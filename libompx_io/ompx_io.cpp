@@ -604,6 +604,15 @@ OMPX_API int ompx_io_get_pinned_budget(ompx_pinned_budget_t *Budget) {
   });
 }
 
+OMPX_API int ompx_io_get_process_budget(ompx_io_process_budget_t *Budget) {
+  const char *Call = "ompx_io_get_process_budget";
+  if (!Budget)
+    return invalidArgument(Call, "budget is NULL");
+  return onAnyPlugin(Call, [&](const PluginFnsTy &Fns) {
+    return Fns.ProcessBudget(Budget);
+  });
+}
+
 OMPX_API int ompx_target_lock_info(const void *Ptr, int Device,
                                    ompx_lock_region_t *Region) {
   const char *Call = "ompx_target_lock_info";

@@ -10,10 +10,12 @@ set -euo pipefail
 # (apt-get source) and unpacks them from its .tar.xz.
 # pkgconf: pkg-config, with which tools/install-check.sh builds
 # examples/consumer against the installed tree.
+# openmpi-bin and libopenmpi-dev: examples/mpi and the mpi stage of
+# tools/test.sh (several ranks on one node, docs/mpi.md).
 PKGS=(clang-16 clang-tools-16 libomp-16-dev llvm-16-dev llvm-16-tools lld-16
       libhsa-runtime-dev rocm-device-libs libffi-dev googletest libgtest-dev
       libclang-rt-16-dev cmake ninja-build python3 gnuplot-nox dpkg-dev xz-utils
-      pkgconf)
+      pkgconf openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

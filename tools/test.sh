@@ -103,6 +103,13 @@ checkpoint_bench() {
     --total 128M --repeat 2 --odirect
 }
 
+# examples/mpi under mpirun with 4 ranks on the host plugin: data, our
+# plugin in every rank, threads within each rank's budget; then threads and
+# pinned bytes per process with 1, 4 and 8 ranks.
+mpi_check() {
+  OFFLOADIO_BUILD_DIR=$build bash "$root/tools/mpi-check.sh"
+}
+
 # suites DIR WHAT: the unit and conformance tests (ctest) and the x86_64 lit
 # suite of build DIR, as two stages.
 suites() {
@@ -135,12 +142,18 @@ if stage "build: $build" build_with "$build"; then
   stage "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" llvm_gate
   stage "install: examples/consumer against the installed tree" install_check
   stage "benchmark: checkpoint save and load, host plugin (128 MiB)" checkpoint_bench
+  if [[ -x $build/bin/mpi-shards ]] && command -v mpirun >/dev/null; then
+    stage "mpi: examples/mpi, 4 ranks under mpirun (host plugin)" mpi_check
+  else
+    skip "mpi: examples/mpi" "no MPI found"
+  fi
 else
   for name in "unit and conformance tests" "lit: x86_64-pc-linux-gnu (host plugin)" \
               "lit: amdgcn-amd-amdhsa data path" \
               "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" \
               "install: examples/consumer against the installed tree" \
-              "benchmark: checkpoint save and load, host plugin"; do
+              "benchmark: checkpoint save and load, host plugin" \
+              "mpi: examples/mpi"; do
     skip "$name" "its build failed"
   done
 fi

@@ -10,6 +10,8 @@
 #include "offloadio/Envar.h"
 #include "offloadio/ExtensionABI.h"
 #include "offloadio/Plugin.h"
+#include "offloadio/ProcessShare.h"
+#include "offloadio/Settings.h"
 #include "offloadio/io/IOEngine.h"
 
 #include "ompx_io.h"
@@ -593,6 +595,55 @@ __tgt_rtl_ompx_pinned_budget(ompx_pinned_budget_t *Out) {
   return 0;
 }
 
+OFFLOADIO_API int32_t
+__tgt_rtl_ompx_process_budget(ompx_io_process_budget_t *Out) {
+  if (!Out)
+    return EINVAL;
+  *Out = ompx_io_process_budget_t();
+  GenericPluginTy &Plugin = thePlugin();
+  ProcessShareTy Share = ProcessShareTy::detect();
+  Out->cpus_online = Share.OnlineCpus;
+  Out->cpus_in_mask = Share.MaskCpus;
+  Out->local_ranks = Share.LocalRanks;
+  Out->local_rank = Share.LocalRank;
+  Out->cpus = Share.cpus();
+  copySettingText(Out->ranks_variable, Share.RanksVariable);
+  copySettingText(Out->cpus_origin, Share.cpusOrigin());
+  // The readers, observed, tell whether the environment set each value.
+  EnvReadLogTy Log;
+  IOConfigTy IO = IOConfigTy::fromEnv(Share);
+  auto originOf = [&](const char *Name, const std::string &Default) {
+    for (const EnvReadTy &R : Log.reads())
+      if (R.Name == Name && R.Raw)
+        return R.Invalid ? Default + " (" + Name + "='" + *R.Raw +
+                               "' is invalid)"
+                         : std::string("the environment (") + Name + "=" +
+                               *R.Raw + ")";
+    return Default;
+  };
+  // The pool is sized once, by the first engine: it stays as it is.
+  unsigned Running = Plugin.getNumIOWorkers();
+  Out->io_threads = Running ? Running : IO.Threads;
+  Out->io_threads_running = Running;
+  copySettingText(Out->io_threads_origin,
+                  originOf("OMPX_IO_THREADS",
+                           IOConfigTy::defaultThreadsOrigin(Share)));
+  // The plugin's own settings are the ones it read at load; the origins
+  // come from reading them again.
+  (void)PluginSettingsTy::fromEnv(Share);
+  const PluginSettingsTy &Settings = Plugin.getSettings();
+  Out->copy_threads = Settings.CopyThreads;
+  copySettingText(Out->copy_threads_origin,
+                  originOf("OFFLOADIO_COPY_THREADS",
+                           PluginSettingsTy::defaultCopyThreadsOrigin(Share)));
+  Out->pinned_max = Plugin.getPinnedBudget().getStats().Cap;
+  copySettingText(Out->pinned_max_origin,
+                  originOf("OFFLOADIO_PINNED_MAX",
+                           PluginSettingsTy::defaultPinnedMaxOrigin(Share)));
+  return 0;
+}
+
+/// 1 and \p *Out filled when \p Ptr is in a locked region, 0 otherwise.
 OFFLOADIO_API int32_t __tgt_rtl_ompx_lock_info(const void *Ptr,
                                                ompx_lock_region_t *Out) {
   // Memory locks are not inherited across fork (mlock(2), and vendor

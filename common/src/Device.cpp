@@ -82,10 +82,12 @@ Expected<IOEngineTy &> GenericDeviceTy::getIOEngine() {
   std::lock_guard<std::mutex> Guard(IOEngineLock);
   if (!IOAdapter)
     IOAdapter = std::make_unique<DeviceIOAdapterTy>(*this);
-  if (!IOEngine)
-    IOEngine = std::make_unique<IOEngineTy>(*IOAdapter, Plugin.getSys(),
-                                            getIOFastpathImpl(),
-                                            IOConfigTy::fromEnv());
+  if (!IOEngine) {
+    IOConfigTy Config = IOConfigTy::fromEnv();
+    IOEngine = std::make_unique<IOEngineTy>(
+        *IOAdapter, Plugin.getSys(), getIOFastpathImpl(), Config,
+        Plugin.getIOWorkers(Config.Threads));
+  }
   return *IOEngine;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/ParallelFor.h"
+#include "offloadio/ThreadName.h"
 
 using namespace offloadio;
 
@@ -17,7 +18,7 @@ void ParallelForTy::start() {
   Started = true;
   Workers.reserve(NumThreads);
   for (unsigned I = 0; I < NumThreads; ++I)
-    Workers.emplace_back([this] { workerLoop(); });
+    Workers.emplace_back([this, I] { workerLoop(I); });
 }
 
 void ParallelForTy::work(JobTy &Job) {
@@ -28,7 +29,8 @@ void ParallelForTy::work(JobTy &Job) {
   }
 }
 
-void ParallelForTy::workerLoop() {
+void ParallelForTy::workerLoop(unsigned Index) {
+  nameThisThreadOrWarn("oio-copy", Index);
   std::unique_lock<std::mutex> Guard(Lock);
   while (true) {
     WorkCV.wait(Guard, [&] { return Stopping || !Jobs.empty(); });

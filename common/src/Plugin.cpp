@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Plugin.h"
-
+#include "offloadio/io/IOWorkerPool.h"
 
 #include <dlfcn.h>
 
@@ -13,6 +13,18 @@ GenericPluginTy::GenericPluginTy(std::string Name)
       CopyThreads(Settings.CopyThreads) {}
 
 GenericPluginTy::~GenericPluginTy() = default;
+
+IOWorkerPoolTy &GenericPluginTy::getIOWorkers(unsigned Threads) {
+  std::lock_guard<std::mutex> Guard(IOWorkersLock);
+  if (!IOWorkers)
+    IOWorkers = std::make_unique<IOWorkerPoolTy>(Threads);
+  return *IOWorkers;
+}
+
+unsigned GenericPluginTy::getNumIOWorkers() {
+  std::lock_guard<std::mutex> Guard(IOWorkersLock);
+  return IOWorkers ? IOWorkers->getNumThreads() : 0;
+}
 
 Error GenericPluginTy::init() {
   std::lock_guard<std::mutex> Guard(InitLock);

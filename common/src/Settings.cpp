@@ -1,23 +1,43 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Settings.h"
 #include "offloadio/Envar.h"
+#include "offloadio/ProcessShare.h"
 
 #include <algorithm>
 #include <cstdint>
-#include <thread>
-#include <unistd.h>
 
 using namespace offloadio;
 
-uint64_t PluginSettingsTy::defaultPinnedMax() {
-  long Pages = ::sysconf(_SC_PHYS_PAGES);
-  long PageSize = ::sysconf(_SC_PAGESIZE);
-  uint64_t Physical =
-      Pages > 0 && PageSize > 0 ? uint64_t(Pages) * uint64_t(PageSize) : 0;
-  return std::max<uint64_t>(Physical / 4, DefaultPinnedFloor);
+unsigned PluginSettingsTy::defaultCopyThreads(const ProcessShareTy &Share) {
+  // A few helpers, leaving a CPU to the program.
+  return std::min(DefaultMaxCopyThreads, Share.cpus() - 1);
+}
+
+std::string
+PluginSettingsTy::defaultCopyThreadsOrigin(const ProcessShareTy &Share) {
+  return "min(" + std::to_string(DefaultMaxCopyThreads) + ", " +
+         Share.cpusOrigin() + " - 1)";
+}
+
+uint64_t PluginSettingsTy::defaultPinnedMax(const ProcessShareTy &Share) {
+  uint64_t Node =
+      std::max<uint64_t>(Share.PhysicalMemory / 4, DefaultPinnedFloor);
+  return std::max<uint64_t>(Share.shareOf(Node), MinPinnedMax);
+}
+
+std::string
+PluginSettingsTy::defaultPinnedMaxOrigin(const ProcessShareTy &Share) {
+  return "a quarter of physical memory (" +
+         std::to_string(Share.PhysicalMemory >> 20) + " MiB), at least " +
+         std::to_string(DefaultPinnedFloor >> 20) + " MiB" +
+         Share.shareOrigin();
 }
 
 PluginSettingsTy PluginSettingsTy::fromEnv() {
+  return fromEnv(ProcessShareTy::detect());
+}
+
+PluginSettingsTy PluginSettingsTy::fromEnv(const ProcessShareTy &Share) {
   PluginSettingsTy S;
   // libomptarget accepts decimal or hex; -1 means everything.
   if (auto Raw = getEnv("LIBOMPTARGET_INFO")) {
@@ -27,10 +47,8 @@ PluginSettingsTy PluginSettingsTy::fromEnv() {
       reportInvalidEnv("LIBOMPTARGET_INFO", *Raw, "an integer", "0");
   }
   S.Profile = readBoolEnv("OFFLOADIO_PROFILE", false);
-  // A few helpers, leaving cores to the program.
-  unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
   S.CopyThreads = unsigned(readIntEnv("OFFLOADIO_COPY_THREADS",
-                                      std::min(4u, Cores - 1), 0,
+                                      defaultCopyThreads(Share), 0,
                                       MaxCopyThreads));
   // libomptarget 17 spells the values off/on/mandatory; booleans are
   // accepted too. Anything else is reported, never silently taken as off.
@@ -44,7 +62,7 @@ PluginSettingsTy PluginSettingsTy::fromEnv() {
       MappedLockPolicyTy::On};
   S.MappedLocks = Policies[readChoiceEnv(
       "LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", Choices, 0)];
-  S.PinnedMax = readSizeEnv("OFFLOADIO_PINNED_MAX", defaultPinnedMax(),
+  S.PinnedMax = readSizeEnv("OFFLOADIO_PINNED_MAX", defaultPinnedMax(Share),
                             MinPinnedMax, UINT64_MAX);
   return S;
 }

@@ -2,6 +2,7 @@
 // PluginSettingsTy and DeviceSettingsTy: defaults, valid values taken,
 // invalid or out-of-range values replaced by the default, bounds that
 // depend on other settings or the device.
+#include "offloadio/ProcessShare.h"
 #include "offloadio/Settings.h"
 #include "ScopedEnv.h"
 
@@ -39,7 +40,7 @@ TEST(SettingsTest, PluginDefaults) {
   EXPECT_FALSE(S.Profile);
   EXPECT_LE(S.CopyThreads, 4u);
   EXPECT_EQ(S.MappedLocks, MappedLockPolicyTy::Off);
-  EXPECT_EQ(S.PinnedMax, PluginSettingsTy::defaultPinnedMax());
+  EXPECT_EQ(S.PinnedMax, PluginSettingsTy::defaultPinnedMax(ProcessShareTy::detect()));
   EXPECT_GE(S.PinnedMax, PluginSettingsTy::DefaultPinnedFloor);
 }
 
@@ -75,7 +76,7 @@ TEST(SettingsTest, PluginInvalidValuesGiveTheDefaults) {
   EXPECT_FALSE(S.Profile);
   EXPECT_LE(S.CopyThreads, 4u);
   EXPECT_EQ(S.MappedLocks, MappedLockPolicyTy::Off);
-  EXPECT_EQ(S.PinnedMax, PluginSettingsTy::defaultPinnedMax());
+  EXPECT_EQ(S.PinnedMax, PluginSettingsTy::defaultPinnedMax(ProcessShareTy::detect()));
 }
 
 TEST(SettingsTest, DeviceDefaults) {

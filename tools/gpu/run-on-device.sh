@@ -5,7 +5,8 @@
 # --toolchain) and .pack/build.tar.xz (tools/gpu/pack-build.sh) carried.
 # Writes logs to $OUT (or /tmp/out). Steps: conformance, lit nvptx64, the
 # memcpy benchmark beside the stock plugin, the file benchmark; on request
-# (STEPS) the kernel, LLVM-suite, disk and checkpoint (ckpt) steps.
+# (STEPS) the kernel, LLVM-suite, disk, checkpoint (ckpt) and mproc (four
+# processes sharing the GPU, tools/gpu/mproc.sh) steps.
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-/tmp/out}
@@ -93,6 +94,17 @@ if [[ $steps == *ckpt* ]]; then
     --total "${CKPT_TOTAL:-8G}" --repeat "${CKPT_REPEAT:-2}" --odirect \
     --file /root/offload-io-checkpoint.safetensors
 fi 2>&1 | tee "$out/ckpt.log"
+
+if [[ $steps == *mproc* ]]; then
+  echo "== four processes sharing the GPU (no MPI): data and aggregate rates"
+  clang-16 -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \
+    -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_90 --cuda-path=/usr/local/cuda \
+    --libomptarget-nvptx-bc-path=/opt/llvm16/lib -Wno-unknown-cuda-version \
+    -Iinclude tools/gpu/mproc-shards.c -o /tmp/mproc-shards \
+    -L/opt/offload-io/lib -lompx_io -L/opt/llvm16/lib &&
+    LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 300 \
+      bash tools/gpu/mproc.sh /tmp/mproc-shards /tmp/mproc "${MPROC_MIB:-1024}" 0 4
+fi 2>&1 | tee "$out/mproc.log"
 
 if [[ $steps == *llvm* ]]; then
   # LLVM 16's own libomptarget suite (packed by pack-build.sh into

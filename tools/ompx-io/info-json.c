@@ -7,6 +7,9 @@
 //   devices            each OpenMP device: served, plugin, local_device,
 //                      kernel_launch, paths, unavailable (or paths_error)
 //   pinned_budget      cap, used, peak, refusals (null without our plugins)
+//   process_budget     CPUs of the mask and of the local rank share, IO and
+//                      copy threads and pinned cap, each with its origin
+//                      (null without our plugins)
 //   settings           the engine settings: name, value, default, env,
 //                      valid, source (empty without our plugins)
 #ifndef _GNU_SOURCE
@@ -93,6 +96,31 @@ static void printBudgetJson(void) {
          (unsigned long long)B.peak, (unsigned long long)B.refusals);
 }
 
+static void printProcessBudgetJson(void) {
+  ompx_io_process_budget_t B;
+  if (ompx_io_get_process_budget(&B)) {
+    printf("null");
+    return;
+  }
+  printf("{\"cpus_online\": %u, \"cpus_in_mask\": %u, \"local_ranks\": %u, "
+         "\"local_rank\": %d, \"ranks_variable\": ",
+         B.cpus_online, B.cpus_in_mask, B.local_ranks, B.local_rank);
+  jsonString(B.ranks_variable);
+  printf(",\n    \"cpus\": %u, \"cpus_origin\": ", B.cpus);
+  jsonString(B.cpus_origin);
+  printf(",\n    \"io_threads\": %u, \"io_threads_running\": %u, "
+         "\"io_threads_origin\": ",
+         B.io_threads, B.io_threads_running);
+  jsonString(B.io_threads_origin);
+  printf(",\n    \"copy_threads\": %u, \"copy_threads_origin\": ",
+         B.copy_threads);
+  jsonString(B.copy_threads_origin);
+  printf(",\n    \"pinned_max\": %llu, \"pinned_max_origin\": ",
+         (unsigned long long)B.pinned_max);
+  jsonString(B.pinned_max_origin);
+  printf("}");
+}
+
 static void printSettingsJson(void) {
   static const char *const Sources[] = {"default", "environment", "invalid"};
   size_t N = 0;
@@ -139,6 +167,8 @@ void printInfoJson(int NumDevices, int Initial, const PluginList *L,
   }
   printf("%s],\n  \"pinned_budget\": ", NumDevices ? "\n  " : "");
   printBudgetJson();
+  printf(",\n  \"process_budget\": ");
+  printProcessBudgetJson();
   printf(",\n  \"settings\": ");
   printSettingsJson();
   printf("\n}\n");

@@ -105,6 +105,7 @@ int cmdInfo(int Argc, char **Argv) {
     printInfoJson(N, Initial, &L, Probes);
   } else {
     printf("\n");
+    printProcessBudget();
     printPinnedBudget();
     printEngineSettings();
     if (!Ours)

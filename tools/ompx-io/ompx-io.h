@@ -95,6 +95,9 @@ struct ompx_io_setting *engineSettings(size_t *Count);
 void printEngineSettings(void);
 /// Print the process's pinned-memory budget (OFFLOADIO_PINNED_MAX).
 void printPinnedBudget(void);
+/// The process's CPU share and the defaults derived from it, with their
+/// origins (ompx_io_get_process_budget).
+void printProcessBudget(void);
 /// The value in force of engine setting \p Name for a one-line summary:
 /// "8M (default)", the environment's text, or the default and why.
 void describeSetting(const char *Name, char *Buf, size_t Len);

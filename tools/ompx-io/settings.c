@@ -97,3 +97,25 @@ void printPinnedBudget(void) {
          "refused %llu\n\n",
          Cap, Used, Peak, (unsigned long long)B.refusals);
 }
+
+void printProcessBudget(void) {
+  ompx_io_process_budget_t B;
+  if (ompx_io_get_process_budget(&B)) {
+    printf("Process budget: unknown (%s)\n\n", strerror(errno));
+    return;
+  }
+  printf("Process budget (shared by the process's devices):\n");
+  printf("  CPUs:            %u of %u online in the mask", B.cpus_in_mask,
+         B.cpus_online);
+  if (*B.ranks_variable)
+    printf("; local rank %d of %u (%s)", B.local_rank, B.local_ranks,
+           B.ranks_variable);
+  printf("\n  CPU budget:      %u, from %s\n", B.cpus, B.cpus_origin);
+  printf("  IO threads:      %u (%u running), from %s\n", B.io_threads,
+         B.io_threads_running, B.io_threads_origin);
+  printf("  copy threads:    %u, from %s\n", B.copy_threads,
+         B.copy_threads_origin);
+  char Cap[32];
+  formatSize(B.pinned_max, Cap, sizeof(Cap));
+  printf("  pinned max:      %s, from %s\n\n", Cap, B.pinned_max_origin);
+}

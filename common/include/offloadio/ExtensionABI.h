@@ -105,6 +105,11 @@ __tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out, uint64_t Capacity,
 OFFLOADIO_EXTENSION_API int32_t
 __tgt_rtl_ompx_pinned_budget(ompx_pinned_budget_t *Out);
 
+/// The process's CPU share, thread counts and pinned cap, with their
+/// origins, into \p *Out.
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_process_budget(ompx_io_process_budget_t *Out);
+
 /// 1 and \p *Out filled when \p Ptr is inside a region locked in the
 /// plugin's map, 0 when it is not.
 OFFLOADIO_EXTENSION_API int32_t
@@ -142,6 +147,7 @@ OFFLOADIO_EXTENSION_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
   X(IOPaths, __tgt_rtl_ompx_io_paths)                                          \
   X(IOSettings, __tgt_rtl_ompx_io_settings)                                    \
   X(PinnedBudget, __tgt_rtl_ompx_pinned_budget)                                \
+  X(ProcessBudget, __tgt_rtl_ompx_process_budget)                              \
   X(LockInfo, __tgt_rtl_ompx_lock_info)                                        \
   X(CopyCounters, __tgt_rtl_ompx_copy_counters)                                \
   X(TakeLastError, __tgt_rtl_ompx_take_last_error)

@@ -48,7 +48,8 @@ private:
   };
 
   void start();
-  void workerLoop();
+  /// The loop of helper \p Index, named oio-copy-<Index>.
+  void workerLoop(unsigned Index);
   static void work(JobTy &Job);
 
   unsigned NumThreads;

@@ -28,6 +28,8 @@
 
 namespace offloadio {
 
+class IOWorkerPoolTy;
+
 /// The plugin. Backends derive and implement the ...Impl hooks.
 class GenericPluginTy : private PinningOpsTy {
 public:
@@ -107,6 +109,12 @@ public:
   ParallelForTy &getCopyThreads() { return CopyThreads; }
   /// The syscall seam of the file engines.
   SysTy &getSys() { return Sys; }
+  /// The file workers of every device's engine, made by the first call
+  /// with \p Threads workers; later calls get the same pool, whatever
+  /// their \p Threads.
+  IOWorkerPoolTy &getIOWorkers(unsigned Threads);
+  /// Workers of the file engines' pool; 0 before any engine exists.
+  unsigned getNumIOWorkers();
   /// The LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS setting.
   MappedLockPolicyTy getMappedLockPolicy() const {
     return Settings.MappedLocks;
@@ -168,6 +176,9 @@ private:
   SysTy Sys;
   ParallelForTy CopyThreads;
   PinnedMemoryMapTy PinnedMap{*this};
+  std::mutex IOWorkersLock; ///< Guards IOWorkers while it is made.
+  /// Declared before Devices: their engines detach from it as they go.
+  std::unique_ptr<IOWorkerPoolTy> IOWorkers;
   bool Initialized = false;
   int32_t NumDevices = 0;
   std::atomic<int64_t> RequiresFlags{OMP_REQ_UNDEFINED};

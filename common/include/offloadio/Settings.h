@@ -14,8 +14,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace offloadio {
+
+struct ProcessShareTy;
 
 /// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS: whether host buffers of map
 /// clauses are locked for the lifetime of their mapping.
@@ -30,23 +33,32 @@ struct PluginSettingsTy {
   /// a boolean, default false.
   bool Profile = false;
   /// OFFLOADIO_COPY_THREADS: host threads that share the memcpy side of
-  /// large staged copies; 0 to MaxCopyThreads, default min(4, cores - 1).
+  /// large staged copies; 0 to MaxCopyThreads, default min(4, the
+  /// process's CPUs - 1) (ProcessShare.h).
   unsigned CopyThreads = 0;
-  static constexpr unsigned MaxCopyThreads = 256;
+  static constexpr unsigned MaxCopyThreads = 256, DefaultMaxCopyThreads = 4;
   /// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS: off, on or mandatory (booleans
   /// too); default off.
   MappedLockPolicyTy MappedLocks = MappedLockPolicyTy::Off;
   /// OFFLOADIO_PINNED_MAX: the most host memory the process's plugins pin
   /// for their own buffers (PinnedBudget.h); a size from MinPinnedMax,
-  /// default a quarter of physical memory and at least DefaultPinnedFloor.
+  /// default a quarter of physical memory and at least DefaultPinnedFloor,
+  /// divided among the node's local ranks (ProcessShare.h), and at least
+  /// MinPinnedMax.
   uint64_t PinnedMax = 0;
   static constexpr uint64_t MinPinnedMax = 1 << 20;
   static constexpr uint64_t DefaultPinnedFloor = 1ULL << 30;
 
   /// Read every variable above once.
   static PluginSettingsTy fromEnv();
-  /// Default of PinnedMax on this machine.
-  static uint64_t defaultPinnedMax();
+  /// The same, with the defaults of a process with \p Share.
+  static PluginSettingsTy fromEnv(const ProcessShareTy &Share);
+  /// Default of CopyThreads for a process with \p Share, and its origin.
+  static unsigned defaultCopyThreads(const ProcessShareTy &Share);
+  static std::string defaultCopyThreadsOrigin(const ProcessShareTy &Share);
+  /// Default of PinnedMax for a process with \p Share, and its origin.
+  static uint64_t defaultPinnedMax(const ProcessShareTy &Share);
+  static std::string defaultPinnedMaxOrigin(const ProcessShareTy &Share);
 };
 
 /// Settings of one device, read as it initialises.

@@ -3,9 +3,9 @@
 // The file engine's settings from OMPX_IO_*, and the names of its paths.
 #include "offloadio/io/IOConfig.h"
 #include "offloadio/Envar.h"
+#include "offloadio/ProcessShare.h"
 
 #include <algorithm>
-#include <thread>
 
 using namespace offloadio;
 
@@ -23,11 +23,21 @@ const char *offloadio::ioPathName(IOPathTy Path) {
   return "host";
 }
 
-IOConfigTy IOConfigTy::fromEnv() {
+unsigned IOConfigTy::defaultThreads(const ProcessShareTy &Share) {
+  return std::min(DefaultMaxThreads, Share.cpus());
+}
+
+std::string IOConfigTy::defaultThreadsOrigin(const ProcessShareTy &Share) {
+  return "min(" + std::to_string(DefaultMaxThreads) + ", " +
+         Share.cpusOrigin() + ")";
+}
+
+IOConfigTy IOConfigTy::fromEnv() { return fromEnv(ProcessShareTy::detect()); }
+
+IOConfigTy IOConfigTy::fromEnv(const ProcessShareTy &Share) {
   IOConfigTy C;
-  unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
   C.Threads =
-      readIntEnv("OMPX_IO_THREADS", std::min(8u, Cores), 1, MaxThreads);
+      readIntEnv("OMPX_IO_THREADS", defaultThreads(Share), 1, MaxThreads);
   C.ChunkSize = readSizeEnv("OMPX_IO_CHUNK_SIZE", DefaultChunkSize,
                             MinChunkSize, MaxChunkSize);
   C.DirectChunkSize = readSizeEnv("OMPX_IO_DIRECT_CHUNK_SIZE",

@@ -12,30 +12,30 @@
 using namespace offloadio;
 
 IOEngineTy::IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
-                       IOConfigTy Config)
-    : Device(Device), Sys(Sys), Config(Config),
-      Log(Device.getDeviceId(), Config.Info) {
+                       IOConfigTy Config, IOWorkerPoolTy &Workers)
+    : Workers(Workers), Device(Device), Sys(Sys), Config(Config),
+      Log(Device.getDeviceId(), Config.Info),
+      Served(Queue, Paths, Device, Config.RingDepth, Config.ChunkSize) {
   Paths[unsigned(IOPathTy::Direct)] = makeDirectPath(Device, Sys, Stats);
   Paths[unsigned(IOPathTy::Fastpath)] =
       makeFastpathPath(Device, Sys, Stats, Fastpath, RefusedFS, Log);
   Paths[unsigned(IOPathTy::Staged)] = makeStagedPath(Sys, Stats);
+  Workers.attach(Served);
 }
 
-IOEngineTy::~IOEngineTy() {
-  Queue.stop();
-  Workers.clear();
+IOEngineTy::IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
+                       IOConfigTy Config,
+                       std::unique_ptr<IOWorkerPoolTy> OwnWorkers)
+    : IOEngineTy(Device, Sys, Fastpath, Config, *OwnWorkers) {
+  this->OwnWorkers = std::move(OwnWorkers);
 }
 
-void IOEngineTy::startWorkers() {
-  std::lock_guard<std::mutex> Guard(WorkersLock);
-  if (!Workers.empty())
-    return;
-  for (unsigned I = 0; I < Config.Threads; ++I) {
-    Workers.push_back(std::make_unique<IOWorkerTy>(
-        Queue, Paths, Device, Config.RingDepth, Config.ChunkSize));
-    Workers.back()->start();
-  }
-}
+IOEngineTy::IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
+                       IOConfigTy Config)
+    : IOEngineTy(Device, Sys, Fastpath, Config,
+                 std::make_unique<IOWorkerPoolTy>(Config.Threads)) {}
+
+IOEngineTy::~IOEngineTy() { Workers.detach(Served); }
 
 Expected<IOEngineTy::CheckedRequestTy>
 IOEngineTy::checkRequest(IORequestTy::OpTy Op, int Fd, void *DevPtr,

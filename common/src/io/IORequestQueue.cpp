@@ -12,6 +12,7 @@ void IORequestQueueTy::push(IORequestTy &R) {
     (R.isAppend() ? AppendQueue : Queue).push_back(&R);
   }
   CV.notify_all();
+  wake();
 }
 
 void IORequestQueueTy::stop() {
@@ -37,10 +38,24 @@ size_t IORequestQueueTy::claimLocked(IORequestTy &R) {
 
 IORequestTy *IORequestQueueTy::nextRequest(size_t &Chunk) {
   std::unique_lock<std::mutex> Guard(Lock);
-  auto AppendReady = [&] { return !AppendActive && !AppendQueue.empty(); };
   // Queued requests are served before the workers stop.
-  CV.wait(Guard, [&] { return !Queue.empty() || AppendReady() || Stopping; });
-  if (AppendReady()) {
+  CV.wait(Guard,
+          [&] { return !Queue.empty() || appendReadyLocked() || Stopping; });
+  return claimNextLocked(Chunk);
+}
+
+IORequestTy *IORequestQueueTy::tryNextRequest(size_t &Chunk) {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return claimNextLocked(Chunk);
+}
+
+bool IORequestQueueTy::idle() {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return Queue.empty() && AppendQueue.empty() && !AppendActive;
+}
+
+IORequestTy *IORequestQueueTy::claimNextLocked(size_t &Chunk) {
+  if (appendReadyLocked()) {
     // Off the lane's queue: no other worker sees it, so this one claims its
     // chunks in order.
     IORequestTy *R = AppendQueue.front();
@@ -70,4 +85,5 @@ void IORequestQueueTy::endAppend() {
     AppendActive = false;
   }
   CV.notify_all();
+  wake();
 }

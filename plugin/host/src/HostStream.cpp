@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "HostStream.h"
+#include "offloadio/ThreadName.h"
 
 #include <cstring>
 
@@ -31,9 +32,9 @@ Expected<bool> HostEventTy::query() {
   return !S || S->reached(Target);
 }
 
-HostStreamTy::HostStreamTy(PinnedBudgetTy *Budget)
+HostStreamTy::HostStreamTy(PinnedBudgetTy *Budget, unsigned DeviceId)
     : Ring(64), Budget(Budget) {
-  Worker = std::thread([this] { workerLoop(); });
+  Worker = std::thread([this, DeviceId] { workerLoop(DeviceId); });
 }
 
 HostStreamTy::~HostStreamTy() {
@@ -201,7 +202,8 @@ Error HostStreamTy::execute(OpTy &Op) {
   return makeError(ErrorCode::Internal, "unknown host stream operation");
 }
 
-void HostStreamTy::workerLoop() {
+void HostStreamTy::workerLoop(unsigned DeviceId) {
+  nameThisThreadOrWarn("oio-host", DeviceId);
   std::unique_lock<std::mutex> Guard(Lock);
   while (true) {
     WorkCV.wait(Guard,

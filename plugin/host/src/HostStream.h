@@ -50,12 +50,13 @@ private:
   uint64_t Seq = 0;
 };
 
-/// An in-order queue with one worker thread.
+/// An in-order queue with one worker thread, named oio-host-<DeviceId>.
 class HostStreamTy final : public StreamTy {
 public:
   /// Capture blocks are reserved in \p Budget (none: not counted); the
-  /// budget must outlive the stream.
-  explicit HostStreamTy(PinnedBudgetTy *Budget = nullptr);
+  /// budget must outlive the stream. \p DeviceId names the thread.
+  explicit HostStreamTy(PinnedBudgetTy *Budget = nullptr,
+                        unsigned DeviceId = 0);
   ~HostStreamTy() override;
 
   Error copyAsync(void *Dst, const void *Src, size_t Size,
@@ -122,7 +123,7 @@ private:
   /// Block until \p Seq operations have completed; errors stay for
   /// synchronize.
   void waitForQuietly(uint64_t Seq);
-  void workerLoop();
+  void workerLoop(unsigned DeviceId);
   Error execute(OpTy &Op);
   Error takeError();
 

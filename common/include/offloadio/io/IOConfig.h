@@ -6,8 +6,11 @@
 #define OFFLOADIO_IO_IOCONFIG_H
 
 #include <cstddef>
+#include <string>
 
 namespace offloadio {
+
+struct ProcessShareTy;
 
 /// The paths, numbered as enum ompx_io_path.
 enum class IOPathTy : unsigned { Direct = 0, Fastpath = 1, Staged = 2, Count };
@@ -24,10 +27,15 @@ enum class IODirectPolicyTy : unsigned {
 
 /// Engine settings.
 struct IOConfigTy {
-  /// OMPX_IO_THREADS: workers per device, 1 to 256; from the environment
-  /// the default is min(8, cores).
+  /// OMPX_IO_THREADS: workers of the process, shared by every device of
+  /// the plugin (IOWorkerPool.h), 1 to 256; from the environment the
+  /// default is min(8, the process's CPUs) (ProcessShare.h).
   unsigned Threads = 4;
-  static constexpr unsigned MaxThreads = 256;
+  static constexpr unsigned MaxThreads = 256, DefaultMaxThreads = 8;
+  /// The default of Threads for a process with \p Share.
+  static unsigned defaultThreads(const ProcessShareTy &Share);
+  /// Where defaultThreads comes from, in words.
+  static std::string defaultThreadsOrigin(const ProcessShareTy &Share);
 
   /// OMPX_IO_CHUNK_SIZE: bytes per chunk, 64 KiB to 1 GiB.
   size_t ChunkSize = DefaultChunkSize;
@@ -60,6 +68,8 @@ struct IOConfigTy {
 
   /// Read and validate the environment.
   static IOConfigTy fromEnv();
+  /// The same, with the defaults of a process with \p Share.
+  static IOConfigTy fromEnv(const ProcessShareTy &Share);
 };
 
 } // namespace offloadio

@@ -2,8 +2,9 @@
 //
 // The file <-> device engine of one device. A request is checked, scored
 // by the path backends (IOPathBackend.h), given its O_DIRECT layout
-// (IODirectPolicy.h) and queued (IORequestQueue.h); a pool of workers
-// (IOWorker.h) claims its chunks and runs each on the request's path.
+// (IODirectPolicy.h) and queued (IORequestQueue.h); the workers of the
+// process (IOWorkerPool.h), shared with the other devices' engines, claim
+// its chunks and run each on the request's path.
 //
 // The engine knows its device only through IODeviceTy.
 #ifndef OFFLOADIO_IO_IOENGINE_H
@@ -18,6 +19,7 @@
 #include "offloadio/io/IORequestQueue.h"
 #include "offloadio/io/IOStats.h"
 #include "offloadio/io/IOWorker.h"
+#include "offloadio/io/IOWorkerPool.h"
 
 #include <atomic>
 #include <memory>
@@ -33,10 +35,14 @@ class SysTy;
 /// The engine of one device.
 class IOEngineTy {
 public:
-  /// \p Sys is the syscall seam; \p Fastpath may be null.
+  /// \p Sys is the syscall seam; \p Fastpath may be null. \p Workers
+  /// serves the engine, shared with other engines, and must outlive it.
+  IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
+             IOConfigTy Config, IOWorkerPoolTy &Workers);
+  /// An engine with a pool of Config.Threads workers of its own.
   IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
              IOConfigTy Config);
-  /// Stops the workers once the queued requests are served.
+  /// Leaves the workers once the queued requests are served.
   ~IOEngineTy();
   IOEngineTy(const IOEngineTy &) = delete;
   IOEngineTy &operator=(const IOEngineTy &) = delete;
@@ -97,11 +103,18 @@ private:
   void noteRequest(const IORequestTy &R, int Fd, const std::string &Why);
   /// Hand \p R, which has chunks, to the workers.
   void queueRequest(IORequestTy &R);
+  /// Keeps \p OwnWorkers, which serve this engine alone.
+  IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
+             IOConfigTy Config, std::unique_ptr<IOWorkerPoolTy> OwnWorkers);
   /// Pick the path for a request by the backends' scores, with the reason.
   Expected<IOPathTy> choosePath(const IOPathQueryTy &Q, std::string &Why) const;
   /// Start the workers on first use.
-  void startWorkers();
+  void startWorkers() { Workers.start(); }
 
+  /// The pool of the engine's own, when it was given none; declared first,
+  /// so that it outlives the members that its workers use.
+  std::unique_ptr<IOWorkerPoolTy> OwnWorkers;
+  IOWorkerPoolTy &Workers;
   IODeviceTy &Device;
   SysTy &Sys;
   IOConfigTy Config;
@@ -113,10 +126,9 @@ private:
   /// Requests and batch shares alive, bounded by Config.MaxRequests.
   std::atomic<unsigned> Outstanding{0};
   IORequestQueueTy Queue;
-
-  std::mutex WorkersLock; ///< Guards Workers while they start.
-  /// Declared last: they use everything above until they are joined.
-  std::vector<std::unique_ptr<IOWorkerTy>> Workers;
+  /// What the workers serve; detached in the destructor, before the
+  /// members above go.
+  IOPoolEngineTy Served;
 };
 
 } // namespace offloadio

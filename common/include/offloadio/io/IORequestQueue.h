@@ -9,21 +9,33 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <mutex>
 
 namespace offloadio {
 
 class IORequestTy;
 
-/// Queued requests and chunk claims; the workers block in nextRequest.
+/// Queued requests and chunk claims; the workers block in nextRequest, or
+/// a pool of workers serving several queues polls tryNextRequest and is
+/// woken through the queue's wakeup (IOWorkerPool.h).
 class IORequestQueueTy {
 public:
+  /// Call \p Wakeup, without the queue's lock held, whenever a request
+  /// becomes ready: after push() and endAppend(). Set before any push.
+  void setWakeup(std::function<void()> Wakeup) {
+    this->Wakeup = std::move(Wakeup);
+  }
   /// Queue \p R; an append request goes on the append lane. Never blocks
   /// beyond the queue's lock.
   void push(IORequestTy &R);
   /// Next request with unclaimed chunks, with its next chunk claimed into
   /// \p Chunk; blocks; null once stopping and empty.
   IORequestTy *nextRequest(size_t &Chunk);
+  /// Like nextRequest, but null at once when no request is ready.
+  IORequestTy *tryNextRequest(size_t &Chunk);
+  /// Whether no request is queued and none is served on the append lane.
+  bool idle();
   /// Claim the next chunk of \p R, whose earlier chunk the caller holds
   /// unfinished; false when all are claimed.
   bool nextChunk(IORequestTy &R, size_t &Chunk);
@@ -36,6 +48,17 @@ private:
   /// Claim a chunk of \p R with Lock held; the last claim takes \p R off
   /// the queue, before any worker can finish it and wait() can free it.
   size_t claimLocked(IORequestTy &R);
+  /// Whether the append lane's front request may be served, with Lock held.
+  bool appendReadyLocked() const {
+    return !AppendActive && !AppendQueue.empty();
+  }
+  /// The next ready request with a chunk claimed, or null; Lock held.
+  IORequestTy *claimNextLocked(size_t &Chunk);
+  /// Call Wakeup, if set.
+  void wake() {
+    if (Wakeup)
+      Wakeup();
+  }
 
   std::mutex Lock;
   std::condition_variable CV;
@@ -46,6 +69,7 @@ private:
   std::deque<IORequestTy *> AppendQueue;
   bool AppendActive = false; ///< A worker serves the lane's front request.
   bool Stopping = false;
+  std::function<void()> Wakeup;
 };
 
 } // namespace offloadio

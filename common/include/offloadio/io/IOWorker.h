@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// A worker of the file engine: a thread that claims chunks from the
-// request queue and runs each on its request's path, with a stream and a
-// ring of pinned buffers of its own for the staged path.
+// A worker of the file engines: a thread of the process's pool
+// (IOWorkerPool.h) that claims chunks from the engines' request queues and
+// runs each on its request's path, with a stream and a ring of pinned
+// buffers of its own on each device it serves, for the staged path.
 #ifndef OFFLOADIO_IO_IOWORKER_H
 #define OFFLOADIO_IO_IOWORKER_H
 
@@ -18,6 +19,8 @@ namespace offloadio {
 class IODeviceTy;
 class IORequestQueueTy;
 class IORequestTy;
+class IOWorkerPoolTy;
+struct IOPoolEngineTy;
 
 /// The engine's backends, indexed by IOPathTy.
 using IOPathTableTy =
@@ -51,14 +54,12 @@ private:
   size_t FirstStaged = SIZE_MAX;
 };
 
-/// One worker thread.
+/// One worker thread of a pool, named oio-io-<Index>.
 class IOWorkerTy {
 public:
-  IOWorkerTy(IORequestQueueTy &Queue, IOPathTableTy &Paths, IODeviceTy &Device,
-             unsigned RingDepth, size_t MinSlotSize)
-      : Queue(Queue), Paths(Paths),
-        Staging(Device, RingDepth, MinSlotSize) {}
-  /// Joins the thread; the queue must be stopping.
+  IOWorkerTy(IOWorkerPoolTy &Pool, unsigned Index)
+      : Pool(Pool), Index(Index) {}
+  /// Joins the thread; the pool must be stopping.
   ~IOWorkerTy();
   IOWorkerTy(const IOWorkerTy &) = delete;
   IOWorkerTy &operator=(const IOWorkerTy &) = delete;
@@ -67,14 +68,17 @@ public:
   void start();
 
 private:
-  /// Serve requests until the queue stops.
+  /// Serve requests until the pool stops.
   void run();
-  /// Run chunk \p Index of \p R on its path.
-  void processChunk(IORequestTy &R, size_t Index);
+  /// Serve \p R, of engine \p Engine, from its claimed chunk \p Chunk on.
+  void serve(IOPoolEngineTy &Engine, IORequestTy &R, size_t Chunk);
+  /// Run chunk \p Chunk of \p R on its path.
+  void processChunk(IOPathTableTy &Paths, IOWorkerStagingTy &Staging,
+                    IORequestTy &R, size_t Chunk);
 
-  IORequestQueueTy &Queue;
-  IOPathTableTy &Paths;
-  IOWorkerStagingTy Staging;
+  IOWorkerPoolTy &Pool;
+  /// This worker's number in the pool: its staging slot in each engine.
+  unsigned Index;
   std::thread Thread;
 };
 

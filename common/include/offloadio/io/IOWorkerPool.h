@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The file workers of a process: one pool per plugin, sized once, serving
+// the request queues of all the plugin's engines, so that the process runs
+// OMPX_IO_THREADS workers however many devices it uses. Each engine keeps
+// a staging slot (a stream and a ring of pinned buffers on its device) per
+// worker, made when that worker first stages a chunk of the engine's, so a
+// worker's copies on one device stay ordered on one stream as before.
+//
+// An engine attaches its queue when it is created and detaches it before
+// it is destroyed; detaching waits until no worker serves its requests.
+#ifndef OFFLOADIO_IO_IOWORKERPOOL_H
+#define OFFLOADIO_IO_IOWORKERPOOL_H
+
+#include "offloadio/io/IOWorker.h"
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace offloadio {
+
+class IODeviceTy;
+class IORequestQueueTy;
+class IORequestTy;
+
+/// One engine as the pool's workers see it.
+struct IOPoolEngineTy {
+  IOPoolEngineTy(IORequestQueueTy &Queue, IOPathTableTy &Paths,
+                 IODeviceTy &Device, unsigned RingDepth, size_t MinSlotSize)
+      : Queue(Queue), Paths(Paths), Device(Device), RingDepth(RingDepth),
+        MinSlotSize(MinSlotSize) {}
+
+  /// The staging slot of worker \p Worker on this engine's device, made
+  /// on first use; only that worker calls this.
+  IOWorkerStagingTy &stagingOf(unsigned Worker);
+
+  IORequestQueueTy &Queue;
+  IOPathTableTy &Paths;
+  IODeviceTy &Device;
+  unsigned RingDepth;
+  size_t MinSlotSize;
+  /// A slot per worker of the pool, sized by attach(); slot I is touched
+  /// only by worker I while it serves this engine, and by the engine's
+  /// destruction after detach().
+  std::vector<std::unique_ptr<IOWorkerStagingTy>> Staging;
+  /// Workers serving a request of this engine now; guarded by the pool.
+  unsigned Serving = 0;
+};
+
+/// The workers of the process's file engines, for one plugin.
+class IOWorkerPoolTy {
+public:
+  /// \p Threads workers (at least 1), started by the first start().
+  explicit IOWorkerPoolTy(unsigned Threads);
+  /// Stops and joins the workers; every engine must be detached.
+  ~IOWorkerPoolTy();
+  IOWorkerPoolTy(const IOWorkerPoolTy &) = delete;
+  IOWorkerPoolTy &operator=(const IOWorkerPoolTy &) = delete;
+
+  /// Serve \p Engine's queue from now on.
+  void attach(IOPoolEngineTy &Engine);
+  /// Stop serving \p Engine once its queue is idle and no worker holds one
+  /// of its requests; waits for that.
+  void detach(IOPoolEngineTy &Engine);
+  /// Start the workers if they are not running. Never blocks beyond
+  /// starting them once.
+  void start();
+
+  /// Workers of the pool.
+  unsigned getNumThreads() const { return NumThreads; }
+  /// Whether the workers run.
+  bool started();
+
+private:
+  friend class IOWorkerTy;
+  /// A worker's next request from any engine, with a chunk claimed into
+  /// \p Chunk and its engine in \p Engine; blocks; null once stopping.
+  IORequestTy *nextRequest(size_t &Chunk, IOPoolEngineTy *&Engine);
+  /// The worker is done with the request nextRequest gave it.
+  void finishedWith(IOPoolEngineTy &Engine);
+  /// An engine's queue has a request ready.
+  void wake();
+
+  const unsigned NumThreads;
+  std::mutex Lock;
+  /// Workers wait here for a ready request.
+  std::condition_variable WorkCV;
+  /// detach() waits here for an engine's last request to be served.
+  std::condition_variable IdleCV;
+  /// Engines served, in attach order; guarded by Lock.
+  std::vector<IOPoolEngineTy *> Engines;
+  /// Where the next scan starts, so that one busy engine does not starve
+  /// the others; guarded by Lock.
+  size_t NextEngine = 0;
+  bool Stopping = false;
+  /// Declared last: they use everything above until they are joined.
+  std::vector<std::unique_ptr<IOWorkerTy>> Workers;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_IO_IOWORKERPOOL_H

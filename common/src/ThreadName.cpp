@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/ThreadName.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <pthread.h>
+#include <string>
+
+using namespace offloadio;
+
+std::string offloadio::makeThreadName(llvm::StringRef Prefix,
+                                      unsigned Index) {
+  std::string Name = Prefix.str() + "-" + std::to_string(Index);
+  if (Name.size() > MaxThreadNameLength)
+    Name.resize(MaxThreadNameLength);
+  return Name;
+}
+
+Error offloadio::nameThisThread(llvm::StringRef Prefix, unsigned Index) {
+  std::string Name = makeThreadName(Prefix, Index);
+  // pthread_setname_np returns the error number; it does not set errno.
+  if (int Errno = ::pthread_setname_np(::pthread_self(), Name.c_str()))
+    return makeErrnoError(Errno, "pthread_setname_np(thread {0}, \"{1}\") "
+                                 "failed",
+                          uint64_t(::pthread_self()), Name);
+  return Error::success();
+}
+
+void offloadio::nameThisThreadOrWarn(llvm::StringRef Prefix, unsigned Index) {
+  if (auto Err = nameThisThread(Prefix, Index))
+    llvm::errs() << "offload-io: warning: "
+                 << takeErrorMessage(std::move(Err)) << "\n";
+}

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "offloadio/io/IOWorkerPool.h"
+#include "offloadio/io/IORequestQueue.h"
+
+#include <algorithm>
+#include <cassert>
+
+using namespace offloadio;
+
+IOWorkerStagingTy &IOPoolEngineTy::stagingOf(unsigned Worker) {
+  std::unique_ptr<IOWorkerStagingTy> &Slot = Staging[Worker];
+  if (!Slot)
+    Slot = std::make_unique<IOWorkerStagingTy>(Device, RingDepth, MinSlotSize);
+  return *Slot;
+}
+
+IOWorkerPoolTy::IOWorkerPoolTy(unsigned Threads)
+    : NumThreads(std::max(1u, Threads)) {}
+
+IOWorkerPoolTy::~IOWorkerPoolTy() {
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    assert(Engines.empty() && "an engine outlives its workers");
+    Stopping = true;
+  }
+  WorkCV.notify_all();
+  Workers.clear();
+}
+
+void IOWorkerPoolTy::attach(IOPoolEngineTy &Engine) {
+  Engine.Staging.resize(NumThreads);
+  // Before the engine is visible: no push can happen earlier anyway, but a
+  // wakeup must never find the queue unattached.
+  Engine.Queue.setWakeup([this] { wake(); });
+  std::lock_guard<std::mutex> Guard(Lock);
+  Engines.push_back(&Engine);
+}
+
+void IOWorkerPoolTy::detach(IOPoolEngineTy &Engine) {
+  std::unique_lock<std::mutex> Guard(Lock);
+  // Queued requests are served first, as a lone engine's workers did before
+  // they stopped.
+  IdleCV.wait(Guard,
+              [&] { return Engine.Serving == 0 && Engine.Queue.idle(); });
+  Engines.erase(std::find(Engines.begin(), Engines.end(), &Engine));
+  NextEngine = 0;
+}
+
+void IOWorkerPoolTy::start() {
+  std::lock_guard<std::mutex> Guard(Lock);
+  if (!Workers.empty())
+    return;
+  for (unsigned I = 0; I < NumThreads; ++I) {
+    Workers.push_back(std::make_unique<IOWorkerTy>(*this, I));
+    Workers.back()->start();
+  }
+}
+
+bool IOWorkerPoolTy::started() {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return !Workers.empty();
+}
+
+void IOWorkerPoolTy::wake() {
+  // Taking the lock orders this wakeup after any scan that missed the new
+  // request: that worker is waiting by the time notify_all runs.
+  { std::lock_guard<std::mutex> Guard(Lock); }
+  WorkCV.notify_all();
+}
+
+IORequestTy *IOWorkerPoolTy::nextRequest(size_t &Chunk,
+                                         IOPoolEngineTy *&Engine) {
+  std::unique_lock<std::mutex> Guard(Lock);
+  while (true) {
+    // The scan and the wait below happen under Lock, and wake() takes Lock
+    // after its queue push: a request pushed during the scan is either seen
+    // by it or wakes this worker.
+    size_t N = Engines.size();
+    for (size_t K = 0; K < N; ++K) {
+      size_t At = (NextEngine + K) % N;
+      if (IORequestTy *R = Engines[At]->Queue.tryNextRequest(Chunk)) {
+        Engine = Engines[At];
+        ++Engine->Serving;
+        NextEngine = (At + 1) % N;
+        return R;
+      }
+    }
+    if (Stopping)
+      return nullptr;
+    WorkCV.wait(Guard);
+  }
+}
+
+void IOWorkerPoolTy::finishedWith(IOPoolEngineTy &Engine) {
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    --Engine.Serving;
+  }
+  // An append's end may have made the next append of the lane ready, and
+  // detach() may wait for this engine.
+  IdleCV.notify_all();
+}
