@@ -40,7 +40,8 @@ int ompx_target_pwrite_depend(int fd, const void *device_buf, size_t count,
  *  done, after their results and errors were written into ops (which must
  *  stay valid until then). *failed (may be NULL) gets the number of
  *  operations that failed, or -1 when the batch was refused as a whole
- *  (then each operation's result is -1 and its error the batch's errno).
+ *  (then each operation's result is -1 and its error the batch's errno;
+ *  with failed NULL, a line on stderr says why).
  *  Returns 0 when the task was created, or -1 with errno EINVAL as
  *  ompx_target_pread_depend, or for ops NULL or nops 0. */
 int ompx_io_batch_submit_depend(ompx_io_op_t *ops, size_t nops,

@@ -10,11 +10,13 @@
 // Batch handles are numbers, never reused, looked up in a registry as the
 // requests' are: a batch waited for twice, or never submitted, is refused
 // with EINVAL; batches never waited for are finished at exit.
+#include "BatchDone.h"
 #include "BatchPlan.h"
 #include "Diagnostics.h"
 #include "Library.h"
 #include "ompx_io.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -153,7 +155,62 @@ public:
     return 1;
   }
 
+  /// Run \p Fn(\p Arg) once every operation of \p Handle is done (see
+  /// notifyBatchDone); false when \p Handle is not in flight.
+  bool notify(ompx_io_batch_t Handle, void (*Fn)(void *), void *Arg) {
+    auto *Countdown = new BatchCountdownTy(Fn, Arg);
+    {
+      std::lock_guard<std::mutex> Guard(Lock);
+      auto It = Batches.find(reinterpret_cast<uintptr_t>(Handle));
+      if (It == Batches.end()) {
+        delete Countdown;
+        return false;
+      }
+      for (ShareTy &S : It->second->Shares) {
+        if (!S.Inner)
+          continue;
+        Countdown->add();
+        // A share that cannot notify (a forked child's) is counted done:
+        // its wait reports why.
+        if (S.Fns->IOBatchNotify(S.Inner, &BatchCountdownTy::shareDone,
+                                 Countdown))
+          Countdown->done();
+      }
+    }
+    // The registration's own count, outside the lock: the notification may
+    // wait for the batch, which takes it.
+    Countdown->done();
+    return true;
+  }
+
 private:
+  /// Counts the shares of a batch down to its notification. Starts at one,
+  /// the registration's, so that no share that completes while the others
+  /// register runs it early.
+  class BatchCountdownTy {
+  public:
+    BatchCountdownTy(void (*Fn)(void *), void *Arg) : Fn(Fn), Arg(Arg) {}
+    void add() { Left.fetch_add(1, std::memory_order_relaxed); }
+    /// One share (or the registration) is done; the last runs Fn and frees
+    /// this.
+    void done() {
+      if (Left.fetch_sub(1, std::memory_order_acq_rel) != 1)
+        return;
+      void (*Run)(void *) = Fn;
+      void *RunArg = Arg;
+      delete this;
+      Run(RunArg);
+    }
+    static void shareDone(void *Self) {
+      static_cast<BatchCountdownTy *>(Self)->done();
+    }
+
+  private:
+    void (*Fn)(void *);
+    void *Arg;
+    std::atomic<size_t> Left{1};
+  };
+
   pid_t CreatorPid = ::getpid();
   std::mutex Lock;
   uintptr_t LastId = 0; ///< Handles are never reused.
@@ -286,6 +343,11 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
   }
   *Batch = batches().track(std::move(B));
   return 0;
+}
+
+bool ompxio::notifyBatchDone(ompx_io_batch_t Batch, void (*Fn)(void *),
+                             void *Arg) {
+  return Batch && batches().notify(Batch, Fn, Arg);
 }
 
 OMPX_API int ompx_io_batch_test(ompx_io_batch_t Batch) {

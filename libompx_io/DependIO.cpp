@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// include/ompx_io_depend.h: file transfers run as detached OpenMP tasks
-// (DetachedTask.h) whose body submits the transfer with a completion
-// notification (NotifiedTransfer.h); the engine thread that completes the
-// transfer stores its result and fulfills the task. No thread waits for a
-// transfer.
+// include/ompx_io_depend.h: file transfers and batches run as detached
+// OpenMP tasks (DetachedTask.h) whose body submits the work with a
+// completion notification (NotifiedTransfer.h, BatchDone.h); the engine
+// thread that completes it stores the result and fulfills the task. No
+// thread waits for a transfer.
+#include "BatchDone.h"
 #include "DetachedTask.h"
 #include "Diagnostics.h"
 #include "NotifiedTransfer.h"
@@ -63,6 +64,76 @@ private:
   int *Errno;
 };
 
+/// A batch's completion: the task's event and where its failure count goes.
+class BatchDoneTy {
+public:
+  BatchDoneTy(ompx_io_batch_t Batch, ssize_t *Failed, TaskEventTy Done)
+      : Batch(Batch), Failed(Failed), Done(std::move(Done)) {}
+
+  /// The batch's notification: collect it (every operation is done, so the
+  /// wait does not wait), store the count, complete the task.
+  static void run(void *Self) {
+    std::unique_ptr<BatchDoneTy> This(static_cast<BatchDoneTy *>(Self));
+    // This thread is a plugin's engine thread: its errno and last error
+    // belong to no program call.
+    int SavedErrno = errno;
+    ssize_t N = ompx_io_batch_wait(This->Batch);
+    if (This->Failed)
+      *This->Failed = N;
+    errno = SavedErrno;
+    // Last: the program may read the results once the task completed.
+    This->Done.fulfill();
+  }
+
+private:
+  ompx_io_batch_t Batch;
+  ssize_t *Failed;
+  TaskEventTy Done;
+};
+
+/// A batch as a detached task's operation.
+class DependBatchTy final : public DetachedOperationTy {
+public:
+  DependBatchTy(ompx_io_op_t *Ops, size_t Count, ssize_t *Failed)
+      : Ops(Ops), Count(Count), Failed(Failed) {}
+
+  void start(TaskEventTy Done) override {
+    // The task runs on any thread of the program: it keeps its errno and
+    // last error; the batch's outcome goes into the operations.
+    int SavedErrno = errno;
+    std::string SavedError = lastError();
+    ompx_io_batch_t Batch;
+    if (ompx_io_batch_submit(Ops, Count, &Batch)) {
+      int Errno = errno;
+      // With nowhere to put the count, the refusal would go unseen.
+      if (!Failed)
+        std::fprintf(stderr, "%s: %s\n", linePrefix().c_str(),
+                     lastError().c_str());
+      for (size_t I = 0; I < Count; ++I) {
+        Ops[I].result = -1;
+        Ops[I].error = Errno;
+      }
+      if (Failed)
+        *Failed = -1;
+      errno = SavedErrno;
+      lastError() = std::move(SavedError);
+      Done.fulfill();
+      return;
+    }
+    errno = SavedErrno;
+    lastError() = std::move(SavedError);
+    auto *Pending = new BatchDoneTy(Batch, Failed, std::move(Done));
+    // In flight since the submission above: the registration cannot fail.
+    if (!notifyBatchDone(Batch, &BatchDoneTy::run, Pending))
+      BatchDoneTy::run(Pending);
+  }
+
+private:
+  ompx_io_op_t *Ops;
+  size_t Count;
+  ssize_t *Failed;
+};
+
 /// Check the depend list of \p Call and create the task that runs \p Op;
 /// 0, or -1 with errno.
 int spawnDependTask(const char *Call, std::unique_ptr<DetachedOperationTy> Op,
@@ -94,6 +165,19 @@ int transferDepend(const char *Call, bool IsWrite, int Fd, void *Buf,
 }
 
 } // namespace
+
+OMPX_API int ompx_io_batch_submit_depend(ompx_io_op_t *Ops, size_t Count,
+                                         ssize_t *Failed, int DepobjCount,
+                                         omp_depend_t *DepobjList) {
+  const char *Call = "ompx_io_batch_submit_depend";
+  if (!Ops)
+    return fail(EINVAL, std::string(Call) + ": ops is NULL");
+  if (!Count)
+    return fail(EINVAL, std::string(Call) + ": nops is 0");
+  return spawnDependTask(Call,
+                         std::make_unique<DependBatchTy>(Ops, Count, Failed),
+                         DepobjCount, DepobjList);
+}
 
 OMPX_API int ompx_target_pread_depend(int Fd, void *Buf, size_t Count,
                                       off_t Offset, int Device,

@@ -79,6 +79,18 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_test(void *Batch) {
   return handleOf(Batch).Batch->isDone();
 }
 
+OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_notify(void *Batch,
+                                                     void (*Fn)(void *),
+                                                     void *Arg) {
+  // A share inherited from the parent never completes here.
+  if (extensionPlugin().inForkedChild())
+    return extensionErrno(
+        extensionPlugin().makeForkedError("an ompx_io batch"), -1);
+  if (auto Err = handleOf(Batch).Batch->notifyWhenDone({Fn, Arg}))
+    return extensionErrno(std::move(Err), -1);
+  return 0;
+}
+
 OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_wait(void *Batch,
                                                    ompx_io_op_t *Ops,
                                                    uint64_t Count) {

@@ -14,14 +14,18 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <future>
 #include <random>
 #include <string>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -389,6 +393,80 @@ TEST_P(IOBatchTest, RefusedOperationsLeaveTheOthersRunning) {
   EXPECT_EQ(R[4].Bytes, 1000u);
   for (int I = 1; I < 4; ++I)
     EXPECT_FALSE(R[I].Message.empty()) << I;
+}
+
+TEST_P(IOBatchTest, NotificationRunsOnceWhenAllIsDoneAndMayReleaseTheShare) {
+  engine(batchConfig(GetParam()));
+  std::mt19937 Rng(5);
+  for (int Round = 0; Round < 60; ++Round) {
+    // Gathered small reads, a large split one and a refused one.
+    std::vector<char> A = randomBytes(Rng, 300 * 64 + (200 << 10));
+    TempFileTy FA(A);
+    char *Dev = Device->alloc(A.size());
+    std::vector<IOBatchOpTy> Ops;
+    for (int K = 0; K < 300; ++K)
+      Ops.push_back({IORequestTy::Read, FA.Fd, Dev + K * 64, 64,
+                     off_t(K * 64)});
+    Ops.push_back({IORequestTy::Read, FA.Fd, Dev + 300 * 64, 200 << 10,
+                   off_t(300 * 64)});
+    Ops.push_back({IORequestTy::Read, -1, Dev, 64, 0});
+    auto B = run(Ops);
+    ASSERT_TRUE(B);
+    // The notification owns the share from registration on: it collects
+    // the results and destroys it, from whichever thread runs it.
+    struct StateTy {
+      std::unique_ptr<IOBatchTy> Share;
+      std::vector<IOBatchResultTy> Results;
+      std::atomic<int> Runs{0};
+      std::promise<void> Done;
+    } State;
+    State.Share = std::move(B);
+    IOBatchTy *Share = State.Share.get();
+    if (Round % 3 == 0) // Also registered after every request finished.
+      while (!Share->isDone())
+        std::this_thread::yield();
+    auto Notify = [](void *Arg) {
+      auto *S = static_cast<StateTy *>(Arg);
+      S->Results = S->Share->wait();
+      S->Share.reset();
+      if (S->Runs.fetch_add(1) == 0)
+        S->Done.set_value();
+    };
+    ASSERT_FALSE(bool(Share->notifyWhenDone({Notify, &State})));
+    ASSERT_EQ(State.Done.get_future().wait_for(std::chrono::seconds(30)),
+              std::future_status::ready);
+    EXPECT_EQ(State.Runs.load(), 1);
+    EXPECT_EQ(State.Share, nullptr);
+    ASSERT_EQ(State.Results.size(), Ops.size());
+    for (size_t I = 0; I + 1 < Ops.size(); ++I)
+      ASSERT_EQ(State.Results[I].Bytes, Ops[I].Count) << I;
+    EXPECT_EQ(State.Results.back().Errno, EBADF);
+    EXPECT_EQ(std::memcmp(Dev, A.data(), A.size()), 0);
+    EXPECT_EQ(Engine->outstandingRequests(), 0u);
+  }
+}
+
+TEST_P(IOBatchTest, SecondNotificationOrNoFunctionIsRefused) {
+  engine(batchConfig(GetParam()));
+  std::vector<char> A(4096, 'x');
+  TempFileTy FA(A);
+  char *Dev = Device->alloc(A.size());
+  auto B = run({{IORequestTy::Read, FA.Fd, Dev, A.size(), 0}});
+  ASSERT_TRUE(B);
+  auto ErrnoOf = [](Error Err) {
+    return takeErrorDetails(std::move(Err)).Errno;
+  };
+  EXPECT_EQ(ErrnoOf(B->notifyWhenDone({nullptr, nullptr})), EINVAL);
+  std::atomic<int> Runs{0};
+  auto Count = [](void *Arg) { ++*static_cast<std::atomic<int> *>(Arg); };
+  ASSERT_FALSE(bool(B->notifyWhenDone({Count, &Runs})));
+  EXPECT_EQ(ErrnoOf(B->notifyWhenDone({Count, &Runs})), EINVAL);
+  // The share is the notification's until it ran: only then may it go.
+  while (Runs.load() == 0)
+    std::this_thread::yield();
+  ASSERT_EQ(B->wait()[0].Bytes, A.size());
+  B.reset();
+  EXPECT_EQ(Runs.load(), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, IOBatchTest,

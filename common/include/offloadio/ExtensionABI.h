@@ -58,6 +58,14 @@ __tgt_rtl_ompx_io_batch_start(int32_t DeviceId, void *Batch,
 /// 1 when every operation of \p Batch is done, 0 while some are pending.
 OFFLOADIO_EXTENSION_API int32_t __tgt_rtl_ompx_io_batch_test(void *Batch);
 
+/// Run \p Fn(\p Arg) once every operation of \p Batch (started) is done:
+/// by the engine thread that finishes the last of them, as the last thing
+/// the engine does with the share, or at once, in the calling thread, when
+/// all are done. \p Fn must not block; it may wait for and release the
+/// share. One notification per share (EINVAL for a second).
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_io_batch_notify(void *Batch, void (*Fn)(void *), void *Arg);
+
 /// Wait for \p Batch and write each operation's result and error into
 /// \p Ops, the \p Count operations given to __tgt_rtl_ompx_io_batch_start,
 /// in order. The share stays until __tgt_rtl_ompx_io_batch_release.
@@ -139,6 +147,7 @@ OFFLOADIO_EXTENSION_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
   X(IOBatchCreate, __tgt_rtl_ompx_io_batch_create)                             \
   X(IOBatchStart, __tgt_rtl_ompx_io_batch_start)                               \
   X(IOBatchTest, __tgt_rtl_ompx_io_batch_test)                                 \
+  X(IOBatchNotify, __tgt_rtl_ompx_io_batch_notify)                             \
   X(IOBatchWait, __tgt_rtl_ompx_io_batch_wait)                                 \
   X(IOBatchMessage, __tgt_rtl_ompx_io_batch_message)                           \
   X(IOBatchRelease, __tgt_rtl_ompx_io_batch_release)                           \

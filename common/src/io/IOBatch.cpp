@@ -36,6 +36,44 @@ void IOBatchTy::mapOp(size_t Index, size_t Request, size_t Begin,
   Op.Len = Len;
 }
 
+Error IOBatchTy::notifyWhenDone(IORequestTy::NotificationTy Notify) {
+  if (!Notify.Fn)
+    return makeErrnoError(EINVAL, "completion notification without a "
+                                  "function for batch share {0}",
+                          static_cast<void *>(this));
+  {
+    std::lock_guard<std::mutex> Guard(NotifyLock);
+    if (OnDone.Fn)
+      return makeErrnoError(EINVAL, "batch share {0} already has a "
+                                    "completion notification",
+                            static_cast<void *>(this));
+    OnDone = Notify;
+    // The extra one is this registration's: no request that finishes
+    // meanwhile (here or in a worker) can run the notification, which may
+    // destroy the share, while the loop below still walks its requests.
+    Left = Requests.size() + 1;
+  }
+  for (auto &R : Requests)
+    if (Error Err = R->notifyWhenDone({&IOBatchTy::requestDone, this}))
+      // A request of the share has no other notification: cannot happen,
+      // but a lost count would hang the notification for ever.
+      llvm::consumeError(std::move(Err)), countDown();
+  countDown();
+  return Error::success();
+}
+
+void IOBatchTy::countDown() {
+  IORequestTy::NotificationTy Notify;
+  {
+    std::lock_guard<std::mutex> Guard(NotifyLock);
+    if (--Left)
+      return;
+    Notify = OnDone;
+  }
+  // Outside the lock and last: the notification may destroy the share.
+  Notify.Fn(Notify.Arg);
+}
+
 bool IOBatchTy::isDone() const {
   for (const auto &R : Requests)
     if (!R->isDone())

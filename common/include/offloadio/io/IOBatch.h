@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -56,6 +57,14 @@ public:
   /// order they were given to startBatch.
   std::vector<IOBatchResultTy> wait();
 
+  /// Run \p Notify once every operation is done: in the worker that
+  /// finishes the last request, as the engine's last act on the share, or
+  /// at once, in the calling thread, when all are done. From then on the
+  /// share must not be destroyed before \p Notify ran, which may destroy
+  /// it. One per share (EINVAL for a second, or without a function); only
+  /// after IOEngineTy::startBatch.
+  Error notifyWhenDone(IORequestTy::NotificationTy Notify);
+
   /// Operations of the share.
   size_t numOps() const { return Ops.size(); }
   /// Requests the operations became (fewer when some were gathered).
@@ -89,6 +98,19 @@ private:
     int Errno = 0;             ///< Refused at submission: why.
     std::string Message;
   };
+
+  /// One of the requests, or the registration itself, is done with the
+  /// notification: the last of them runs it.
+  void countDown();
+  /// The notification of \p Self, an IOBatchTy, from one of its requests.
+  static void requestDone(void *Self) {
+    static_cast<IOBatchTy *>(Self)->countDown();
+  }
+
+  std::mutex NotifyLock; ///< Guards OnDone and Left.
+  IORequestTy::NotificationTy OnDone;
+  /// Requests not yet done, plus one while notifyWhenDone registers.
+  size_t Left = 0;
 
   /// Given back last, after every descriptor is closed.
   IOSlotTy Slot;
