@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "Diagnostics.h"
+#include "offloadio/LaunchRank.h"
 #include "offloadio/StaticTLS.h"
 
 #include <atomic>
@@ -29,7 +30,7 @@ int ompxio::fail(int Errno, std::string Message) {
 }
 
 std::string ompxio::linePrefix() {
-  return "ompx-io[" + std::to_string(::getpid()) + "]";
+  return "ompx-io" + offloadio::processTag(::getpid());
 }
 
 bool ompxio::infoEnabled() {

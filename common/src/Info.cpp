@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Info.h"
+#include "offloadio/LaunchRank.h"
 
 #include <cstdio>
 #include <unistd.h>
@@ -11,7 +12,7 @@ std::string offloadio::linePrefix(const std::string &PluginName) {
   if (!PluginName.empty())
     Prefix += "(" + PluginName + ")";
   // getpid at each line, not once: a forked child's lines carry its own.
-  Prefix += "[" + std::to_string(::getpid()) + "]";
+  Prefix += processTag(::getpid());
   return Prefix;
 }
 
