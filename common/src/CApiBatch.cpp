@@ -32,14 +32,19 @@ BatchHandleTy &handleOf(void *Batch) {
   return *static_cast<BatchHandleTy *>(Batch);
 }
 
+/// The file engine of local device \p DeviceId.
+Expected<IOEngineTy &> engineOf(int32_t DeviceId) {
+  auto Device = extensionPlugin().getDevice(DeviceId);
+  if (!Device)
+    return Device.takeError();
+  return Device->getIOEngine();
+}
+
 } // namespace
 
 OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_create(int32_t DeviceId,
                                                      void **Batch) {
-  auto Device = extensionPlugin().getDevice(DeviceId);
-  if (!Device)
-    return extensionErrno(Device.takeError(), DeviceId);
-  auto Engine = Device->getIOEngine();
+  auto Engine = engineOf(DeviceId);
   if (!Engine)
     return extensionErrno(Engine.takeError(), DeviceId);
   auto Share = Engine->createBatch();
@@ -53,10 +58,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_start(int32_t DeviceId,
                                                     void *Batch,
                                                     const ompx_io_op_t *Ops,
                                                     uint64_t Count) {
-  auto Device = extensionPlugin().getDevice(DeviceId);
-  if (!Device)
-    return extensionErrno(Device.takeError(), DeviceId);
-  auto Engine = Device->getIOEngine();
+  auto Engine = engineOf(DeviceId);
   if (!Engine)
     return extensionErrno(Engine.takeError(), DeviceId);
   std::vector<IOBatchOpTy> EngineOps;

@@ -223,27 +223,6 @@ Expected<HeaderTy> openAndReadHeader(StringRef Path, int &Fd) {
   return safetensors::readHeader(Fd, Path);
 }
 
-Error preadExact(int Fd, StringRef Path, char *Buf, uint64_t Size,
-                 uint64_t Offset) {
-  uint64_t Done = 0;
-  while (Done < Size) {
-    ssize_t N = ::pread(Fd, Buf + Done, Size - Done,
-                        static_cast<off_t>(Offset + Done));
-    if (N < 0 && errno == EINTR)
-      continue;
-    if (N <= 0)
-      return llvm::createStringError(
-          std::make_error_code(std::errc::io_error),
-          llvm::formatv("pread({0}, {1}, {2} bytes, offset {3}): {4}", Path,
-                        static_cast<void *>(Buf + Done), Size - Done,
-                        Offset + Done,
-                        N < 0 ? std::strerror(errno) : "end of file")
-              .str());
-    Done += static_cast<uint64_t>(N);
-  }
-  return Error::success();
-}
-
 /// The seed of a file that save generated, from its metadata.
 std::optional<uint64_t> generatorSeed(const HeaderTy &Header) {
   bool Generated = false;
@@ -278,8 +257,8 @@ Error verify(int Fd, StringRef Path, const HeaderTy &Header,
                         "of device {3}) failed",
                         T.bytes(), T.Name, Buffers[I].data(), Device)
               .str());
-    if (Error Err = preadExact(Fd, Path, FromFile.data(), T.bytes(),
-                               Header.dataOffset() + T.Begin))
+    if (Error Err = safetensors::preadFull(Fd, FromFile.data(), T.bytes(),
+                                           Header.dataOffset() + T.Begin, Path))
       return Err;
     uint64_t Key = tensorKey(T);
     for (uint64_t B = 0; B < T.bytes(); ++B) {

@@ -195,8 +195,8 @@ Error systemError(const llvm::Twine &Message) {
                                  Message + ": " + std::strerror(errno));
 }
 
-/// Reads exactly \p Size bytes at \p Offset, retrying interrupted and short
-/// reads; end of file first is an error.
+} // namespace
+
 Error preadFull(int Fd, char *Buf, uint64_t Size, uint64_t Offset,
                 StringRef Path) {
   uint64_t Done = 0;
@@ -213,16 +213,14 @@ Error preadFull(int Fd, char *Buf, uint64_t Size, uint64_t Offset,
     if (N == 0)
       return llvm::createStringError(
           std::make_error_code(std::errc::io_error),
-          llvm::formatv("{0}: end of file at offset {1} while reading the "
-                        "header ({2} bytes at offset {3})",
+          llvm::formatv("{0}: end of file at offset {1} (reading {2} bytes "
+                        "at offset {3})",
                         Path, Offset + Done, Size, Offset)
               .str());
     Done += static_cast<uint64_t>(N);
   }
   return Error::success();
 }
-
-} // namespace
 
 StringRef dtypeName(DTypeTy DType) { return dtypeEntry(DType).Name; }
 

@@ -119,6 +119,12 @@ llvm::Expected<HeaderTy> parseHeader(llvm::StringRef Json, uint64_t FileSize);
 /// errors): fstat, then pread of the length and of the header.
 llvm::Expected<HeaderTy> readHeader(int Fd, llvm::StringRef Path);
 
+/// Read exactly \p Size bytes of \p Fd (the file \p Path, for messages) at
+/// \p Offset into \p Buf, retrying interrupted and short reads; end of file
+/// first is an error.
+llvm::Error preadFull(int Fd, char *Buf, uint64_t Size, uint64_t Offset,
+                      llvm::StringRef Path);
+
 } // namespace safetensors
 } // namespace offloadio
 

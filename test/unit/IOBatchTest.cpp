@@ -41,7 +41,7 @@ class FaultSysTy final : public SysTy {
 public:
   ino_t FaultIno = 0;
   size_t FaultAfter = 0;
-  unsigned GatherCalls = 0; ///< preadv and pwritev calls made.
+  std::atomic<unsigned> GatherCalls{0}; ///< preadv and pwritev calls made.
 
   ssize_t pread(int Fd, void *Buf, size_t Count, off_t Offset) override {
     size_t Allowed = Count;

@@ -101,8 +101,10 @@ int main(int argc, char **argv) {
   // A device with no request left refuses the whole batch.
   ompx_io_request_t reqs[300];
   int held = 0;
-  while (held < 300 &&
-         ompx_target_pread_async(fd, d + 8192, 16, 0, dev, &reqs[held]) == 0)
+  // Each into its own bytes: requests in flight at once must not share a
+  // destination.
+  while (held < 300 && ompx_target_pread_async(fd, d + 8192 + 16 * held, 16,
+                                               0, dev, &reqs[held]) == 0)
     ++held;
   ompx_io_op_t two[] = {OP(OMPX_IO_OP_READ, fd, d, 16, 0, dev),
                         OP(OMPX_IO_OP_READ, fd, heap, 16, 0,
