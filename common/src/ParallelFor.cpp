@@ -17,8 +17,10 @@ ParallelForTy::~ParallelForTy() {
 void ParallelForTy::start() {
   Started = true;
   Workers.reserve(NumThreads);
-  for (unsigned I = 0; I < NumThreads; ++I)
-    Workers.emplace_back([this, I] { workerLoop(I); });
+  for (unsigned I = 0; I < NumThreads; ++I) {
+    Workers.emplace_back([this] { workerLoop(); });
+    nameStartedThreadOrWarn(Workers.back(), "oio-copy", I);
+  }
 }
 
 void ParallelForTy::work(JobTy &Job) {
@@ -29,8 +31,7 @@ void ParallelForTy::work(JobTy &Job) {
   }
 }
 
-void ParallelForTy::workerLoop(unsigned Index) {
-  nameThisThreadOrWarn("oio-copy", Index);
+void ParallelForTy::workerLoop() {
   std::unique_lock<std::mutex> Guard(Lock);
   while (true) {
     WorkCV.wait(Guard, [&] { return Stopping || !Jobs.empty(); });

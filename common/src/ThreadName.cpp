@@ -16,18 +16,21 @@ std::string offloadio::makeThreadName(llvm::StringRef Prefix,
   return Name;
 }
 
-Error offloadio::nameThisThread(llvm::StringRef Prefix, unsigned Index) {
+Error offloadio::nameThread(pthread_t Thread, llvm::StringRef Prefix,
+                            unsigned Index) {
   std::string Name = makeThreadName(Prefix, Index);
   // pthread_setname_np returns the error number; it does not set errno.
-  if (int Errno = ::pthread_setname_np(::pthread_self(), Name.c_str()))
+  if (int Errno = ::pthread_setname_np(Thread, Name.c_str()))
     return makeErrnoError(Errno, "pthread_setname_np(thread {0}, \"{1}\") "
                                  "failed",
-                          uint64_t(::pthread_self()), Name);
+                          uint64_t(Thread), Name);
   return Error::success();
 }
 
-void offloadio::nameThisThreadOrWarn(llvm::StringRef Prefix, unsigned Index) {
-  if (auto Err = nameThisThread(Prefix, Index))
+void offloadio::nameStartedThreadOrWarn(std::thread &Thread,
+                                        llvm::StringRef Prefix,
+                                        unsigned Index) {
+  if (auto Err = nameThread(Thread.native_handle(), Prefix, Index))
     llvm::errs() << "offload-io: warning: "
                  << takeErrorMessage(std::move(Err)) << "\n";
 }

@@ -48,8 +48,8 @@ private:
   };
 
   void start();
-  /// The loop of helper \p Index, named oio-copy-<Index>.
-  void workerLoop(unsigned Index);
+  /// The loop of a helper thread (named oio-copy-<index> by start()).
+  void workerLoop();
   static void work(JobTy &Job);
 
   unsigned NumThreads;

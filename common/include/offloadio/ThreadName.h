@@ -9,6 +9,10 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <pthread.h>
+#include <string>
+#include <thread>
+
 namespace offloadio {
 
 /// The kernel keeps 15 characters of a thread's name.
@@ -17,12 +21,19 @@ constexpr size_t MaxThreadNameLength = 15;
 /// "<Prefix>-<Index>", cut to MaxThreadNameLength characters.
 std::string makeThreadName(llvm::StringRef Prefix, unsigned Index);
 
-/// Name the calling thread makeThreadName(Prefix, Index).
-Error nameThisThread(llvm::StringRef Prefix, unsigned Index);
+/// Name \p Thread makeThreadName(Prefix, Index).
+Error nameThread(pthread_t Thread, llvm::StringRef Prefix, unsigned Index);
 
-/// nameThisThread; a failure is reported on stderr, since the thread works
-/// as well without its name.
-void nameThisThreadOrWarn(llvm::StringRef Prefix, unsigned Index);
+/// Name the calling thread makeThreadName(Prefix, Index).
+inline Error nameThisThread(llvm::StringRef Prefix, unsigned Index) {
+  return nameThread(::pthread_self(), Prefix, Index);
+}
+
+/// Name \p Thread, just started, from the thread that started it: it has
+/// its name before anyone can see it run. A failure is reported on stderr,
+/// since the thread works as well without its name.
+void nameStartedThreadOrWarn(std::thread &Thread, llvm::StringRef Prefix,
+                             unsigned Index);
 
 } // namespace offloadio
 

@@ -46,10 +46,10 @@ IOWorkerTy::~IOWorkerTy() {
 
 void IOWorkerTy::start() {
   Thread = std::thread([this] { run(); });
+  nameStartedThreadOrWarn(Thread, "oio-io", Index);
 }
 
 void IOWorkerTy::run() {
-  nameThisThreadOrWarn("oio-io", Index);
   size_t I;
   IOPoolEngineTy *Engine;
   while (IORequestTy *R = Pool.nextRequest(I, Engine)) {

@@ -34,7 +34,8 @@ Expected<bool> HostEventTy::query() {
 
 HostStreamTy::HostStreamTy(PinnedBudgetTy *Budget, unsigned DeviceId)
     : Ring(64), Budget(Budget) {
-  Worker = std::thread([this, DeviceId] { workerLoop(DeviceId); });
+  Worker = std::thread([this] { workerLoop(); });
+  nameStartedThreadOrWarn(Worker, "oio-host", DeviceId);
 }
 
 HostStreamTy::~HostStreamTy() {
@@ -202,8 +203,7 @@ Error HostStreamTy::execute(OpTy &Op) {
   return makeError(ErrorCode::Internal, "unknown host stream operation");
 }
 
-void HostStreamTy::workerLoop(unsigned DeviceId) {
-  nameThisThreadOrWarn("oio-host", DeviceId);
+void HostStreamTy::workerLoop() {
   std::unique_lock<std::mutex> Guard(Lock);
   while (true) {
     WorkCV.wait(Guard,

@@ -123,7 +123,7 @@ private:
   /// Block until \p Seq operations have completed; errors stay for
   /// synchronize.
   void waitForQuietly(uint64_t Seq);
-  void workerLoop(unsigned DeviceId);
+  void workerLoop();
   Error execute(OpTy &Op);
   Error takeError();
 
