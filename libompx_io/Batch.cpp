@@ -345,6 +345,8 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
   return 0;
 }
 
+void ompxio::createBatchRegistry() { (void)batches(); }
+
 bool ompxio::notifyBatchDone(ompx_io_batch_t Batch, void (*Fn)(void *),
                              void *Arg) {
   return Batch && batches().notify(Batch, Fn, Arg);

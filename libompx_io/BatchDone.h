@@ -16,6 +16,11 @@ namespace ompxio {
 /// wait. False, and no call, when \p Batch is not in flight.
 bool notifyBatchDone(ompx_io_batch_t Batch, void (*Fn)(void *), void *Arg);
 
+/// Build the batch registry now rather than at its first use, so that an
+/// object built after this call is destroyed before the registry at exit:
+/// the detached tasks, which wait there for the batches they still run.
+void createBatchRegistry();
+
 } // namespace ompxio
 
 #endif // OMPX_IO_BATCHDONE_H

@@ -74,13 +74,15 @@ public:
   /// wait does not wait), store the count, complete the task.
   static void run(void *Self) {
     std::unique_ptr<BatchDoneTy> This(static_cast<BatchDoneTy *>(Self));
-    // This thread is a plugin's engine thread: its errno and last error
-    // belong to no program call.
+    // This thread is a plugin's engine thread, or the program's thread that
+    // runs the task: its errno and last error belong to no batch.
     int SavedErrno = errno;
+    std::string SavedError = lastError();
     ssize_t N = ompx_io_batch_wait(This->Batch);
     if (This->Failed)
       *This->Failed = N;
     errno = SavedErrno;
+    lastError() = std::move(SavedError);
     // Last: the program may read the results once the task completed.
     This->Done.fulfill();
   }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "DetachedTask.h"
+#include "BatchDone.h"
 #include "Diagnostics.h"
 
 #include <cerrno>
@@ -141,6 +142,8 @@ DetachedTasksTy *ompxio::detachedTasks(std::string &Why) {
     std::string Missing;
   };
   static InstanceTy Instance = [] {
+    // Destroyed after the tasks, which wait at exit for their batches.
+    createBatchRegistry();
     InstanceTy I;
     LibompTaskEntriesTy Entries;
     if (LibompTaskEntriesTy::resolve(Entries, I.Missing))

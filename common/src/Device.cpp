@@ -363,7 +363,13 @@ Error GenericDeviceTy::unlockMappedBuffer(void *TgtPtr) {
     HstPtr = It->second;
     MappedLocks.erase(It);
   }
-  return Plugin.getPinnedMap().unlock(HstPtr);
+  if (auto Err = Plugin.getPinnedMap().unlock(HstPtr)) {
+    // The region keeps its lock: a retried free must find it again.
+    std::lock_guard<std::mutex> Guard(MappedLocksLock);
+    MappedLocks.try_emplace(TgtPtr, HstPtr);
+    return Err;
+  }
+  return Error::success();
 }
 
 Error GenericDeviceTy::onAllocated(void *Ptr, size_t Size, AllocKindTy Kind) {

@@ -6,7 +6,9 @@
 // Outside any parallel region, inside parallel/single, and on the initial
 // device. Then the negative cases: a bad operation fails alone after the
 // taskwait (its error, the failure count) while the others land; NULL ops,
-// nops 0 and a bad depend list are refused at once with EINVAL.
+// nops 0 and a bad depend list are refused at once with EINVAL; a batch task
+// done in the program's own thread leaves its last error alone; a program
+// that exits with a batch task still running finishes it first.
 //
 // REQUIRES: ompx-io
 // The order these tasks run in is libomp's, which TSan cannot see (libomp
@@ -20,6 +22,8 @@
 // RUN: %libomptarget-run-generic %t.dat 2>&1 | %fcheck-generic
 // RUN: env OMPX_IO_PATH=staged OMPX_IO_CHUNK_SIZE=64K \
 // RUN:   %libomptarget-run-generic %t.dat 2>&1 | %fcheck-generic
+// RUN: env OMPX_IO_INFO=1 %libomptarget-run-generic %t.dat exit 2>&1 \
+// RUN:   | %fcheck-generic --check-prefixes=CHECK,EXIT
 
 #include <errno.h>
 #include <fcntl.h>
@@ -152,6 +156,23 @@ int main(int argc, char **argv) {
   ops[5].result = (ssize_t)ops[5].count, ops[5].error = 0;
   OT_EXPECT(all_done(ops, OPS), "bad fd: the others landed");
 
+  // A batch task that completes in the program's own thread (host memory,
+  // done at submission) leaves that thread's last error alone.
+  ompx_io_wait((ompx_io_request_t)424242);
+  ops[0].device_num = ops[5].device_num = omp_get_initial_device();
+  ops[0].device_buf = malloc(ops[0].count);
+  ops[5].device_buf = malloc(ops[5].count);
+  failed = -2;
+  OT_EXPECT(ompx_io_batch_submit_depend(ops, 6, &failed, 0, NULL) == 0,
+            "host batch: task created");
+#pragma omp taskwait
+  OT_EXPECT(failed == 1 && ops[5].error == EBADF, "host batch: one failed");
+  OT_EXPECT(strstr(ompx_io_last_error(), "ompx_io_wait") != NULL,
+            "host batch: the thread's last error is its own (%s)",
+            ompx_io_last_error());
+  free(ops[0].device_buf);
+  free(ops[5].device_buf);
+
   // Refused at once.
   errno = 0;
   OT_EXPECT(ompx_io_batch_submit_depend(NULL, 1, &failed, 0, NULL) == -1 &&
@@ -170,6 +191,15 @@ int main(int argc, char **argv) {
   omp_target_free(d, dev);
   close(in);
   OT_SUMMARY();
+
+  // Leave with a batch task still reading: exit finishes it first.
+  if (argc > 2) {
+    in = open_file(argv[1], "in", 55);
+    d = omp_target_alloc(TOTAL, dev);
+    plan(ops, OMPX_IO_OP_READ, in, d, dev);
+    ompx_io_batch_submit_depend(ops, OPS, NULL, 0, NULL);
+    printf("exit with a batch in flight\n");
+  }
   return 0;
 }
 
@@ -183,9 +213,12 @@ int main(int argc, char **argv) {
 // CHECK: PASS: bad fd: one failed (1)
 // CHECK: PASS: bad fd: its error is EBADF
 // CHECK: PASS: bad fd: the others landed
+// CHECK: PASS: host batch: one failed
+// CHECK: PASS: host batch: the thread's last error is its own
 // CHECK: PASS: NULL ops: EINVAL
 // CHECK-NEXT: ompx_io_batch_submit_depend: ops is NULL
 // CHECK: PASS: nops 0: EINVAL
 // CHECK-NEXT: ompx_io_batch_submit_depend: nops is 0
 // CHECK: PASS: negative depobj_count: EINVAL
 // CHECK: failures: 0
+// EXIT: exit with a batch in flight
