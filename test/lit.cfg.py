@@ -429,6 +429,16 @@ def target_substitutions(name, triple, active):
     ]
 
 
+# The stock plugin of the lit target, for tests that compare it with ours:
+# LD_LIBRARY_PATH holds the LLVM library directory, not ours (and, for
+# amdgcn, the HSA emulation, which the stock plugin dlopens by name as
+# libhsa-runtime64.so), and the plugin check expects the stock plugin.
+stock_ld_path = config.llvm_lib_dir
+if target_triple == "amdgcn-amd-amdhsa" and hsa_emu_dir:
+    stock_ld_path = os.pathsep.join([config.llvm_lib_dir, hsa_emu_dir])
+run_stock = "env ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=%s OFFLOADIO_EXPECT_PLUGIN_DIR=%s %s%%t" % (
+    stock_ld_path, config.llvm_lib_dir, run_env)
+
 subs = []
 for triple in OFFLOAD_TARGETS:
     subs += target_substitutions(triple, triple, triple == target_triple)
@@ -440,7 +450,9 @@ subs += [
     ("%plugin-name", plugin_name),
     ("%llvm-lib-dir", config.llvm_lib_dir),
     ("%llvm-tools-dir", config.llvm_tools_dir),
-    ("%stock-ld-path", config.llvm_lib_dir),
+    ("%stock-ld-path", stock_ld_path),
+    ("%stock-plugin-dir", config.llvm_lib_dir),
+    ("%run-stock-generic", run_stock),
     ("%target-triple", target_triple),
     ("%run-env", config.offloadio_run_env),
     ("%ompx-io", config.offloadio_run_env + " " + ompx_io_tool),

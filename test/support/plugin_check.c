@@ -54,6 +54,7 @@ struct offloadio_check_state {
   int mismatches;
   char bad_path[PATH_MAX];
   char found_path[PATH_MAX]; // the first matching object, for the log
+  int nextgen;               // matching objects that are nextgen plugins
 };
 
 static const char *offloadio_basename(const char *path) {
@@ -98,6 +99,8 @@ static int offloadio_visit(struct dl_phdr_info *info, size_t size, void *data) {
     return 0;
   if (st->matches++ == 0)
     snprintf(st->found_path, sizeof(st->found_path), "%s", name);
+  if (strstr(offloadio_basename(name), ".nextgen."))
+    st->nextgen++;
   char real[PATH_MAX];
   if (offloadio_real_dir(name, real) != 0 || strcmp(real, st->expected_dir) != 0) {
     if (st->mismatches++ == 0)
@@ -171,6 +174,20 @@ __attribute__((destructor)) static void offloadio_plugin_check(void) {
   const char *policy = getenv("OMP_TARGET_OFFLOAD");
   if (st.matches == 0 && policy && strcasecmp(policy, "disabled") == 0) {
     offloadio_log("none(OMP_TARGET_OFFLOAD=disabled)");
+    return;
+  }
+  // LIBOMPTARGET_NEXTGEN_PLUGINS false: libomptarget 16 loads only the
+  // legacy plugins, so no nextgen plugin, ours or stock, can run (upstream's
+  // mapping/prelock.cpp tests the legacy amdgpu plugin that way). The
+  // program passes when it loaded legacy plugins alone, logged as such.
+  const char *nextgen = getenv("LIBOMPTARGET_NEXTGEN_PLUGINS");
+  if (nextgen && st.matches > 0 && st.nextgen == 0 &&
+      (strcasecmp(nextgen, "0") == 0 || strcasecmp(nextgen, "false") == 0 ||
+       strcasecmp(nextgen, "no") == 0 || strcasecmp(nextgen, "off") == 0)) {
+    char why[PATH_MAX + 64];
+    snprintf(why, sizeof(why), "legacy(LIBOMPTARGET_NEXTGEN_PLUGINS=%s):%s", nextgen,
+             st.found_path);
+    offloadio_log(why);
     return;
   }
   const char *visible = strcmp(name, "cuda") == 0     ? "CUDA_VISIBLE_DEVICES"

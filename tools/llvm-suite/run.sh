@@ -37,7 +37,20 @@
 #   OFFLOADIO_OFFLOAD_ARCH       GPU architecture (default sm_90), nvptx only
 #   OFFLOADIO_LLVM_SUITE_FLAGS   compiler flags for the target; default for
 #                                nvptx64: -Xopenmp-target=... -march=<arch>
-#                                --libomptarget-nvptx-bc-path=<llvm lib>
+#                                --libomptarget-nvptx-bc-path=<llvm lib>;
+#                                for amdgcn: -Xopenmp-target=... -march=<arch>
+#                                --rocm-device-lib-path=<ROCm device libs>
+#   OFFLOADIO_AMDGPU_ARCH        AMD GPU architecture (default gfx90a), amdgcn
+#                                only
+#   OFFLOADIO_ROCM_DEVICE_LIB_PATH  ROCm device bitcode (default: the first of
+#                                /opt/rocm/amdgcn/bitcode and Debian's
+#                                /usr/lib/x86_64-linux-gnu/amdgcn/bitcode that
+#                                has ocml.bc), amdgcn only
+#   OFFLOADIO_HSA_EMU_DIR        for amdgcn: a directory put first on the test
+#                                programs' LD_LIBRARY_PATH, where both plugins
+#                                find libhsa-runtime64.so (default
+#                                <build>/test/hsa-emu, the HSA emulation, when
+#                                it was built; empty: the system's runtime)
 #   OFFLOADIO_LLVM_SUITE_TIMEOUT seconds each test program may run (default 120)
 #   OFFLOADIO_LLVM_SUITE_JOBS    lit's -j (default nproc)
 #   OFFLOADIO_LLVM_SUITE_FILTER  run only the tests matching this regular
@@ -70,8 +83,31 @@ else
     nvptx64-nvidia-cuda*)
       flags="-Xopenmp-target=nvptx64-nvidia-cuda -march=$arch"
       flags+=" --libomptarget-nvptx-bc-path=$llvm_lib -Wno-unknown-cuda-version" ;;
+    amdgcn-amd-amdhsa*)
+      rocm_libs=${OFFLOADIO_ROCM_DEVICE_LIB_PATH:-}
+      if [[ -z $rocm_libs ]]; then
+        for d in /opt/rocm/amdgcn/bitcode /usr/lib/x86_64-linux-gnu/amdgcn/bitcode; do
+          if [[ -e $d/ocml.bc ]]; then
+            rocm_libs=$d
+            break
+          fi
+        done
+      fi
+      flags="-Xopenmp-target=amdgcn-amd-amdhsa -march=${OFFLOADIO_AMDGPU_ARCH:-gfx90a}"
+      flags+=${rocm_libs:+ --rocm-device-lib-path=$rocm_libs} ;;
     *) flags="" ;;
   esac
+fi
+# Both plugins dlopen the HSA runtime by name: for amdgcn the emulation's
+# directory goes on LD_LIBRARY_PATH, which the site configuration keeps.
+if [[ $triple == amdgcn-amd-amdhsa* ]]; then
+  hsa_dir=${OFFLOADIO_HSA_EMU_DIR-}
+  if [[ -z ${OFFLOADIO_HSA_EMU_DIR+set} && -e $build/test/hsa-emu/libhsa-runtime64.so.1 ]]; then
+    hsa_dir=$build/test/hsa-emu
+  fi
+  if [[ -n $hsa_dir ]]; then
+    export LD_LIBRARY_PATH=$hsa_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  fi
 fi
 
 name=$triple.$plugin

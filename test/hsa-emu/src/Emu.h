@@ -79,6 +79,14 @@ struct ConfigTy {
 /// The configuration of the running emulation.
 const ConfigTy &config();
 
+struct AgentTy;
+
+/// Deliver an HSA_AMD_GPU_MEMORY_FAULT_EVENT (page not present at
+/// \p Address, taken by \p Agent's engine) to every handler registered with
+/// hsa_amd_register_system_event_handler, on the calling thread. Returns
+/// whether any handler was registered.
+bool raiseMemoryFault(const AgentTy *Agent, uintptr_t Address);
+
 /// Print a diagnostic line prefixed "hsa-emu: " on stderr.
 void warn(const char *Fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -233,6 +241,9 @@ struct ResolvedRangeTy {
   PoolTy *Pool = nullptr;
   /// Why not, for diagnostics.
   std::string Why;
+  /// When not Usable: the first address past the mapping the range starts
+  /// in, where a GPU would take its page fault.
+  uintptr_t FaultAddress = 0;
 };
 
 /// Resolve [Ptr, Ptr+Size) for access by \p Agent (may be null: CPU).

@@ -61,6 +61,9 @@ struct ExecutableTy {
 // libomptarget's destructor after this library's static destructors ran.
 std::mutex &LoaderLock = *new std::mutex();
 std::set<ReaderTy *> &Readers = *new std::set<ReaderTy *>();
+/// Code objects of the HSA 1.0 API (hsa_code_object_deserialize): the same
+/// bytes a reader holds, under their own handle type.
+std::set<ReaderTy *> &CodeObjects = *new std::set<ReaderTy *>();
 std::set<ExecutableTy *> &Executables = *new std::set<ExecutableTy *>();
 std::set<SymbolTy *> &Symbols = *new std::set<SymbolTy *>();
 std::map<uint64_t, const KernelInfoTy *> &Kernels =
@@ -356,6 +359,62 @@ template <typename T> hsa_status_t put(void *Value, T V) {
   return HSA_STATUS_SUCCESS;
 }
 
+/// Load \p Code into \p Executable for \p AgentHandle: the part that
+/// hsa_executable_load_agent_code_object and the HSA 1.0
+/// hsa_executable_load_code_object share. Called with LoaderLock held.
+hsa_status_t loadIntoExecutable(hsa_executable_t Executable,
+                                hsa_agent_t AgentHandle, const ReaderTy &Code,
+                                hsa_loaded_code_object_t *LoadedCodeObject) {
+  AgentTy *Agent = lookupAgent(AgentHandle);
+  if (!Agent || !Agent->isGpu())
+    return HSA_STATUS_ERROR_INVALID_AGENT;
+  ExecutableTy *E = toExecutable(Executable);
+  if (!E)
+    return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
+  if (E->Frozen)
+    return HSA_STATUS_ERROR_FROZEN_EXECUTABLE;
+  auto Obj = std::make_unique<LoadedObjectTy>();
+  hsa_status_t Status = loadObject(Code.Bytes, Agent, *Obj);
+  if (Obj->Segment)
+    registerInternalAllocation(Obj->Segment, Obj->SegmentSize, Obj->Pool);
+  if (Status != HSA_STATUS_SUCCESS) {
+    releaseObject(*Obj);
+    return Status;
+  }
+  for (auto &S : Obj->Symbols) {
+    Symbols.insert(S.get());
+    if (S->Kind == HSA_SYMBOL_KIND_KERNEL)
+      Kernels[S->Address] = &S->Kernel;
+  }
+  if (LoadedCodeObject)
+    LoadedCodeObject->handle = reinterpret_cast<uint64_t>(Obj.get());
+  E->Objects.push_back(std::move(Obj));
+  return HSA_STATUS_SUCCESS;
+}
+
+/// A new executable, registered.
+hsa_status_t createExecutable(hsa_profile_t Profile, bool Frozen,
+                              hsa_executable_t *Executable) {
+  if (!Executable ||
+      (Profile != HSA_PROFILE_BASE && Profile != HSA_PROFILE_FULL))
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  auto *E = new ExecutableTy();
+  E->Profile = Profile;
+  E->Frozen = Frozen;
+  std::lock_guard<std::mutex> Guard(LoaderLock);
+  Executables.insert(E);
+  Executable->handle = reinterpret_cast<uint64_t>(E);
+  return HSA_STATUS_SUCCESS;
+}
+
+/// A copy of a code object's bytes, after the checks readers and
+/// deserialisation share; null when \p Bytes is no ELF file.
+ReaderTy *copyCodeObject(const void *Bytes, size_t Size) {
+  if (Size < 4 || std::memcmp(Bytes, ELF::ElfMagic, 4) != 0)
+    return nullptr;
+  return new ReaderTy{std::string(static_cast<const char *>(Bytes), Size)};
+}
+
 } // namespace
 
 const KernelInfoTy *hsaemu::lookupKernel(uint64_t KernelObject) {
@@ -378,10 +437,9 @@ hsa_code_object_reader_create_from_memory(const void *CodeObject, size_t Size,
   CHECK_INIT();
   if (!CodeObject || !Size || !Reader)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  if (Size < 4 || std::memcmp(CodeObject, ELF::ElfMagic, 4) != 0)
+  ReaderTy *R = copyCodeObject(CodeObject, Size);
+  if (!R)
     return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
-  auto *R =
-      new ReaderTy{std::string(static_cast<const char *>(CodeObject), Size)};
   std::lock_guard<std::mutex> Guard(LoaderLock);
   Readers.insert(R);
   Reader->handle = reinterpret_cast<uint64_t>(R);
@@ -403,15 +461,7 @@ hsa_executable_create_alt(hsa_profile_t Profile,
                           hsa_default_float_rounding_mode_t RoundingMode,
                           const char *Options, hsa_executable_t *Executable) {
   CHECK_INIT();
-  if (!Executable ||
-      (Profile != HSA_PROFILE_BASE && Profile != HSA_PROFILE_FULL))
-    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  auto *E = new ExecutableTy();
-  E->Profile = Profile;
-  std::lock_guard<std::mutex> Guard(LoaderLock);
-  Executables.insert(E);
-  Executable->handle = reinterpret_cast<uint64_t>(E);
-  return HSA_STATUS_SUCCESS;
+  return createExecutable(Profile, /*Frozen=*/false, Executable);
 }
 
 hsa_status_t hsa_executable_load_agent_code_object(
@@ -419,37 +469,11 @@ hsa_status_t hsa_executable_load_agent_code_object(
     hsa_code_object_reader_t Reader, const char *Options,
     hsa_loaded_code_object_t *LoadedCodeObject) {
   CHECK_INIT();
-  AgentTy *Agent = lookupAgent(AgentHandle);
-  if (!Agent)
-    return HSA_STATUS_ERROR_INVALID_AGENT;
-  if (!Agent->isGpu())
-    return HSA_STATUS_ERROR_INVALID_AGENT;
   std::lock_guard<std::mutex> Guard(LoaderLock);
-  ExecutableTy *E = toExecutable(Executable);
-  if (!E)
-    return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
   auto *R = reinterpret_cast<ReaderTy *>(Reader.handle);
   if (!Readers.count(R))
     return HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER;
-  if (E->Frozen)
-    return HSA_STATUS_ERROR_FROZEN_EXECUTABLE;
-  auto Obj = std::make_unique<LoadedObjectTy>();
-  hsa_status_t Status = loadObject(R->Bytes, Agent, *Obj);
-  if (Obj->Segment)
-    registerInternalAllocation(Obj->Segment, Obj->SegmentSize, Obj->Pool);
-  if (Status != HSA_STATUS_SUCCESS) {
-    releaseObject(*Obj);
-    return Status;
-  }
-  for (auto &S : Obj->Symbols) {
-    Symbols.insert(S.get());
-    if (S->Kind == HSA_SYMBOL_KIND_KERNEL)
-      Kernels[S->Address] = &S->Kernel;
-  }
-  if (LoadedCodeObject)
-    LoadedCodeObject->handle = reinterpret_cast<uint64_t>(Obj.get());
-  E->Objects.push_back(std::move(Obj));
-  return HSA_STATUS_SUCCESS;
+  return loadIntoExecutable(Executable, AgentHandle, *R, LoadedCodeObject);
 }
 
 hsa_status_t hsa_executable_freeze(hsa_executable_t Executable,
@@ -604,6 +628,102 @@ hsa_executable_symbol_get_info(hsa_executable_symbol_t SymbolHandle,
   default:
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   }
+}
+
+// The HSA 1.0 code object API, which LLVM 16's own AMDGPU plugin loads its
+// images with: a code object is deserialised once and loaded into an
+// executable for one agent. ROCr implements it on the same loader as the
+// reader API above, and so does the emulation.
+
+hsa_status_t hsa_code_object_deserialize(void *SerializedCodeObject,
+                                         size_t SerializedCodeObjectSize,
+                                         const char *Options,
+                                         hsa_code_object_t *CodeObject) {
+  CHECK_INIT();
+  if (!SerializedCodeObject || !SerializedCodeObjectSize || !CodeObject)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  ReaderTy *C = copyCodeObject(SerializedCodeObject, SerializedCodeObjectSize);
+  if (!C)
+    return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  std::lock_guard<std::mutex> Guard(LoaderLock);
+  CodeObjects.insert(C);
+  CodeObject->handle = reinterpret_cast<uint64_t>(C);
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_code_object_destroy(hsa_code_object_t CodeObject) {
+  CHECK_INIT();
+  auto *C = reinterpret_cast<ReaderTy *>(CodeObject.handle);
+  std::lock_guard<std::mutex> Guard(LoaderLock);
+  if (!CodeObjects.erase(C))
+    return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  delete C;
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_executable_create(hsa_profile_t Profile,
+                                   hsa_executable_state_t State,
+                                   const char *Options,
+                                   hsa_executable_t *Executable) {
+  CHECK_INIT();
+  if (State != HSA_EXECUTABLE_STATE_UNFROZEN &&
+      State != HSA_EXECUTABLE_STATE_FROZEN)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  return createExecutable(Profile, State == HSA_EXECUTABLE_STATE_FROZEN,
+                          Executable);
+}
+
+hsa_status_t hsa_executable_load_code_object(hsa_executable_t Executable,
+                                             hsa_agent_t Agent,
+                                             hsa_code_object_t CodeObject,
+                                             const char *Options) {
+  CHECK_INIT();
+  std::lock_guard<std::mutex> Guard(LoaderLock);
+  auto *C = reinterpret_cast<ReaderTy *>(CodeObject.handle);
+  if (!CodeObjects.count(C))
+    return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+  return loadIntoExecutable(Executable, Agent, *C, nullptr);
+}
+
+hsa_status_t hsa_executable_validate(hsa_executable_t Executable,
+                                     uint32_t *Result) {
+  CHECK_INIT();
+  if (!Result)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  std::lock_guard<std::mutex> Guard(LoaderLock);
+  if (!toExecutable(Executable))
+    return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
+  // Every object was checked and relocated when it was loaded, and an
+  // object with an undefined symbol was refused then: nothing is left to
+  // find invalid (0 means valid).
+  *Result = 0;
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_executable_iterate_symbols(
+    hsa_executable_t Executable,
+    hsa_status_t (*Callback)(hsa_executable_t, hsa_executable_symbol_t,
+                             void *),
+    void *Data) {
+  CHECK_INIT();
+  if (!Callback)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  std::vector<uint64_t> Handles;
+  {
+    std::lock_guard<std::mutex> Guard(LoaderLock);
+    ExecutableTy *E = toExecutable(Executable);
+    if (!E)
+      return HSA_STATUS_ERROR_INVALID_EXECUTABLE;
+    for (auto &Obj : E->Objects)
+      for (auto &S : Obj->Symbols)
+        Handles.push_back(reinterpret_cast<uint64_t>(S.get()));
+  }
+  // The callback runs without the lock: it may ask about the symbols.
+  for (uint64_t H : Handles)
+    if (hsa_status_t S = Callback(Executable, hsa_executable_symbol_t{H}, Data);
+        S != HSA_STATUS_SUCCESS)
+      return S;
+  return HSA_STATUS_SUCCESS;
 }
 
 } // extern "C"

@@ -199,6 +199,7 @@ ResolvedRangeTy hsaemu::resolveRange(const void *Ptr, size_t Size,
                     Size, Ptr, L->Size, reinterpret_cast<void *>(L->AliasBase));
       R.Usable = false;
       R.Why = Buffer;
+      R.FaultAddress = L->AliasBase + L->Size;
       return R;
     }
     R.Accessible = L->Agents.empty() || agentListed(L->Agents, Agent) ||
@@ -218,6 +219,7 @@ ResolvedRangeTy hsaemu::resolveRange(const void *Ptr, size_t Size,
                     reinterpret_cast<void *>(It->first));
       R.Usable = false;
       R.Why = Buffer;
+      R.FaultAddress = It->first + It->second.Size;
       return R;
     }
     R.Pool = It->second.Pool;
@@ -560,6 +562,10 @@ hsa_status_t hsa_amd_memory_async_copy(void *Dst, hsa_agent_t DstAgent,
              "failed: %s %s",
              Size, Src, Dst, describeAgent(Engine).c_str(),
              R == &D ? "destination" : "source", R->Why.c_str());
+        // A copy engine that runs off the end of a mapping page-faults on
+        // a GPU, and ROCr reports that to the system event handlers.
+        if (!R->Usable && Engine)
+          raiseMemoryFault(Engine, R->FaultAddress);
         return false;
       }
     }
@@ -585,6 +591,27 @@ hsa_status_t hsa_amd_memory_fill(void *Ptr, uint32_t Value, size_t Count) {
   auto *Words = reinterpret_cast<uint32_t *>(R.HostPtr);
   for (size_t I = 0; I < Count; ++I)
     Words[I] = Value;
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_memory_copy(void *Dst, const void *Src, size_t Size) {
+  CHECK_INIT();
+  if (!Dst || !Src)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  // A synchronous copy by the runtime on behalf of the host: agent aliases
+  // of locked memory are translated, and a range that runs past the end of
+  // an alias fails as the copy engine's would.
+  ResolvedRangeTy D = resolveRange(Dst, Size, nullptr);
+  ResolvedRangeTy S = resolveRange(Src, Size, nullptr);
+  for (auto *R : {&D, &S}) {
+    if (!R->Usable) {
+      warn("hsa_memory_copy of %zu bytes from %p to %p: %s %s", Size, Src, Dst,
+           R == &D ? "destination" : "source", R->Why.c_str());
+      return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+  }
+  if (Size)
+    std::memmove(D.HostPtr, S.HostPtr, Size);
   return HSA_STATUS_SUCCESS;
 }
 

@@ -23,6 +23,10 @@ int InitCount = 0;
 TopologyTy *Topology = nullptr;
 ConfigTy *Config = nullptr;
 std::atomic<bool> Initialized{false};
+/// hsa_amd_register_system_event_handler registrations (under InitLock).
+std::vector<std::pair<hsa_amd_system_event_callback_t, void *>>
+    &SystemEventHandlers =
+        *new std::vector<std::pair<hsa_amd_system_event_callback_t, void *>>();
 const auto StartTime = std::chrono::steady_clock::now();
 
 uint64_t envU64(const char *Name, uint64_t Default) {
@@ -178,6 +182,23 @@ void hsaemu::warn(const char *Fmt, ...) {
   std::vsnprintf(Buffer, sizeof(Buffer), Fmt, Args);
   va_end(Args);
   std::fprintf(stderr, "hsa-emu: %s\n", Buffer);
+}
+
+bool hsaemu::raiseMemoryFault(const AgentTy *Agent, uintptr_t Address) {
+  std::vector<std::pair<hsa_amd_system_event_callback_t, void *>> Handlers;
+  {
+    std::lock_guard<std::mutex> Guard(InitLock);
+    Handlers = SystemEventHandlers;
+  }
+  hsa_amd_event_t Event;
+  std::memset(&Event, 0, sizeof(Event));
+  Event.event_type = HSA_AMD_GPU_MEMORY_FAULT_EVENT;
+  Event.memory_fault.agent = Agent->handle();
+  Event.memory_fault.virtual_address = Address;
+  Event.memory_fault.fault_reason_mask = HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT;
+  for (auto &[Callback, Data] : Handlers)
+    Callback(&Event, Data);
+  return !Handlers.empty();
 }
 
 const ConfigTy &hsaemu::config() { return *Config; }
@@ -424,6 +445,21 @@ hsa_status_t hsa_system_get_info(hsa_system_info_t Attribute, void *Value) {
   }
 }
 
+hsa_status_t
+hsa_amd_register_system_event_handler(hsa_amd_system_event_callback_t Callback,
+                                      void *Data) {
+  CHECK_INIT();
+  if (!Callback)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  // ROCr calls these handlers for GPU memory faults and HW exceptions. The
+  // emulation has no hardware to raise either (a copy it cannot make fails
+  // its completion signal instead), so a registration is accepted and kept
+  // only to be answered like ROCr's.
+  std::lock_guard<std::mutex> Guard(InitLock);
+  SystemEventHandlers.push_back({Callback, Data});
+  return HSA_STATUS_SUCCESS;
+}
+
 hsa_status_t hsa_iterate_agents(hsa_status_t (*Callback)(hsa_agent_t, void *),
                                 void *Data) {
   CHECK_INIT();
@@ -653,9 +689,12 @@ hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t PoolHandle,
   case HSA_AMD_MEMORY_POOL_INFO_SEGMENT:
     return put<hsa_amd_segment_t>(Value, P->Segment);
   case HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS:
-    if (P->Segment != HSA_AMD_SEGMENT_GLOBAL)
-      return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-    return put<uint32_t>(Value, P->GlobalFlags);
+    // The HSA specification leaves the flags of a non-global segment
+    // undefined; ROCr answers 0 with success, and clients (LLVM 16's own
+    // plugin among them) read them from every pool.
+    return put<uint32_t>(Value, P->Segment == HSA_AMD_SEGMENT_GLOBAL
+                                    ? P->GlobalFlags
+                                    : 0);
   case HSA_AMD_MEMORY_POOL_INFO_SIZE:
     return put<size_t>(Value, size_t(P->Size));
   case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED:

@@ -7,6 +7,9 @@
 // RUN: %libomptarget-compile-generic
 // RUN: env -u OFFLOADIO_EXPECT_PLUGIN HSA_EMU_NUM_GPUS=0 %libomptarget-run-generic 2>&1 | %fcheck-generic
 // RUN: env -u OFFLOADIO_EXPECT_PLUGIN HSA_EMU_NUM_GPUS=0 LIBOMPTARGET_INFO=1 %libomptarget-run-generic 2>&1 | %fcheck-generic --check-prefix=INFO
+// LLVM 16's own amdgpu plugin also finds no device and the region runs on
+// the host (test/hsa-emu/README.md, "The stock plugin on the emulation").
+// RUN: env -u OFFLOADIO_EXPECT_PLUGIN HSA_EMU_NUM_GPUS=0 %run-stock-generic 2>&1 | %fcheck-generic
 
 #include <omp.h>
 #include <stdio.h>

@@ -15,6 +15,14 @@
 // RUN: env NOWAIT=1 %libomptarget-run-fail-generic 2>&1 | %fcheck-generic --check-prefix=NOWAIT
 // RUN: env NOWAIT=1 HSA_EMU_QUEUE_ERRORS=stop %libomptarget-run-fail-generic 2>&1 | %fcheck-generic --check-prefix=NOWAIT-STOP
 // RUN: env HSA_EMU_DISPATCH=noop HSA_EMU_TRACE=1 %libomptarget-run-generic 2>&1 | %fcheck-generic --check-prefix=TRACE
+//
+// LLVM 16's own amdgpu plugin (test/hsa-emu/README.md, "The stock plugin on
+// the emulation") writes the same packet and kernel arguments; on the
+// failed dispatch it aborts in its queue error callback instead of failing
+// the target construct, so the program ends by abort either way.
+// RUN: env HSA_EMU_DISPATCH=noop HSA_EMU_TRACE=1 %run-stock-generic 2>&1 | %fcheck-generic --check-prefix=TRACE
+// RUN: %not --crash %run-stock-generic 2>&1 | %fcheck-generic --check-prefix=STOCK
+// RUN: env NOWAIT=1 %not --crash %run-stock-generic 2>&1 | %fcheck-generic --check-prefix=STOCK
 
 #include <omp.h>
 #include <stdio.h>
@@ -71,3 +79,8 @@ int main(void) {
 // TRACE-NEXT: hsa-emu:   arg 7 hidden_none offset 56 size 8 = 0
 // TRACE-NEXT: hsa-emu:   arg 8 hidden_multigrid_sync_arg offset 64 size 8 = 0
 // TRACE: after the target region: x = 1
+
+// STOCK: before the target region
+// STOCK: hsa-emu: GPU 0 queue {{[0-9]+}}: kernel dispatch of __omp_offloading_{{.*}} is not supported by the HSA emulation
+// STOCK: AMDGPU fatal error 1:Received error in queue {{.*}}: HSA_STATUS_ERROR_INVALID_PACKET_FORMAT
+// STOCK-NOT: after the target region

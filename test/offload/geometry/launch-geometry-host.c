@@ -21,7 +21,7 @@
 // printf/order.c: the stock plugin's leaks are not ours to find.
 // RUN: env OMP_NUM_THREADS=3 OMP_TEAMS_THREAD_LIMIT=3 KMP_TEAMS_THREAD_LIMIT=64 \
 // RUN:   ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=%stock-ld-path \
-// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path %libomptarget-run-generic \
+// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-plugin-dir %libomptarget-run-generic \
 // RUN:   | %fcheck-generic --match-full-lines
 
 // The program, with its nvptx64 expectations (ignored here: FileCheck reads

@@ -30,7 +30,7 @@
 // RUN: %run-env %t.O0/geometry | %fcheck-generic --match-full-lines \
 // RUN:   --check-prefixes=CHECK,GENERIC
 // RUN: env ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=%stock-ld-path \
-// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path %run-env %t.O0/geometry \
+// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-plugin-dir %run-env %t.O0/geometry \
 // RUN:   | %fcheck-generic --match-full-lines --check-prefixes=CHECK,GENERIC
 // RUN: %clang-generic -O2 -save-temps=obj %s -o %t.O2/geometry
 // RUN: %fcheck-generic --check-prefix=MODE-O2 \
@@ -38,7 +38,7 @@
 // RUN: %run-env %t.O2/geometry | %fcheck-generic --match-full-lines \
 // RUN:   --check-prefixes=CHECK,GSPMD
 // RUN: env ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=%stock-ld-path \
-// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path %run-env %t.O2/geometry \
+// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-plugin-dir %run-env %t.O2/geometry \
 // RUN:   | %fcheck-generic --match-full-lines --check-prefixes=CHECK,GSPMD
 
 #include <omp.h>

@@ -7,7 +7,7 @@
 // REQUIRES: ompx-io, x86_64-pc-linux-gnu
 // RUN: %libomptarget-compile-generic
 // RUN: env ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=%stock-ld-path \
-// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path \
+// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-plugin-dir \
 // RUN:   %libomptarget-run-generic %t.dat 2>&1 | %fcheck-generic
 
 #include <errno.h>

@@ -16,7 +16,7 @@
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,ENV
 // Without an offload-io plugin (the stock one loaded): ENODEV.
 // RUN: env ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=%stock-ld-path \
-// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path \
+// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-plugin-dir \
 // RUN:   %libomptarget-run-generic stock | %fcheck-generic --check-prefix=STOCK
 // The names the plugin reports are exactly the documented ones.
 // RUN: %libomptarget-run-generic names \

@@ -13,7 +13,7 @@
 // RUN:   | %fcheck-generic --match-full-lines
 // The stock plugin, run as in order.c, prints the same.
 // RUN: env ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=%stock-ld-path \
-// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path %libomptarget-run-generic \
+// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-plugin-dir %libomptarget-run-generic \
 // RUN:   | %fcheck-generic --match-full-lines
 
 #include <stdio.h>

@@ -19,7 +19,7 @@
 // there (with libompx_io linked, as in every lit program), and the stock
 // plugin's leaks are not ours to find.
 // RUN: env ASAN_OPTIONS=detect_leaks=0 LD_LIBRARY_PATH=%stock-ld-path \
-// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-ld-path %libomptarget-run-generic \
+// RUN:   OFFLOADIO_EXPECT_PLUGIN_DIR=%stock-plugin-dir %libomptarget-run-generic \
 // RUN:   | %fcheck-generic --match-full-lines
 
 #include <stdio.h>
