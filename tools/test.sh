@@ -90,6 +90,16 @@ amdgcn_lit() {
 llvm_gate() {
   OFFLOADIO_BUILD_DIR=$build bash "$root/tools/llvm-suite/gate.sh" x86_64-pc-linux-gnu
 }
+# The same gate for amdgcn on the HSA emulation: both plugins run the same
+# programs on it (kernels fail alike on both, as the emulation runs none).
+llvm_gate_amdgcn() {
+  OFFLOADIO_BUILD_DIR=$build bash "$root/tools/llvm-suite/gate.sh" amdgcn-amd-amdhsa
+}
+# The conformance suite against the stock amdgpu plugin on the emulation,
+# each case's result against test/hsa-emu/stock-conformance.expected.
+stock_conformance() {
+  OFFLOADIO_BUILD_DIR=$build bash "$root/tools/hsa-emu/stock-conformance.sh"
+}
 # Install, then build and run examples/consumer against the installed tree.
 # Only for the normal build: the sanitizer builds are not installable
 # products.
@@ -136,8 +146,13 @@ if stage "build: $build" build_with "$build"; then
   suites "$build" ""
   if [[ -e $build/test/hsa-emu/libhsa-runtime64.so.1 ]]; then
     stage "lit: amdgcn-amd-amdhsa data path (AMDGPU plugin on the HSA emulation)" amdgcn_lit
+    stage "conformance: the stock amdgpu plugin on the HSA emulation" stock_conformance
+    stage "LLVM 16 libomptarget suite, amdgcn on the HSA emulation: stock plugin and ours" \
+      llvm_gate_amdgcn
   else
     skip "lit: amdgcn-amd-amdhsa data path" "no HSA emulation built"
+    skip "conformance: the stock amdgpu plugin" "no HSA emulation built"
+    skip "LLVM 16 libomptarget suite, amdgcn" "no HSA emulation built"
   fi
   stage "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" llvm_gate
   stage "install: examples/consumer against the installed tree" install_check
@@ -150,6 +165,8 @@ if stage "build: $build" build_with "$build"; then
 else
   for name in "unit and conformance tests" "lit: x86_64-pc-linux-gnu (host plugin)" \
               "lit: amdgcn-amd-amdhsa data path" \
+              "conformance: the stock amdgpu plugin" \
+              "LLVM 16 libomptarget suite, amdgcn" \
               "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" \
               "install: examples/consumer against the installed tree" \
               "benchmark: checkpoint save and load, host plugin" \
