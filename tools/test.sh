@@ -112,6 +112,12 @@ checkpoint_bench() {
   OFFLOADIO_BUILD_DIR=$build bash "$root/tools/bench/run-checkpoint-bench.sh" \
     --total 128M --repeat 2 --odirect
 }
+# The staged-copy ceilings on the host plugin, small: the host's copy rates
+# by thread count beside what the plugin reaches (figures only).
+ceiling_bench() {
+  OFFLOADIO_BUILD_DIR=$build bash "$root/tools/bench/run-ceiling-bench.sh" \
+    --size 128M --repeat 2 --threads 1,2
+}
 
 # examples/mpi under mpirun with 4 ranks on the host plugin: data, our
 # plugin in every rank, threads within each rank's budget; then threads and
@@ -157,6 +163,7 @@ if stage "build: $build" build_with "$build"; then
   stage "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" llvm_gate
   stage "install: examples/consumer against the installed tree" install_check
   stage "benchmark: checkpoint save and load, host plugin (128 MiB)" checkpoint_bench
+  stage "benchmark: staged-copy ceilings by thread count, host plugin (128 MiB)" ceiling_bench
   if [[ -x $build/bin/mpi-shards ]] && command -v mpirun >/dev/null; then
     stage "mpi: examples/mpi, 4 ranks under mpirun (host plugin)" mpi_check
   else
@@ -170,6 +177,7 @@ else
               "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" \
               "install: examples/consumer against the installed tree" \
               "benchmark: checkpoint save and load, host plugin" \
+              "benchmark: staged-copy ceilings" \
               "mpi: examples/mpi"; do
     skip "$name" "its build failed"
   done

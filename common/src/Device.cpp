@@ -101,13 +101,15 @@ Error GenericDeviceTy::deinit() {
   if (MemoryManager)
     if (auto Err = MemoryManager->releaseAll())
       Result = llvm::joinErrors(std::move(Result), std::move(Err));
-  Events.clear();
-  Streams.clear();
+  // The pools first: buffers still on their way back hold events of this
+  // device until their copies are done.
   if (auto Err = Staging->clear())
     Result = llvm::joinErrors(std::move(Result), std::move(Err));
   if (SmallDownloads)
     if (auto Err = SmallDownloads->clear())
       Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  Events.clear();
+  Streams.clear();
   {
     std::lock_guard<std::mutex> Guard(ImagesLock);
     Images.clear();

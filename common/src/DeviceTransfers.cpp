@@ -130,9 +130,10 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
   }
   // Staged: each chunk is copied into a bounce buffer (so the caller may
   // reuse its memory on return), then DMAed; the buffer returns to the pool
-  // when its copy completes. Large copies share the memcpy side among the
-  // copy threads; enqueueing stays serial because not every backend's
-  // stream takes concurrent enqueues.
+  // with the event recorded behind its copy (StagingPoolTy::releaseAfter),
+  // so nothing stalls the stream between two chunks. Large copies share the
+  // memcpy side among the copy threads; enqueueing stays serial because not
+  // every backend's stream takes concurrent enqueues.
   StagingPoolTy &Pool = *Staging;
   size_t BufferSize = Pool.getBufferSize();
   size_t Chunks = (Size + BufferSize - 1) / BufferSize;
@@ -144,13 +145,26 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
     if (!Buffer)
       return Errors.add(Buffer.takeError());
     std::memcpy((*Buffer)->Ptr, HstPtr + Offset, Len);
+    auto Done = leaseEvent();
+    if (!Done) {
+      Pool.release(*Buffer);
+      return Errors.add(Done.takeError());
+    }
     std::lock_guard<std::mutex> Guard(EnqueueLock);
     if (auto Err = Stream.copyAsync(TgtPtr + Offset, (*Buffer)->Ptr, Len,
                                     CopyKindTy::HostToDevice)) {
       Pool.release(*Buffer);
       return Errors.add(std::move(Err));
     }
-    Errors.add(Stream.hostCallback(StagingPoolTy::releaseCallback, *Buffer));
+    if (auto Err = Stream.recordEvent(**Done)) {
+      // Nothing would say when the copy is done reading the buffer: wait
+      // for the stream before the buffer goes back.
+      Errors.add(std::move(Err));
+      Errors.add(Stream.synchronize());
+      Pool.release(*Buffer);
+      return;
+    }
+    Pool.releaseAfter(*Buffer, std::move(*Done));
     countTransfer(TransferPathTy::StagedToDevice, Len);
   };
   if (Route == CopyRouteTy::StagedParallel)

@@ -23,15 +23,34 @@ Expected<StagingBufferTy *> StagingPoolTy::tryAcquire() { return take(false); }
 
 Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
   std::unique_lock<std::mutex> Guard(Lock);
+  // The buffer of the oldest copy still reading one, once that copy is
+  // done: the ring wrapped. Waited for outside the lock, since callbacks
+  // ahead of that copy on its stream may release buffers of this pool. A
+  // failed copy is its stream's error, reported to whoever waits for that
+  // stream; the buffer is free either way.
+  auto TakeOldest = [&] {
+    InFlightTy Oldest = std::move(InFlight.front());
+    InFlight.pop_front();
+    Guard.unlock();
+    llvm::consumeError(Oldest.Done->synchronize());
+    return Oldest.Buffer;
+  };
   // A free buffer, or room under the cap to allocate one. Room also comes
   // back when an allocation under way fails: a waiter that counted on that
-  // buffer being returned one day would otherwise wait forever.
+  // buffer being returned one day would otherwise wait forever. Buffers
+  // whose copies are done are reused before new ones are allocated.
   auto Ready = [&] {
+    if (Available.empty())
+      reclaimCompletedLocked();
     return !Available.empty() || All.size() + Pending < MaxBuffers;
   };
-  if (!Wait && !Ready())
-    return nullptr;
-  Returned.wait(Guard, Ready);
+  while (!Ready()) {
+    if (!Wait)
+      return nullptr;
+    if (!InFlight.empty())
+      return TakeOldest();
+    Returned.wait(Guard);
+  }
   PinnedReservationTy Reservation;
   while (Available.empty() && Budget) {
     auto Reserved = Budget->reserve(BufferSize, Purpose);
@@ -49,8 +68,11 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
     if (All.empty() && Pending == 0)
       return Reserved.takeError();
     llvm::consumeError(Reserved.takeError());
+    if (!InFlight.empty())
+      return TakeOldest();
     Returned.wait(Guard, [&] {
-      return !Available.empty() || (All.empty() && Pending == 0);
+      return !Available.empty() || !InFlight.empty() ||
+             (All.empty() && Pending == 0);
     });
   }
   if (!Available.empty()) {
@@ -102,13 +124,51 @@ void StagingPoolTy::release(StagingBufferTy *Buffer) {
   Returned.notify_all();
 }
 
+void StagingPoolTy::releaseAfter(StagingBufferTy *Buffer,
+                                 PoolLeaseTy<EventTy> Done) {
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    InFlight.push_back({Buffer, std::move(Done)});
+  }
+  // A waiter at the cap can now wait for this copy instead.
+  Returned.notify_all();
+}
+
+void StagingPoolTy::reclaimCompletedLocked() {
+  // Copies on one stream complete in order, so the first incomplete event
+  // ends the scan; one that fails to answer is asked again next time.
+  while (!InFlight.empty()) {
+    Expected<bool> Done = InFlight.front().Done->query();
+    if (!Done) {
+      llvm::consumeError(Done.takeError());
+      return;
+    }
+    if (!*Done)
+      return;
+    Available.push_back(InFlight.front().Buffer);
+    InFlight.pop_front();
+  }
+}
+
 unsigned StagingPoolTy::allocated() const {
   std::lock_guard<std::mutex> Guard(Lock);
   return All.size();
 }
 
 Error StagingPoolTy::clear() {
-  std::lock_guard<std::mutex> Guard(Lock);
+  std::unique_lock<std::mutex> Guard(Lock);
+  // Copies still reading buffers handed over with releaseAfter(): wait for
+  // them (outside the lock, as in take()), which also gives their events
+  // back before the device's event pool goes.
+  while (!InFlight.empty()) {
+    InFlightTy Oldest = std::move(InFlight.front());
+    InFlight.pop_front();
+    Guard.unlock();
+    llvm::consumeError(Oldest.Done->synchronize());
+    Oldest.Done.reset();
+    Guard.lock();
+    Available.push_back(Oldest.Buffer);
+  }
   if (Available.size() != All.size())
     return makeError(ErrorCode::Busy,
                      "staging pool cleared with {0} of {1} buffers in use",

@@ -5,8 +5,9 @@
 # --toolchain) and .pack/build.tar.xz (tools/gpu/pack-build.sh) carried.
 # Writes logs to $OUT (or /tmp/out). Steps: conformance, lit nvptx64, the
 # memcpy benchmark beside the stock plugin, the file benchmark; on request
-# (STEPS) the kernel, LLVM-suite, disk, checkpoint (ckpt) and mproc (four
-# processes sharing the GPU, tools/gpu/mproc.sh) steps.
+# (STEPS) the kernel, LLVM-suite, disk, checkpoint (ckpt), ceiling
+# (staged-copy ceilings by thread count, run-ceiling-bench.sh) and mproc
+# (four processes sharing the GPU, tools/gpu/mproc.sh) steps.
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-/tmp/out}
@@ -94,6 +95,27 @@ if [[ $steps == *ckpt* ]]; then
     --total "${CKPT_TOTAL:-8G}" --repeat "${CKPT_REPEAT:-2}" --odirect \
     --file /root/offload-io-checkpoint.safetensors
 fi 2>&1 | tee "$out/ckpt.log"
+
+if [[ $steps == *ceiling* ]]; then
+  # Where a staged copy's time goes: the host's copy rates by thread count,
+  # the link (pinned DMA), and our pageable copies (CEIL_SIZE, 2 GiB) and
+  # page-cached file reads (CEIL_FILE_SIZE, 4 GiB) by thread count, beside
+  # the stock plugin's pageable copies. CEIL_CONFIGS: ';'-separated engine
+  # settings to run the plugin sweeps under as well ("VAR=VALUE ...").
+  echo "== staged-copy ceilings by thread count"
+  IFS=';' read -ra extra <<<"${CEIL_CONFIGS:-}"
+  n=0
+  for cfg in "" "${extra[@]}"; do
+    echo "-- engine settings: ${cfg:-defaults}"
+    env $cfg OFFLOADIO_BUILD_DIR=/opt/offload-io CLANG=/opt/llvm16/bin/clang \
+      LLVM_LIB=/opt/llvm16/lib timeout 400 bash tools/bench/run-ceiling-bench.sh \
+      --target nvptx64-nvidia-cuda --size "${CEIL_SIZE:-2G}" \
+      --file-size "${CEIL_FILE_SIZE:-4G}" --repeat 3 \
+      --threads "${CEIL_THREADS:-1,2,4,8,12,16}" --csv "$out/ceiling$n.csv" \
+      --plot "$out/ceiling$n.png" | grep -v '^-- \|^plugin: '
+    n=$((n + 1))
+  done
+fi 2>&1 | tee "$out/ceiling.log"
 
 if [[ $steps == *mproc* ]]; then
   echo "== four processes sharing the GPU (no MPI): data and aggregate rates"

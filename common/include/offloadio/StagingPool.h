@@ -4,15 +4,24 @@
 // Buffers are allocated once per device and recycled; a lease returns its
 // buffer when the copy that used it has completed.
 //
+// A buffer comes back one of two ways: a stream callback releases it
+// (release()), or its holder hands it over with the event recorded behind
+// the copy that reads it (releaseAfter()). The second costs no vendor call
+// and never stalls the stream, as a host callback does between two copies:
+// acquire() takes back such buffers whose events have completed, and only
+// at the cap waits for the oldest one's event, so the ring of buffers
+// synchronises only when it wraps.
+//
 // Bounded: at most MaxBuffers exist (OFFLOADIO_STAGING_BUFFERS, lowered to
 // fit OFFLOADIO_STAGING_POOL_MAX bytes), and a lease beyond them waits for a
 // return. That wait cannot deadlock, even for one caller that needs more
 // buffers than the pool has, because every holder obeys one rule: a buffer
-// is either handed to a stream, whose completion callback returns it, or
-// returned by its holder, before that holder asks for another one. Stream
-// progress never waits for a lease (callbacks only return buffers, and an
-// event names work already enqueued), so every leased buffer comes back in
-// bounded time, whoever waits.
+// is either handed to a stream (a completion callback, or an event recorded
+// behind its copy, returns it), or returned by its holder, before that
+// holder asks for another one. Stream progress never waits for a lease
+// (callbacks only return buffers, and an event names work already
+// enqueued), so every leased buffer comes back in bounded time, whoever
+// waits.
 //
 // Every buffer is reserved in the process's pinned-memory budget
 // (PinnedBudgetTy) before it is allocated. A refusal while some of the
@@ -23,9 +32,12 @@
 
 #include "offloadio/Error.h"
 #include "offloadio/PinnedBudget.h"
+#include "offloadio/ResourcePool.h"
+#include "offloadio/Stream.h"
 
 #include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -78,6 +90,10 @@ public:
   Expected<StagingBufferTy *> tryAcquire();
   /// Give a buffer back (called from completion callbacks).
   void release(StagingBufferTy *Buffer);
+  /// Give a buffer back once \p Done completes: \p Done is recorded behind
+  /// the copy that reads the buffer. Never waits and makes no vendor call;
+  /// acquire() reclaims it (see the file comment).
+  void releaseAfter(StagingBufferTy *Buffer, PoolLeaseTy<EventTy> Done);
 
   /// Stream callback: release the StagingBufferTy in \p Data.
   static Error releaseCallback(void *Data);
@@ -88,12 +104,21 @@ public:
   unsigned allocated() const;
   /// The most buffers the pool allocates.
   unsigned getMaxBuffers() const { return MaxBuffers; }
-  /// Free every buffer; all must have been released.
+  /// Free every buffer; all must have been released (those handed over
+  /// with releaseAfter() are waited for).
   Error clear();
 
 private:
   /// acquire() and tryAcquire(): wait at the cap, or not.
   Expected<StagingBufferTy *> take(bool Wait);
+  /// Move the buffers of InFlight whose events have completed, oldest
+  /// first, to Available. Called with Lock held.
+  void reclaimCompletedLocked();
+  /// A buffer of releaseAfter() and the event its copy completes.
+  struct InFlightTy {
+    StagingBufferTy *Buffer;
+    PoolLeaseTy<EventTy> Done;
+  };
 
   size_t BufferSize;
   unsigned MaxBuffers;
@@ -107,6 +132,8 @@ private:
   /// Allocations under way outside the lock, counted against the cap.
   unsigned Pending = 0;
   std::vector<StagingBufferTy *> Available;
+  /// Buffers handed over with releaseAfter(), in the order of their copies.
+  std::deque<InFlightTy> InFlight;
 };
 
 } // namespace offloadio
