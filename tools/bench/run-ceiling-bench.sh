@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # run-ceiling-bench.sh [--target TRIPLE] [--size BYTES] [--file-size BYTES]
 #                      [--repeat N] [--threads LIST] [--csv FILE]
-#                      [--plot FILE.png]
+#                      [--plot FILE.png] [--skip-host]
+#   run-ceiling-bench.sh --replot CSV --plot FILE.png   (an earlier run's CSV)
 #
 # Where the time of a staged copy goes, in one run (tools/bench/ceiling-bench.c):
 #   - the host's own copy rates with each thread count of LIST (default
@@ -17,7 +18,8 @@
 #     --size) into device memory with OMPX_IO_THREADS set to each count of
 #     LIST.
 # Then one table: every rate against thread count, and each plugin figure as
-# a ratio to the link (pinned DMA) of this run. --csv writes the table;
+# a ratio to the link (pinned DMA) of this run. --skip-host leaves out the
+# host copy rates (to compare plugin settings quickly). --csv writes the table;
 # --plot renders bandwidth against thread count (gnuplot). Figures are
 # reported, never asserted. tools/bench/common.sh has the toolchain
 # variables.
@@ -32,9 +34,11 @@ repeat=3
 threads=1,2,4,8,12,16
 csv=
 plot=
+skip_host=0
+replot=
 while [[ $# -gt 0 ]]; do
   case $1 in
-  --target | --size | --file-size | --repeat | --threads | --csv | --plot)
+  --target | --size | --file-size | --repeat | --threads | --csv | --plot | --replot)
     [[ $# -ge 2 ]] || bench_die "$1 needs a value"
     case $1 in
     --target) triple=$2 ;;
@@ -44,13 +48,51 @@ while [[ $# -gt 0 ]]; do
     --threads) threads=$2 ;;
     --csv) csv=$2 ;;
     --plot) plot=$2 ;;
+    --replot) replot=$2 ;;
     esac
     shift 2
     ;;
-  -h | --help) sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  --skip-host) skip_host=1; shift ;;
+  -h | --help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) bench_die "unknown argument '$1' (see --help)" ;;
   esac
 done
+# plot_csv CSV PNG TITLE: bandwidth against thread count, from a CSV of
+# this script.
+plot_csv() {
+  command -v gnuplot >/dev/null || bench_die "--plot needs gnuplot (apt-get install gnuplot-nox)"
+  mkdir -p "$build/tools-bench"
+  local data=$build/tools-bench/ceiling.dat xtics link_h2d link_d2h
+  tail -n +2 "$1" | tr ',' ' ' >"$data"
+  xtics=$(cut -d' ' -f1 "$data" | paste -sd, -)
+  link_h2d=$(awk 'NR == 1 { print $13 }' "$data")
+  link_d2h=$(awk 'NR == 1 { print $14 }' "$data")
+  gnuplot <<EOF
+set terminal png noenhanced size 1000,600
+set output "$2"
+set xtics ($xtics)
+set key top left
+set title "$3"
+set xlabel "threads (host copies: threads; ours: OFFLOADIO_COPY_THREADS / OMPX_IO_THREADS)"
+set ylabel "GB/s"
+set grid
+plot "$data" using 1:2 with linespoints title "host memcpy", \
+     "$data" using 1:3 with linespoints title "memcpy into pinned", \
+     "$data" using 1:6 with linespoints title "pread (page cache) into pinned", \
+     "$data" using 1:7 with linespoints lw 2 title "ours: malloc -> device", \
+     "$data" using 1:8 with linespoints lw 2 title "ours: device -> malloc", \
+     "$data" using 1:9 with linespoints lw 2 title "ours: file -> device", \
+     $link_h2d with lines dt 2 title "link H2D (pinned DMA)", \
+     $link_d2h with lines dt 3 title "link D2H (pinned DMA)"
+EOF
+  echo "plot: $2"
+}
+if [[ -n $replot ]]; then
+  [[ -n $plot ]] || bench_die "--replot needs --plot FILE.png"
+  plot_csv "$replot" "$plot" "Staged copies against thread count ($(basename "$replot"))"
+  exit 0
+fi
+
 [[ $threads =~ ^[0-9]+(,[0-9]+)*$ ]] || bench_die "--threads takes a list like 1,2,4"
 bench_set_target "$triple"
 bench_check_setup
@@ -87,7 +129,11 @@ run() {
   grep -v '^RESULT ' "$one"
 }
 
-run ours -- --host --link --threads "$threads" "${args[@]}"
+if ((skip_host)); then
+  run ours -- --link "${args[@]}"
+else
+  run ours -- --host --link --threads "$threads" "${args[@]}"
+fi
 for t in ${threads//,/ }; do
   run ours OFFLOADIO_COPY_THREADS="$t" -- --pageable "${args[@]}"
 done
@@ -119,7 +165,7 @@ echo
 echo "== summary ($triple, $size per copy, ${file_size:-$size} file, best of $repeat; GB/s)"
 echo "link (pinned DMA, omp_target_memcpy): H2D $link_h2d, D2H $link_d2h"
 echo "stock plugin, malloc memory: H2D $stock_h2d, D2H $stock_d2h"
-header="threads,memcpy,to_pinned,pinned_to_fresh,pinned_to_touched,pread_to_pinned,ours_h2d,ours_d2h,ours_file,h2d_x_link,d2h_x_link,file_x_link"
+header="threads,memcpy,to_pinned,pinned_to_fresh,pinned_to_touched,pread_to_pinned,ours_h2d,ours_d2h,ours_file,h2d_x_link,d2h_x_link,file_x_link,link_h2d,link_d2h"
 printf '%7s %7s %9s %13s %13s %13s %8s %8s %9s %10s %10s %10s\n' threads memcpy \
   to-pinned pinned->fresh pinned->touch pread->pinned "ours H2D" "ours D2H" \
   "ours file" "H2D/link" "D2H/link" "file/link"
@@ -128,7 +174,7 @@ for t in ${threads//,/ }; do
   h2d=$(value "OFFLOADIO_COPY_THREADS=$t" pageable h2d)
   d2h=$(value "OFFLOADIO_COPY_THREADS=$t" pageable d2h)
   file=$(value "OMPX_IO_THREADS=$t" file to_device)
-  row="$t,$(host memcpy "$t"),$(host to_pinned "$t"),$(host pinned_to_fresh "$t"),$(host pinned_to_touched "$t"),$(host pread_to_pinned "$t"),$h2d,$d2h,${file:-},$(bench_ratio "$h2d" "$link_h2d"),$(bench_ratio "$d2h" "$link_d2h"),$(bench_ratio "$file" "$link_h2d")"
+  row="$t,$(host memcpy "$t"),$(host to_pinned "$t"),$(host pinned_to_fresh "$t"),$(host pinned_to_touched "$t"),$(host pread_to_pinned "$t"),$h2d,$d2h,${file:-},$(bench_ratio "$h2d" "$link_h2d"),$(bench_ratio "$d2h" "$link_d2h"),$(bench_ratio "$file" "$link_h2d"),$link_h2d,$link_d2h"
   rows+=("$row")
   IFS=, read -r -a f <<<"$row"
   printf '%7s %7s %9s %13s %13s %13s %8s %8s %9s %10s %10s %10s\n' "${f[@]:0:12}"
@@ -136,31 +182,9 @@ done
 echo "(x link: a plugin figure over the pinned DMA rate of this run; file/link"
 echo " uses the H2D link rate. Staging cannot beat the slower of its copy into"
 echo " pinned memory at that thread count and the link.)"
-if [[ -n $csv ]]; then
-  { echo "$header"; printf '%s\n' "${rows[@]}"; } >"$csv"
-  echo "CSV: $csv"
-fi
+csv_file=${csv:-$out/ceiling.csv}
+{ echo "$header"; printf '%s\n' "${rows[@]}"; } >"$csv_file"
+echo "CSV: $csv_file"
 if [[ -n $plot ]]; then
-  command -v gnuplot >/dev/null || bench_die "--plot needs gnuplot (apt-get install gnuplot-nox)"
-  data=$out/ceiling.dat
-  printf '%s\n' "${rows[@]}" | tr ',' ' ' >"$data"
-  gnuplot <<EOF
-set terminal png noenhanced size 1000,600
-set output "$plot"
-set xtics (${threads})
-set key top left
-set title "Staged copies against thread count ($triple, $size, best of $repeat)"
-set xlabel "threads (host copies: threads; ours: OFFLOADIO_COPY_THREADS / OMPX_IO_THREADS)"
-set ylabel "GB/s"
-set grid
-plot "$data" using 1:2 with linespoints title "host memcpy", \
-     "$data" using 1:3 with linespoints title "memcpy into pinned", \
-     "$data" using 1:6 with linespoints title "pread (page cache) into pinned", \
-     "$data" using 1:7 with linespoints lw 2 title "ours: malloc -> device", \
-     "$data" using 1:8 with linespoints lw 2 title "ours: device -> malloc", \
-     "$data" using 1:9 with linespoints lw 2 title "ours: file -> device", \
-     $link_h2d with lines dt 2 title "link H2D (pinned DMA)", \
-     $link_d2h with lines dt 3 title "link D2H (pinned DMA)"
-EOF
-  echo "plot: $plot"
+  plot_csv "$csv_file" "$plot" "Staged copies against thread count ($triple, $size, best of $repeat)"
 fi

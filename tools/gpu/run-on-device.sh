@@ -101,18 +101,27 @@ if [[ $steps == *ceiling* ]]; then
   # the link (pinned DMA), and our pageable copies (CEIL_SIZE, 2 GiB) and
   # page-cached file reads (CEIL_FILE_SIZE, 4 GiB) by thread count, beside
   # the stock plugin's pageable copies. CEIL_CONFIGS: ';'-separated engine
-  # settings to run the plugin sweeps under as well ("VAR=VALUE ...").
+  # settings to run the plugin sweeps under as well ("VAR=VALUE ..."),
+  # without the host copy rates again.
   echo "== staged-copy ceilings by thread count"
+  # Plotted here when the machine has gnuplot; else from the CSV later
+  # (run-ceiling-bench.sh --replot).
   IFS=';' read -ra extra <<<"${CEIL_CONFIGS:-}"
   n=0
   for cfg in "" "${extra[@]}"; do
     echo "-- engine settings: ${cfg:-defaults}"
+    opts=(--csv "$out/ceiling$n.csv")
+    if command -v gnuplot >/dev/null; then
+      opts+=(--plot "$out/ceiling$n.png")
+    fi
+    if ((n)); then
+      opts+=(--skip-host)
+    fi
     env $cfg OFFLOADIO_BUILD_DIR=/opt/offload-io CLANG=/opt/llvm16/bin/clang \
       LLVM_LIB=/opt/llvm16/lib timeout 400 bash tools/bench/run-ceiling-bench.sh \
       --target nvptx64-nvidia-cuda --size "${CEIL_SIZE:-2G}" \
       --file-size "${CEIL_FILE_SIZE:-4G}" --repeat 3 \
-      --threads "${CEIL_THREADS:-1,2,4,8,12,16}" --csv "$out/ceiling$n.csv" \
-      --plot "$out/ceiling$n.png" | grep -v '^-- \|^plugin: '
+      --threads "${CEIL_THREADS:-1,2,4,8,12,16}" "${opts[@]}" | grep -v '^-- \|^plugin: '
     n=$((n + 1))
   done
 fi 2>&1 | tee "$out/ceiling.log"
