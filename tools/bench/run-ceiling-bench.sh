@@ -167,7 +167,7 @@ echo "link (pinned DMA, omp_target_memcpy): H2D $link_h2d, D2H $link_d2h"
 echo "stock plugin, malloc memory: H2D $stock_h2d, D2H $stock_d2h"
 header="threads,memcpy,to_pinned,pinned_to_fresh,pinned_to_touched,pread_to_pinned,ours_h2d,ours_d2h,ours_file,h2d_x_link,d2h_x_link,file_x_link,link_h2d,link_d2h"
 printf '%7s %7s %9s %13s %13s %13s %8s %8s %9s %10s %10s %10s\n' threads memcpy \
-  to-pinned pinned->fresh pinned->touch pread->pinned "ours H2D" "ours D2H" \
+  to-pinned 'pinned->fresh' 'pinned->touch' 'pread->pinned' "ours H2D" "ours D2H" \
   "ours file" "H2D/link" "D2H/link" "file/link"
 rows=()
 for t in ${threads//,/ }; do
