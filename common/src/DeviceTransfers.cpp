@@ -12,8 +12,10 @@
 #include "offloadio/Device.h"
 #include "offloadio/Plugin.h"
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 using namespace offloadio;
 
@@ -242,34 +244,84 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
   }
   // Large: chunks are DMAed into bounce buffers and copied out by the copy
   // threads in parallel as each lands; the call returns when all are out.
+  // Each thread keeps its next chunk's DMA queued while it copies one out,
+  // so the DMA engine never waits for a thread to come back, and no thread
+  // waits for a DMA it could have queued earlier. It holds that second
+  // buffer only if one is free at once (tryAcquire): a thread that holds a
+  // buffer must not wait for another (StagingPool.h).
+  struct LandingTy {
+    size_t Offset = 0, Len = 0;
+    StagingBufferTy *Buffer = nullptr;
+    PoolLeaseTy<EventTy> Done;
+  };
   std::mutex EnqueueLock;
+  std::atomic<size_t> NextChunk{0};
   FirstErrorTy Errors;
-  Plugin.getCopyThreads().run(Chunks, [&](size_t I) {
+  // Queue chunk I into \p Buffer; the buffer goes back on failure.
+  auto Queue = [&](size_t I, StagingBufferTy *Buffer,
+                   std::optional<LandingTy> &Out) {
     size_t Offset = I * BufferSize, Len = std::min(BufferSize, Size - Offset);
-    auto Buffer = Pool.acquire();
-    if (!Buffer)
-      return Errors.add(Buffer.takeError());
     auto Event = leaseEvent();
     if (!Event) {
-      Pool.release(*Buffer);
+      Pool.release(Buffer);
       return Errors.add(Event.takeError());
     }
-    Error Err = Error::success();
-    {
-      std::lock_guard<std::mutex> Guard(EnqueueLock);
-      Err = Stream.copyAsync((*Buffer)->Ptr, TgtPtr + Offset, Len,
-                             CopyKindTy::DeviceToHost);
-      if (!Err)
-        Err = Stream.recordEvent(**Event);
-    }
+    std::lock_guard<std::mutex> Guard(EnqueueLock);
+    Error Err = Stream.copyAsync(Buffer->Ptr, TgtPtr + Offset, Len,
+                                 CopyKindTy::DeviceToHost);
     if (!Err)
-      Err = (*Event)->synchronize();
-    if (!Err) {
-      std::memcpy(HstPtr + Offset, (*Buffer)->Ptr, Len);
-      countTransfer(TransferPathTy::StagedFromDevice, Len);
+      Err = Stream.recordEvent(**Event);
+    if (Err) {
+      // The DMA may be queued without an event to say when it lands: wait
+      // for the stream before the buffer goes back.
+      Errors.add(std::move(Err));
+      Errors.add(Stream.synchronize());
+      Pool.release(Buffer);
+      return;
     }
-    Pool.release(*Buffer);
+    Out = LandingTy{Offset, Len, Buffer, std::move(*Event)};
+  };
+  // Wait for \p L's DMA, copy it out and give its buffer back.
+  auto Land = [&](LandingTy &L) {
+    Error Err = L.Done->synchronize();
+    if (!Err) {
+      std::memcpy(HstPtr + L.Offset, L.Buffer->Ptr, L.Len);
+      countTransfer(TransferPathTy::StagedFromDevice, L.Len);
+    }
+    L.Done.reset();
+    Pool.release(L.Buffer);
     Errors.add(std::move(Err));
+  };
+  size_t Copiers =
+      std::min<size_t>(Chunks, Plugin.getCopyThreads().getNumThreads() + 1);
+  Plugin.getCopyThreads().run(Copiers, [&](size_t) {
+    std::optional<LandingTy> Landing;
+    for (;;) {
+      std::optional<LandingTy> Next;
+      size_t I = NextChunk.fetch_add(1, std::memory_order_relaxed);
+      if (I < Chunks) {
+        // With a DMA of ours in flight, take a free buffer or none.
+        Expected<StagingBufferTy *> Buffer =
+            Landing ? Pool.tryAcquire() : Pool.acquire();
+        if (!Buffer) {
+          Errors.add(Buffer.takeError());
+        } else if (!*Buffer) {
+          // None free: land ours first, then wait like everyone else.
+          Land(*Landing);
+          Landing.reset();
+          Buffer = Pool.acquire();
+          if (!Buffer)
+            Errors.add(Buffer.takeError());
+        }
+        if (Buffer && *Buffer)
+          Queue(I, *Buffer, Next);
+      }
+      if (Landing)
+        Land(*Landing);
+      if (I >= Chunks)
+        return;
+      Landing = std::move(Next);
+    }
   });
   return Errors.take();
 }

@@ -253,6 +253,62 @@ TEST_F(StagingCapDeviceTest, CopiesThroughAOneBufferPoolFromManyThreads) {
   EXPECT_EQ(Device->live(AllocKindTy::Host), 1u);
 }
 
+TEST(StagingParallelTest, LargeCopiesThroughAFewBuffersFromManyThreadsAreExact) {
+  // Large copies take the parallel route: the copy threads memcpy into
+  // bounce buffers handed back by event (uploads), and keep one download
+  // DMA queued while they copy another out. Three 4 KiB buffers for four
+  // copy threads plus the callers: every wait at the cap must end, and
+  // every byte arrive.
+  const char *Vars[][2] = {{"OFFLOADIO_STAGING_BUFFER_SIZE", "4K"},
+                           {"OFFLOADIO_STAGING_POOL_MAX", "12K"},
+                           {"OFFLOADIO_PARALLEL_STAGING_THRESHOLD", "8K"},
+                           {"OFFLOADIO_COPY_THREADS", "4"}};
+  for (auto &V : Vars)
+    setenv(V[0], V[1], 1);
+  {
+    FakePluginTy Plugin;
+    ASSERT_FALSE(bool(Plugin.init()));
+    FakeDeviceTy Device(Plugin, /*HostAddressable=*/true);
+    ASSERT_FALSE(bool(Device.init()));
+    ASSERT_EQ(Device.getStagingPool().getMaxBuffers(), 3u);
+    const size_t Size = (1 << 20) + 17;
+    auto Worker = [&](unsigned T) -> bool {
+      std::vector<char> Src(Size), Back(Size);
+      for (size_t I = 0; I < Size; ++I)
+        Src[I] = pat(I + T);
+      auto Dev = Device.dataAlloc(Size, nullptr, AllocKindTy::Device);
+      if (!Dev) {
+        llvm::consumeError(Dev.takeError());
+        return false;
+      }
+      bool Ok = true;
+      for (int Round = 0; Round < 4 && Ok; ++Round) {
+        __tgt_async_info Async{nullptr};
+        __tgt_async_info *AI = Round % 2 ? &Async : nullptr;
+        Error Err = Device.dataSubmit(*Dev, Src.data(), Size, AI);
+        if (!Err)
+          Err = Device.dataRetrieve(Back.data(), *Dev, Size, AI);
+        if (!Err && AI)
+          Err = Device.synchronize(Async);
+        Ok = !Err && std::memcmp(Src.data(), Back.data(), Size) == 0;
+        llvm::consumeError(std::move(Err));
+        std::memset(Back.data(), 0, Size);
+      }
+      Ok &= !Device.dataDelete(*Dev, AllocKindTy::Device);
+      return Ok;
+    };
+    std::vector<std::future<bool>> Threads;
+    for (unsigned T = 0; T < 3; ++T)
+      Threads.push_back(std::async(std::launch::async, Worker, T));
+    for (auto &T : Threads)
+      EXPECT_TRUE(within(T, "parallel staged copies through three buffers"));
+    EXPECT_LE(Device.getStagingPool().allocated(), 3u);
+    EXPECT_FALSE(bool(Device.deinit()));
+  }
+  for (auto &V : Vars)
+    unsetenv(V[0]);
+}
+
 //===----------------------------------------------------------------------===//
 // Outstanding file requests
 //===----------------------------------------------------------------------===//

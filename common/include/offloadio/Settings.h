@@ -33,10 +33,10 @@ struct PluginSettingsTy {
   /// a boolean, default false.
   bool Profile = false;
   /// OFFLOADIO_COPY_THREADS: host threads that share the memcpy side of
-  /// large staged copies; 0 to MaxCopyThreads, default min(4, the
+  /// large staged copies; 0 to MaxCopyThreads, default min(12, the
   /// process's CPUs - 1) (ProcessShare.h).
   unsigned CopyThreads = 0;
-  static constexpr unsigned MaxCopyThreads = 256, DefaultMaxCopyThreads = 4;
+  static constexpr unsigned MaxCopyThreads = 256, DefaultMaxCopyThreads = 12;
   /// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS: off, on or mandatory (booleans
   /// too); default off.
   MappedLockPolicyTy MappedLocks = MappedLockPolicyTy::Off;

@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
 // ENV: io threads 3 (3 running) from the environment (OMPX_IO_THREADS=3)
 // MASK: io threads 1 (1 running) from min(8, the CPU mask (1 of
 // RANKS: io threads {{[0-9]+}} ({{[0-9]+}} running) from min(8,
-// MASK: copy threads 0 from min(4, the CPU mask
+// MASK: copy threads 0 from min(12, the CPU mask
 // ENV: pinned max {{[0-9]+}} from a quarter of physical memory
 // ENV-NOT: shared by
 // RANKS: pinned max {{[0-9]+}} from a quarter of physical memory ({{[0-9]+}} MiB), at least 1024 MiB, shared by 4 local ranks (OMPI_COMM_WORLD_LOCAL_SIZE)
