@@ -100,8 +100,8 @@ TEST(ProcessShareTest, DefaultsFollowTheShare) {
   ProcessShareTy Alone = shareWith(32, 32, {});
   EXPECT_EQ(IOConfigTy::defaultThreads(Alone), 8u);
   EXPECT_EQ(PluginSettingsTy::defaultCopyThreads(Alone), 12u);
-  ProcessShareTy Small = shareWith(8, 8, {});
-  EXPECT_EQ(PluginSettingsTy::defaultCopyThreads(Small), 7u);
+  ProcessShareTy EightCpus = shareWith(8, 8, {});
+  EXPECT_EQ(PluginSettingsTy::defaultCopyThreads(EightCpus), 7u);
   EXPECT_EQ(PluginSettingsTy::defaultPinnedMax(Alone), 16ULL << 30);
 
   ProcessShareTy Eighth =
