@@ -40,6 +40,15 @@ enum class AisModeTy {
              ///< status and size untouched.
 };
 
+/// HSA_EMU_MISUSE: what the emulation does when its caller misuses the API
+/// (a destroyed signal or queue used, memory freed twice, a copy of memory
+/// the engine cannot reach). Either way one line "hsa-emu: misuse: ..." goes
+/// to stderr first.
+enum class MisuseModeTy {
+  Abort, ///< abort(): CI notices even if the caller ignores the status.
+  Error, ///< Return what ROCr returns (its error status where it has one).
+};
+
 /// HSA_EMU_AIS parsed from the environment. Callable before hsa_init (the
 /// AIS symbols are resolved at dlsym time); \p Warn reports a bad value.
 AisModeTy aisModeFromEnv(bool Warn);
@@ -57,10 +66,14 @@ struct ConfigTy {
   /// HSA_EMU_HOST_MEMORY: bytes each CPU pool reports and enforces (pinned
   /// host memory, kernel arguments included); 0: the machine's memory.
   uint64_t HostMemory = 0;
-  /// HSA_EMU_STRICT=1: async copies and fills fail unless every pointer is
-  /// agent-accessible (a pool allocation the agent may access, or a locked
-  /// alias). Default off: plain host pointers are copied as ROCr never would.
-  bool Strict = false;
+  /// HSA_EMU_STRICT: on (default) or off. On: an async copy of memory its
+  /// engine agent cannot access (plain host memory, the host address of
+  /// locked memory, device memory not granted to it), or a fill of memory
+  /// that is neither allocated nor locked, is a misuse, as ROCr's DMA engine
+  /// faults on it. Off: any pointer the CPU can read is copied.
+  bool Strict = true;
+  /// HSA_EMU_MISUSE: abort (default) or error.
+  MisuseModeTy Misuse = MisuseModeTy::Abort;
   /// HSA_EMU_DISPATCH=noop: kernel dispatch packets complete without running
   /// anything. Default (fail): reported as unsupported.
   bool DispatchNoop = false;
@@ -78,17 +91,28 @@ struct ConfigTy {
 
 /// The configuration of the running emulation.
 const ConfigTy &config();
+/// The configuration, or null before the first hsa_init read it.
+const ConfigTy *configOrNull();
 
 struct AgentTy;
 
 /// Deliver an HSA_AMD_GPU_MEMORY_FAULT_EVENT (page not present at
 /// \p Address, taken by \p Agent's engine) to every handler registered with
-/// hsa_amd_register_system_event_handler, on the calling thread. Returns
-/// whether any handler was registered.
-bool raiseMemoryFault(const AgentTy *Agent, uintptr_t Address);
+/// hsa_amd_register_system_event_handler, on the calling thread, after a
+/// line on stderr that says \p What faulted. Returns whether any handler
+/// was registered; with none, it prints and delivers nothing.
+bool raiseMemoryFault(const AgentTy *Agent, uintptr_t Address,
+                      const std::string &What);
 
 /// Print a diagnostic line prefixed "hsa-emu: " on stderr.
 void warn(const char *Fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/// Report a misuse of the API by the caller of \p Call: one line
+/// "hsa-emu: misuse: <Call>: <what>" on stderr, then abort() unless
+/// HSA_EMU_MISUSE=error. Returns only in error mode; the caller then returns
+/// what ROCr returns (see README.md, "Checks on callers").
+void misuse(const char *Call, const char *Fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 struct PoolTy;
 
@@ -153,6 +177,9 @@ uint64_t timestampNow();
 //===----------------------------------------------------------------------===//
 
 /// An HSA signal: a 64-bit value plus a condition variable for waiters.
+/// Signals handed out are never freed: a destroyed one stays in memory,
+/// marked Destroyed, so that a stale handle is reported instead of touching
+/// memory a later signal reuses (see checkSignal).
 struct SignalTy {
   explicit SignalTy(hsa_signal_value_t Initial) : Value(Initial) {}
 
@@ -164,8 +191,9 @@ struct SignalTy {
   hsa_signal_value_t load() const {
     return Value.load(std::memory_order_acquire);
   }
-  /// Block until \p Cond against \p Compare holds or \p TimeoutNs passes
-  /// (UINT64_MAX: forever). Returns the value last observed.
+  /// Block until \p Cond against \p Compare holds, \p TimeoutNs pass
+  /// (UINT64_MAX: forever) or the signal is destroyed. Returns the value
+  /// last observed.
   hsa_signal_value_t wait(hsa_signal_condition_t Cond,
                           hsa_signal_value_t Compare, uint64_t TimeoutNs);
 
@@ -173,20 +201,43 @@ struct SignalTy {
     return hsa_signal_t{reinterpret_cast<uint64_t>(this)};
   }
 
+  /// Whether the signal was destroyed (or its queue, for a doorbell).
+  bool isDestroyed() const { return Destroyed.load(std::memory_order_acquire); }
+  /// What destroyed it, for messages; written before Destroyed is set.
+  const char *destroyedBy() const { return DestroyedBy; }
+
   std::atomic<hsa_signal_value_t> Value;
   std::mutex Lock;
   std::condition_variable Changed;
+
+private:
+  friend void retireSignal(SignalTy *S, const char *By);
+  std::atomic<bool> Destroyed{false};
+  const char *DestroyedBy = "";
 };
 
 /// Whether \p Value satisfies \p Cond against \p Compare.
 bool conditionHolds(hsa_signal_condition_t Cond, hsa_signal_value_t Value,
                     hsa_signal_value_t Compare);
 
-/// The signal behind \p Signal, or null for a zero handle. Handles are not
-/// validated beyond that on the hot paths (ROCr does not either).
+/// The signal behind \p Signal, or null for a zero handle, unchecked: for
+/// handles the emulation made itself. Handles from callers go through
+/// checkSignal.
 inline SignalTy *toSignal(hsa_signal_t Signal) {
   return reinterpret_cast<SignalTy *>(Signal.handle);
 }
+
+/// The live signal behind a caller's \p Signal, or null after reporting a
+/// misuse by \p Call: a zero handle, one no signal was created for, or a
+/// destroyed signal. Callers return what ROCr returns for an invalid signal
+/// (HSA_STATUS_ERROR_INVALID_SIGNAL where the call has a status).
+SignalTy *checkSignal(hsa_signal_t Signal, const char *Call);
+/// Make \p S a valid handle for callers (signals the emulation hands out
+/// itself, such as queue doorbells).
+void registerSignal(SignalTy *S);
+/// Mark \p S destroyed by \p By (a string literal) and wake everything
+/// that waits on or watches it. \p S is never freed.
+void retireSignal(SignalTy *S, const char *By);
 
 /// Runs callbacks when signal conditions hold, on its own thread. Used for
 /// hsa_amd_signal_async_handler and, separately, for copy dependencies, so
@@ -198,9 +249,15 @@ public:
 
   WatcherTy();
   ~WatcherTy();
-  /// Call \p Fn once \p Signal satisfies \p Cond against \p Compare.
+  /// Called instead of the callback when the signal is destroyed while the
+  /// condition does not hold: the callback could never run.
+  using DestroyedTy = std::function<void(hsa_signal_value_t)>;
+
+  /// Call \p Fn once \p Signal satisfies \p Cond against \p Compare, or
+  /// \p OnDestroyed (if any) once it is destroyed before that.
   void watch(SignalTy *Signal, hsa_signal_condition_t Cond,
-             hsa_signal_value_t Compare, CallbackTy Fn);
+             hsa_signal_value_t Compare, CallbackTy Fn,
+             DestroyedTy OnDestroyed = nullptr);
 
 private:
   struct WatchTy {
@@ -208,6 +265,7 @@ private:
     hsa_signal_condition_t Cond;
     hsa_signal_value_t Compare;
     CallbackTy Fn;
+    DestroyedTy OnDestroyed;
   };
   void loop();
 
@@ -236,6 +294,9 @@ struct ResolvedRangeTy {
   bool Accessible = false;
   /// Whether the range is HSA memory at all (allocation or locked alias).
   bool Known = false;
+  /// Whether the range lies in the host address range of locked memory
+  /// (which the CPU, and hsa_amd_memory_fill, may use; agents may not).
+  bool LockedHost = false;
   /// The pool of the allocation holding the range; null for locked memory
   /// and unknown pointers.
   PoolTy *Pool = nullptr;
@@ -261,8 +322,11 @@ bool isKernargMemory(const void *Ptr, size_t Size, AgentTy *Agent);
 
 /// Enqueue an asynchronous job run by the copy workers once every signal in
 /// \p Deps is below 1. \p Job returns false on failure (completion -1).
+/// \p Call (a string literal) and \p What ("copy of N bytes from S to D")
+/// name the job in misuse reports: a dependency or the completion signal
+/// destroyed before the job is done.
 void submitAsync(std::vector<SignalTy *> Deps, SignalTy *Completion,
-                 std::function<bool()> Job);
+                 std::function<bool()> Job, const char *Call, std::string What);
 
 //===----------------------------------------------------------------------===//
 // Code objects

@@ -11,11 +11,16 @@
 // alias". The CPU faults if it ever dereferences an alias, exactly the bug on
 // a real GPU system; the copy engine and pointer info translate alias
 // addresses back to the host pages.
+//
+// Checks on callers (misuse): freeing what is not a live allocation, and
+// (HSA_EMU_STRICT, the default) copying memory the engine agent cannot
+// access, or filling memory that is neither allocated nor locked.
 #include "Emu.h"
 
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -61,6 +66,9 @@ std::map<uintptr_t, AllocationTy> &Allocations =
 /// Locks by alias start; alias ranges never overlap (fresh reservations).
 std::map<uintptr_t, std::unique_ptr<LockTy>> &Locks =
     *new std::map<uintptr_t, std::unique_ptr<LockTy>>();
+/// Start addresses of freed allocations not handed out again, so that a
+/// second free can say so.
+std::set<uintptr_t> &FreedBases = *new std::set<uintptr_t>();
 
 bool contains(uintptr_t Base, size_t Size, uintptr_t P, size_t N) {
   return P >= Base && P - Base <= Size && N <= Size - (P - Base);
@@ -113,7 +121,40 @@ struct JobTy {
   std::vector<SignalTy *> Deps;
   SignalTy *Completion = nullptr;
   std::function<bool()> Fn;
+  /// The call that made the job and what it does, for misuse reports.
+  const char *Call = "";
+  std::string What;
 };
+
+/// Signal \p Job's completion: decremented, or -1 when it failed. A
+/// completion signal destroyed before then is a misuse: ROCr's engine would
+/// write into a freed (or reused) signal.
+void finish(JobTy &Job, bool Ok) {
+  if (Job.Completion->isDestroyed()) {
+    misuse(Job.Call,
+           "completion signal 0x%" PRIx64 " was destroyed (%s) before the %s "
+           "completed",
+           Job.Completion->handle().handle, Job.Completion->destroyedBy(),
+           Job.What.c_str());
+    return;
+  }
+  // ROCr decrements the completion signal when the copy is done and makes
+  // it negative on failure.
+  Job.Completion->update([Ok](hsa_signal_value_t Old) {
+    return Ok ? Old - 1 : hsa_signal_value_t(-1);
+  });
+}
+
+/// Report a dependency of \p Job destroyed before the job started (ROCr's
+/// engine would wait on freed memory), and fail the job.
+void depDestroyed(JobTy &Job, SignalTy *Dep, hsa_signal_value_t Value) {
+  misuse(Job.Call,
+         "dependency signal 0x%" PRIx64 " was destroyed (%s) at value %" PRId64
+         " before the %s started",
+         Dep->handle().handle, Dep->destroyedBy(), int64_t(Value),
+         Job.What.c_str());
+  finish(Job, false);
+}
 
 class CopyEngineTy {
 public:
@@ -124,13 +165,17 @@ public:
 
   void submit(std::shared_ptr<JobTy> Job) {
     for (SignalTy *Dep : Job->Deps) {
+      if (Dep->isDestroyed())
+        return depDestroyed(*Job, Dep, Dep->load());
       if (Dep->load() >= 1) {
         // Re-examine all dependencies when this one is satisfied.
-        DepWatcher.watch(Dep, HSA_SIGNAL_CONDITION_LT, 1,
-                         [this, Job](hsa_signal_value_t) {
-                           submit(Job);
-                           return false;
-                         });
+        DepWatcher.watch(
+            Dep, HSA_SIGNAL_CONDITION_LT, 1,
+            [this, Job](hsa_signal_value_t) {
+              submit(Job);
+              return false;
+            },
+            [Job, Dep](hsa_signal_value_t V) { depDestroyed(*Job, Dep, V); });
         return;
       }
     }
@@ -151,12 +196,7 @@ private:
         Job = std::move(Ready.front());
         Ready.pop_front();
       }
-      bool Ok = Job->Fn();
-      // ROCr decrements the completion signal when the copy is done and
-      // makes it negative on failure.
-      Job->Completion->update([Ok](hsa_signal_value_t Old) {
-        return Ok ? Old - 1 : hsa_signal_value_t(-1);
-      });
+      finish(*Job, Job->Fn());
     }
   }
 
@@ -172,12 +212,52 @@ CopyEngineTy &copyEngine() {
   return *Engine;
 }
 
+/// Why hsa_amd_memory_pool_free may not free \p P (the registry locked).
+std::string whyNotFreeable(uintptr_t P) {
+  char Buffer[256];
+  auto *Ptr = reinterpret_cast<void *>(P);
+  auto It = findAllocation(P);
+  if (It != Allocations.end() && It->second.Internal)
+    std::snprintf(Buffer, sizeof(Buffer),
+                  "%p holds a loaded code object; hsa_executable_destroy "
+                  "frees it",
+                  Ptr);
+  else if (It != Allocations.end())
+    std::snprintf(Buffer, sizeof(Buffer),
+                  "%p is inside the %zu-byte allocation at %p, not its start",
+                  Ptr, It->second.Size, reinterpret_cast<void *>(It->first));
+  else if (FreedBases.count(P))
+    std::snprintf(Buffer, sizeof(Buffer), "%p was already freed", Ptr);
+  else if (findAlias(P) || findLockedHost(P))
+    std::snprintf(Buffer, sizeof(Buffer),
+                  "%p is locked host memory, not an allocation; "
+                  "hsa_amd_memory_unlock unlocks it",
+                  Ptr);
+  else
+    std::snprintf(Buffer, sizeof(Buffer),
+                  "%p was never allocated by hsa_amd_memory_pool_allocate",
+                  Ptr);
+  return Buffer;
+}
+
 std::string describeAgent(AgentTy *A) {
   if (!A)
     return "the CPU";
   if (A->isGpu())
     return "GPU agent " + std::to_string(A->GpuIndex) + " (" + A->Name + ")";
   return "the CPU agent";
+}
+
+/// Whether a copy engine may touch \p R: a GPU engine (DMA) only memory
+/// its agent may access; host-to-host copies (\p Engine null, the CPU) any
+/// host memory but device memory the CPU was not granted. Without
+/// HSA_EMU_STRICT, anything the CPU can touch.
+bool engineReaches(const ResolvedRangeTy &R, AgentTy *Engine) {
+  if (!R.Usable)
+    return false;
+  if (!config().Strict || R.Accessible)
+    return true;
+  return !Engine && !R.Known;
 }
 
 } // namespace
@@ -230,6 +310,7 @@ ResolvedRangeTy hsaemu::resolveRange(const void *Ptr, size_t Size,
     return R;
   }
   if (LockTy *L = findLockedHost(P)) {
+    R.LockedHost = contains(L->HostBase, L->Size, P, Size);
     std::snprintf(Buffer, sizeof(Buffer),
                   "%p is the host address of memory locked at agent "
                   "address %p; agents must use the agent address",
@@ -244,6 +325,7 @@ ResolvedRangeTy hsaemu::resolveRange(const void *Ptr, size_t Size,
 
 void hsaemu::registerInternalAllocation(void *Ptr, size_t Size, PoolTy *Pool) {
   std::unique_lock<std::shared_mutex> Guard(RegistryLock);
+  FreedBases.erase(reinterpret_cast<uintptr_t>(Ptr));
   AllocationTy &A = Allocations[reinterpret_cast<uintptr_t>(Ptr)];
   A.Size = Size;
   A.Pool = Pool;
@@ -267,11 +349,14 @@ bool hsaemu::isKernargMemory(const void *Ptr, size_t Size, AgentTy *Agent) {
 }
 
 void hsaemu::submitAsync(std::vector<SignalTy *> Deps, SignalTy *Completion,
-                         std::function<bool()> Fn) {
+                         std::function<bool()> Fn, const char *Call,
+                         std::string What) {
   auto Job = std::make_shared<JobTy>();
   Job->Deps = std::move(Deps);
   Job->Completion = Completion;
   Job->Fn = std::move(Fn);
+  Job->Call = Call;
+  Job->What = std::move(What);
   copyEngine().submit(std::move(Job));
 }
 
@@ -309,6 +394,7 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t PoolHandle,
   }
   {
     std::unique_lock<std::shared_mutex> Guard(RegistryLock);
+    FreedBases.erase(reinterpret_cast<uintptr_t>(Mem));
     AllocationTy &A = Allocations[reinterpret_cast<uintptr_t>(Mem)];
     A = AllocationTy();
     A.Size = Size;
@@ -320,16 +406,25 @@ hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t PoolHandle,
 
 hsa_status_t hsa_amd_memory_pool_free(void *Ptr) {
   CHECK_INIT();
+  // As in ROCr (hsa_memory_free).
+  if (!Ptr)
+    return HSA_STATUS_SUCCESS;
   PoolTy *Pool;
   size_t Size;
   {
     std::unique_lock<std::shared_mutex> Guard(RegistryLock);
-    auto It = Allocations.find(reinterpret_cast<uintptr_t>(Ptr));
-    if (It == Allocations.end() || It->second.Internal)
+    auto P = reinterpret_cast<uintptr_t>(Ptr);
+    auto It = Allocations.find(P);
+    if (It == Allocations.end() || It->second.Internal) {
+      std::string Why = whyNotFreeable(P);
+      Guard.unlock();
+      misuse(__func__, "%s", Why.c_str());
       return HSA_STATUS_ERROR_INVALID_ALLOCATION;
+    }
     Pool = It->second.Pool;
     Size = It->second.Size;
     Allocations.erase(It);
+    FreedBases.insert(P);
   }
   Pool->Used.fetch_sub(alignUp(Size));
   std::free(Ptr);
@@ -541,38 +636,54 @@ hsa_status_t hsa_amd_memory_async_copy(void *Dst, hsa_agent_t DstAgent,
     return HSA_STATUS_ERROR_INVALID_AGENT;
   if (!Dst || !Src || (NumDeps && !Deps))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  if (!Completion.handle)
-    return HSA_STATUS_ERROR_INVALID_SIGNAL;
+  // ROCr checks the dependencies, then the completion signal: the null
+  // handle is an invalid argument there, another bad one an invalid signal.
   std::vector<SignalTy *> DepList;
   for (uint32_t I = 0; I < NumDeps; ++I) {
-    if (!Deps[I].handle)
-      return HSA_STATUS_ERROR_INVALID_SIGNAL;
-    DepList.push_back(toSignal(Deps[I]));
+    SignalTy *Dep = checkSignal(Deps[I], __func__);
+    if (!Dep)
+      return Deps[I].handle ? HSA_STATUS_ERROR_INVALID_SIGNAL
+                            : HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    DepList.push_back(Dep);
   }
+  SignalTy *Done = checkSignal(Completion, __func__);
+  if (!Done)
+    return Completion.handle ? HSA_STATUS_ERROR_INVALID_SIGNAL
+                             : HSA_STATUS_ERROR_INVALID_ARGUMENT;
   // The engine is the source GPU's, else the destination GPU's (host to
   // host copies have none). It must reach both buffers.
   AgentTy *Engine = SA->isGpu() ? SA : (DA->isGpu() ? DA : nullptr);
-  submitAsync(std::move(DepList), toSignal(Completion), [=]() -> bool {
+  char What[128];
+  std::snprintf(What, sizeof(What), "copy of %zu bytes from %p to %p", Size,
+                Src, Dst);
+  // Checked when the copy runs, as ROCr's engine faults only then.
+  auto Copy = [=]() -> bool {
     ResolvedRangeTy D = resolveRange(Dst, Size, Engine);
     ResolvedRangeTy S = resolveRange(Src, Size, Engine);
-    bool Strict = config().Strict;
     for (auto *R : {&D, &S}) {
-      if (!R->Usable || (Strict && !R->Accessible)) {
-        warn("async copy of %zu bytes from %p to %p by %s "
-             "failed: %s %s",
-             Size, Src, Dst, describeAgent(Engine).c_str(),
-             R == &D ? "destination" : "source", R->Why.c_str());
-        // A copy engine that runs off the end of a mapping page-faults on
-        // a GPU, and ROCr reports that to the system event handlers.
-        if (!R->Usable && Engine)
-          raiseMemoryFault(Engine, R->FaultAddress);
+      if (engineReaches(*R, Engine))
+        continue;
+      // A copy engine that runs off the end of a mapping page-faults on a
+      // GPU, and ROCr hands the fault to the system event handlers (LLVM's
+      // own plugin aborts in its handler); unhandled, it is a misuse.
+      if (!R->Usable && Engine &&
+          raiseMemoryFault(Engine, R->FaultAddress,
+                           std::string("hsa_amd_memory_async_copy: ") + What +
+                               " by " + describeAgent(Engine) + ": " +
+                               (R == &D ? "destination " : "source ") +
+                               R->Why))
         return false;
-      }
+      misuse("hsa_amd_memory_async_copy", "%s by %s: %s %s", What,
+             describeAgent(Engine).c_str(), R == &D ? "destination" : "source",
+             R->Why.c_str());
+      return false;
     }
     if (Size)
       std::memmove(D.HostPtr, S.HostPtr, Size);
     return true;
-  });
+  };
+  submitAsync(std::move(DepList), Done, Copy, "hsa_amd_memory_async_copy",
+              What);
   return HSA_STATUS_SUCCESS;
 }
 
@@ -582,11 +693,14 @@ hsa_status_t hsa_amd_memory_fill(void *Ptr, uint32_t Value, size_t Count) {
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   if (Count > SIZE_MAX / 4)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  // ROCr fills an allocation or a locked range (agent or host address) and
+  // returns INVALID_ALLOCATION for anything else, a range that runs past
+  // the end of one included.
   ResolvedRangeTy R = resolveRange(Ptr, Count * 4, nullptr);
-  if (!R.Usable || (config().Strict && !R.Known)) {
-    warn("hsa_amd_memory_fill of %zu words at %p: %s", Count, Ptr,
-         R.Why.c_str());
-    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  bool Fillable = R.Known || R.LockedHost;
+  if (!R.Usable || (config().Strict && !Fillable)) {
+    misuse(__func__, "%zu words at %p: %s", Count, Ptr, R.Why.c_str());
+    return HSA_STATUS_ERROR_INVALID_ALLOCATION;
   }
   auto *Words = reinterpret_cast<uint32_t *>(R.HostPtr);
   for (size_t I = 0; I < Count; ++I)
@@ -598,16 +712,17 @@ hsa_status_t hsa_memory_copy(void *Dst, const void *Src, size_t Size) {
   CHECK_INIT();
   if (!Dst || !Src)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  // A synchronous copy by the runtime on behalf of the host: agent aliases
-  // of locked memory are translated, and a range that runs past the end of
-  // an alias fails as the copy engine's would.
+  // A synchronous copy by the runtime on behalf of the host, which ROCr
+  // makes with whatever engine reaches both sides (locking plain host
+  // memory for it): agent aliases of locked memory are translated, and only
+  // a range that runs past the end of an allocation or alias is a misuse.
   ResolvedRangeTy D = resolveRange(Dst, Size, nullptr);
   ResolvedRangeTy S = resolveRange(Src, Size, nullptr);
   for (auto *R : {&D, &S}) {
     if (!R->Usable) {
-      warn("hsa_memory_copy of %zu bytes from %p to %p: %s %s", Size, Src, Dst,
-           R == &D ? "destination" : "source", R->Why.c_str());
-      return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+      misuse("hsa_memory_copy", "copy of %zu bytes from %p to %p: %s %s", Size,
+             Src, Dst, R == &D ? "destination" : "source", R->Why.c_str());
+      return HSA_STATUS_ERROR_INVALID_ALLOCATION;
     }
   }
   if (Size)

@@ -10,11 +10,16 @@
 // instead of hanging; from then on the queue is in an error state and every
 // later packet completes with -1 unprocessed. With HSA_EMU_DISPATCH=noop,
 // valid dispatches complete successfully without running anything.
+//
+// A destroyed queue is kept, never freed, with its ring unmapped in place
+// (PROT_NONE): index calls and doorbell writes on it are reported as
+// misuses, and a packet written into its ring faults at once.
 #include "Emu.h"
 
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
+#include <sys/mman.h>
 #include <unordered_set>
 
 using namespace hsaemu;
@@ -35,6 +40,8 @@ struct QueueTy {
   void *CallbackData = nullptr;
   std::atomic<bool> Stop{false};
   std::atomic<bool> Inactive{false};
+  /// Set by hsa_queue_destroy; the object lives on for the checks.
+  std::atomic<bool> Destroyed{false};
   /// Set after the first error; later packets complete with -1.
   bool Failed = false;
   std::thread Processor;
@@ -43,20 +50,54 @@ struct QueueTy {
     return static_cast<uint8_t *>(Public.base_address) +
            (Index % Public.size) * 64;
   }
+  size_t ringBytes() const { return size_t(Public.size) * 64; }
   void process();
-  bool runPacket(uint8_t *Packet, uint8_t Type);
-  bool waitBelowOne(SignalTy *S);
+  bool runPacket(uint8_t *Packet, uint8_t Type, uint64_t Index);
+  /// The signal a packet names in \p Field, or null after a misuse: the
+  /// packet processor uses it as a device would, so it must be live.
+  SignalTy *packetSignal(hsa_signal_t Signal, uint64_t Index, const char *Field,
+                         std::string &Where);
+  bool waitBelowOne(SignalTy *S, hsa_signal_t Handle, const std::string &Where);
   void fail(hsa_status_t Status, const char *Why);
 };
 
-// Leaked: see Signals.cpp.
-std::mutex &LiveLock = *new std::mutex();
-std::unordered_set<QueueTy *> &LiveQueues =
-    *new std::unordered_set<QueueTy *>();
+// Leaked: see Signals.cpp. Every queue ever created, by its public address;
+// destroyed ones stay (QueueTy::Destroyed).
+std::shared_mutex &RegistryLock = *new std::shared_mutex();
+std::unordered_set<const hsa_queue_t *> &KnownQueues =
+    *new std::unordered_set<const hsa_queue_t *>();
 std::atomic<uint64_t> NextQueueNumber{0};
 
 inline QueueTy *fromPublic(const hsa_queue_t *Q) {
   return reinterpret_cast<QueueTy *>(Q->id);
+}
+
+/// The live queue behind a caller's \p Queue, or null after reporting a
+/// misuse by \p Call: a null pointer, one that is no queue, or a destroyed
+/// queue (ROCr reads freed memory there; calls with a status return
+/// HSA_STATUS_ERROR_INVALID_QUEUE).
+QueueTy *checkQueue(const hsa_queue_t *Queue, const char *Call) {
+  if (!Queue) {
+    misuse(Call, "the queue pointer is null");
+    return nullptr;
+  }
+  bool Known;
+  {
+    std::shared_lock<std::shared_mutex> Guard(RegistryLock);
+    Known = KnownQueues.count(Queue) != 0;
+  }
+  if (!Known) {
+    misuse(Call, "%p is not a queue (none was created there)",
+           static_cast<const void *>(Queue));
+    return nullptr;
+  }
+  QueueTy *Q = fromPublic(Queue);
+  if (Q->Destroyed.load(std::memory_order_acquire)) {
+    misuse(Call, "queue %p (number %u) was destroyed by hsa_queue_destroy",
+           static_cast<const void *>(Queue), unsigned(Queue->reserved1));
+    return nullptr;
+  }
+  return Q;
 }
 
 uint16_t loadHeader(uint8_t *Packet) {
@@ -112,37 +153,85 @@ void QueueTy::fail(hsa_status_t Status, const char *Why) {
   Failed = true;
 }
 
-bool QueueTy::waitBelowOne(SignalTy *S) {
+SignalTy *QueueTy::packetSignal(hsa_signal_t Signal, uint64_t Index,
+                                const char *Field, std::string &Where) {
+  char Buffer[160];
+  std::snprintf(Buffer, sizeof(Buffer),
+                "AQL packet %" PRIu64 " of queue %p (number %u), %s", Index,
+                static_cast<void *>(&Public), unsigned(Public.reserved1),
+                Field);
+  Where = Buffer;
+  return checkSignal(Signal, Buffer);
+}
+
+bool QueueTy::waitBelowOne(SignalTy *S, hsa_signal_t Handle,
+                           const std::string &Where) {
   while (!Stop.load(std::memory_order_acquire)) {
-    if (S->wait(HSA_SIGNAL_CONDITION_LT, 1, PollNs) < 1)
+    hsa_signal_value_t V = S->wait(HSA_SIGNAL_CONDITION_LT, 1, PollNs);
+    if (V < 1)
       return true;
+    if (S->isDestroyed()) {
+      misuse(Where.c_str(),
+             "signal 0x%" PRIx64 " was destroyed (%s) at value %" PRId64
+             " while the packet waited on it",
+             Handle.handle, S->destroyedBy(), int64_t(V));
+      return false;
+    }
   }
   return false;
 }
 
-/// Run one packet; returns false when it failed (completion becomes -1).
-bool QueueTy::runPacket(uint8_t *Packet, uint8_t Type) {
+/// Run packet \p Index; returns false when it failed (completion becomes
+/// -1).
+bool QueueTy::runPacket(uint8_t *Packet, uint8_t Type, uint64_t Index) {
+  char Field[32];
+  std::string Where;
   switch (Type) {
   case HSA_PACKET_TYPE_BARRIER_AND: {
     auto *B = reinterpret_cast<hsa_barrier_and_packet_t *>(Packet);
     // HSA completes a barrier-AND dependency at value 0; the emulation
     // accepts any value below 1, so a failed (negative) dependency does not
     // block forever.
-    for (hsa_signal_t Dep : B->dep_signal)
-      if (Dep.handle && !waitBelowOne(toSignal(Dep)))
+    for (unsigned I = 0; I < 5; ++I) {
+      hsa_signal_t Dep = B->dep_signal[I];
+      if (!Dep.handle)
+        continue;
+      std::snprintf(Field, sizeof(Field), "barrier-AND dep_signal[%u]", I);
+      SignalTy *S = packetSignal(Dep, Index, Field, Where);
+      if (!S || !waitBelowOne(S, Dep, Where))
         return false;
+    }
     return true;
   }
   case HSA_PACKET_TYPE_BARRIER_OR: {
     auto *B = reinterpret_cast<hsa_barrier_or_packet_t *>(Packet);
+    SignalTy *Deps[5] = {};
+    std::string Wheres[5];
     bool Any = false;
-    for (hsa_signal_t Dep : B->dep_signal)
-      Any |= Dep.handle != 0;
+    for (unsigned I = 0; I < 5; ++I) {
+      if (!B->dep_signal[I].handle)
+        continue;
+      std::snprintf(Field, sizeof(Field), "barrier-OR dep_signal[%u]", I);
+      if (!(Deps[I] = packetSignal(B->dep_signal[I], Index, Field, Wheres[I])))
+        return false;
+      Any = true;
+    }
     while (Any && !Stop.load(std::memory_order_acquire)) {
-      for (hsa_signal_t Dep : B->dep_signal)
-        if (Dep.handle &&
-            toSignal(Dep)->wait(HSA_SIGNAL_CONDITION_LT, 1, 1000 * 1000) < 1)
+      for (unsigned I = 0; I < 5; ++I) {
+        if (!Deps[I])
+          continue;
+        hsa_signal_value_t V =
+            Deps[I]->wait(HSA_SIGNAL_CONDITION_LT, 1, 1000 * 1000);
+        if (V < 1)
           return true;
+        if (Deps[I]->isDestroyed()) {
+          misuse(Wheres[I].c_str(),
+                 "signal 0x%" PRIx64 " was destroyed (%s) at value %" PRId64
+                 " while the packet waited on it",
+                 B->dep_signal[I].handle, Deps[I]->destroyedBy(), int64_t(V));
+          return false;
+        }
+      }
     }
     return !Any;
   }
@@ -218,7 +307,7 @@ void QueueTy::process() {
       continue;
     }
     // Packets run one at a time, so the barrier bit always holds.
-    bool Ok = !Failed && runPacket(Packet, Type);
+    bool Ok = !Failed && runPacket(Packet, Type, Index);
     if (Stop.load(std::memory_order_acquire))
       return;
     if (!Ok && config().StopFailedQueues) {
@@ -230,14 +319,38 @@ void QueueTy::process() {
     // Every packet type keeps its completion signal at byte 56.
     hsa_signal_t Completion;
     std::memcpy(&Completion, Packet + 56, sizeof(Completion));
+    std::string Where;
     if (Completion.handle)
-      toSignal(Completion)->update([Ok](hsa_signal_value_t Old) {
-        return Ok ? Old - 1 : hsa_signal_value_t(-1);
-      });
+      if (SignalTy *S =
+              packetSignal(Completion, Index, "completion_signal", Where))
+        S->update([Ok](hsa_signal_value_t Old) {
+          return Ok ? Old - 1 : hsa_signal_value_t(-1);
+        });
     storeHeader(Packet, HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE);
     ReadIndex.store(++Index, std::memory_order_release);
   }
 }
+
+namespace {
+
+// The index calls have no status: after a misuse in error mode loads and
+// read-modify-writes return UINT64_MAX, an index no queue reaches, and
+// stores change nothing. (ROCr reads and writes the freed queue.)
+uint64_t loadIndex(const hsa_queue_t *Queue, const char *Call,
+                   std::atomic<uint64_t> QueueTy::*Index,
+                   std::memory_order Order) {
+  QueueTy *Q = checkQueue(Queue, Call);
+  return Q ? (Q->*Index).load(Order) : UINT64_MAX;
+}
+
+void storeIndex(const hsa_queue_t *Queue, const char *Call,
+                std::atomic<uint64_t> QueueTy::*Index, uint64_t Value,
+                std::memory_order Order) {
+  if (QueueTy *Q = checkQueue(Queue, Call))
+    (Q->*Index).store(Value, Order);
+}
+
+} // namespace
 
 extern "C" {
 
@@ -257,12 +370,13 @@ hsa_status_t hsa_queue_create(hsa_agent_t AgentHandle, uint32_t Size,
   if (!Queue || Size < 64 || Size > 131072 || (Size & (Size - 1)) ||
       (Type != HSA_QUEUE_TYPE_MULTI && Type != HSA_QUEUE_TYPE_SINGLE))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  auto *Q = new QueueTy();
-  void *Ring = std::aligned_alloc(64, size_t(Size) * 64);
-  if (!Ring) {
-    delete Q;
+  // Its own mapping (Size * 64 is a multiple of the page size), so that
+  // hsa_queue_destroy can unmap it in place.
+  void *Ring = mmap(nullptr, size_t(Size) * 64, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (Ring == MAP_FAILED)
     return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
-  }
+  auto *Q = new QueueTy();
   for (uint32_t I = 0; I < Size; ++I)
     storeHeader(static_cast<uint8_t *>(Ring) + size_t(I) * 64,
                 HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE);
@@ -271,6 +385,7 @@ hsa_status_t hsa_queue_create(hsa_agent_t AgentHandle, uint32_t Size,
   Q->CallbackData = Data;
   // -1 so that the first packet (index 0) is announced by a change.
   Q->Doorbell = new SignalTy(-1);
+  registerSignal(Q->Doorbell);
   std::memset(&Q->Public, 0, sizeof(Q->Public));
   Q->Public.type = Type;
   Q->Public.features = HSA_QUEUE_FEATURE_KERNEL_DISPATCH;
@@ -280,8 +395,8 @@ hsa_status_t hsa_queue_create(hsa_agent_t AgentHandle, uint32_t Size,
   Q->Public.reserved1 = uint32_t(NextQueueNumber.fetch_add(1));
   Q->Public.id = reinterpret_cast<uint64_t>(Q);
   {
-    std::lock_guard<std::mutex> Guard(LiveLock);
-    LiveQueues.insert(Q);
+    std::unique_lock<std::shared_mutex> Guard(RegistryLock);
+    KnownQueues.insert(&Q->Public);
   }
   Q->Processor = std::thread([Q] { Q->process(); });
   *Queue = &Q->Public;
@@ -291,70 +406,86 @@ hsa_status_t hsa_queue_create(hsa_agent_t AgentHandle, uint32_t Size,
 hsa_status_t hsa_queue_destroy(hsa_queue_t *Queue) {
   if (!isInitialized())
     return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!Queue)
-    return HSA_STATUS_ERROR_INVALID_QUEUE;
-  QueueTy *Q = fromPublic(Queue);
+  // Checked and marked under one lock, so that two racing destroys of the
+  // same queue cannot both succeed.
+  static std::mutex &DestroyLock = *new std::mutex();
+  QueueTy *Q;
   {
-    std::lock_guard<std::mutex> Guard(LiveLock);
-    if (!LiveQueues.erase(Q))
+    std::lock_guard<std::mutex> Guard(DestroyLock);
+    if (!(Q = checkQueue(Queue, __func__)))
       return HSA_STATUS_ERROR_INVALID_QUEUE;
+    Q->Destroyed.store(true, std::memory_order_release);
   }
   Q->Stop.store(true, std::memory_order_release);
   Q->Doorbell->update([](hsa_signal_value_t) { return INT64_MAX; });
   Q->Processor.join();
-  std::free(Q->Public.base_address);
-  delete Q->Doorbell;
-  delete Q;
+  retireSignal(Q->Doorbell, "with its queue, by hsa_queue_destroy");
+  // Unmapped in place rather than freed: the address stays reserved, and a
+  // packet written through a stale base_address faults.
+  mmap(Q->Public.base_address, Q->ringBytes(), PROT_NONE,
+       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t hsa_queue_inactivate(hsa_queue_t *Queue) {
   if (!isInitialized())
     return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (!Queue)
+  QueueTy *Q = checkQueue(Queue, __func__);
+  if (!Q)
     return HSA_STATUS_ERROR_INVALID_QUEUE;
-  fromPublic(Queue)->Inactive.store(true);
+  Q->Inactive.store(true);
   return HSA_STATUS_SUCCESS;
 }
 
 uint64_t hsa_queue_load_read_index_scacquire(const hsa_queue_t *Queue) {
-  return fromPublic(Queue)->ReadIndex.load(std::memory_order_acquire);
+  return loadIndex(Queue, __func__, &QueueTy::ReadIndex,
+                   std::memory_order_acquire);
 }
 uint64_t hsa_queue_load_read_index_relaxed(const hsa_queue_t *Queue) {
-  return fromPublic(Queue)->ReadIndex.load(std::memory_order_relaxed);
+  return loadIndex(Queue, __func__, &QueueTy::ReadIndex,
+                   std::memory_order_relaxed);
 }
 uint64_t hsa_queue_load_write_index_scacquire(const hsa_queue_t *Queue) {
-  return fromPublic(Queue)->WriteIndex.load(std::memory_order_acquire);
+  return loadIndex(Queue, __func__, &QueueTy::WriteIndex,
+                   std::memory_order_acquire);
 }
 uint64_t hsa_queue_load_write_index_relaxed(const hsa_queue_t *Queue) {
-  return fromPublic(Queue)->WriteIndex.load(std::memory_order_relaxed);
+  return loadIndex(Queue, __func__, &QueueTy::WriteIndex,
+                   std::memory_order_relaxed);
 }
 void hsa_queue_store_write_index_relaxed(const hsa_queue_t *Queue,
                                          uint64_t Value) {
-  fromPublic(Queue)->WriteIndex.store(Value, std::memory_order_relaxed);
+  storeIndex(Queue, __func__, &QueueTy::WriteIndex, Value,
+             std::memory_order_relaxed);
 }
 void hsa_queue_store_write_index_screlease(const hsa_queue_t *Queue,
                                            uint64_t Value) {
-  fromPublic(Queue)->WriteIndex.store(Value, std::memory_order_release);
+  storeIndex(Queue, __func__, &QueueTy::WriteIndex, Value,
+             std::memory_order_release);
 }
 void hsa_queue_store_read_index_relaxed(const hsa_queue_t *Queue,
                                         uint64_t Value) {
-  fromPublic(Queue)->ReadIndex.store(Value, std::memory_order_relaxed);
+  storeIndex(Queue, __func__, &QueueTy::ReadIndex, Value,
+             std::memory_order_relaxed);
 }
 void hsa_queue_store_read_index_screlease(const hsa_queue_t *Queue,
                                           uint64_t Value) {
-  fromPublic(Queue)->ReadIndex.store(Value, std::memory_order_release);
+  storeIndex(Queue, __func__, &QueueTy::ReadIndex, Value,
+             std::memory_order_release);
 }
 
 #define HSAEMU_QUEUE_INDEX_RMW(Order, MemOrder)                                \
   uint64_t hsa_queue_add_write_index_##Order(const hsa_queue_t *Queue,         \
                                              uint64_t Value) {                 \
-    return fromPublic(Queue)->WriteIndex.fetch_add(Value, MemOrder);           \
+    QueueTy *Q = checkQueue(Queue, __func__);                                  \
+    return Q ? Q->WriteIndex.fetch_add(Value, MemOrder) : UINT64_MAX;          \
   }                                                                            \
   uint64_t hsa_queue_cas_write_index_##Order(                                  \
       const hsa_queue_t *Queue, uint64_t Expected, uint64_t Value) {           \
-    fromPublic(Queue)->WriteIndex.compare_exchange_strong(Expected, Value,     \
-                                                          MemOrder);           \
+    QueueTy *Q = checkQueue(Queue, __func__);                                  \
+    if (!Q)                                                                    \
+      return UINT64_MAX;                                                       \
+    Q->WriteIndex.compare_exchange_strong(Expected, Value, MemOrder);          \
     return Expected;                                                           \
   }
 

@@ -64,6 +64,22 @@ bool envBool(const char *Name) {
                !strcasecmp(V, "on") || !strcasecmp(V, "yes"));
 }
 
+/// A boolean setting that may default to on: 1/true/on/yes or
+/// 0/false/off/no; anything else is reported and keeps \p Default.
+bool envOnOff(const char *Name, bool Default) {
+  const char *V = std::getenv(Name);
+  if (!V || !*V)
+    return Default;
+  for (const char *On : {"1", "true", "on", "yes"})
+    if (!strcasecmp(V, On))
+      return true;
+  for (const char *Off : {"0", "false", "off", "no"})
+    if (!strcasecmp(V, Off))
+      return false;
+  warn("ignoring %s='%s': expected on or off", Name, V);
+  return Default;
+}
+
 ConfigTy *readConfig() {
   auto *C = new ConfigTy();
   C->NumGpus = unsigned(envU64("HSA_EMU_NUM_GPUS", C->NumGpus));
@@ -74,7 +90,15 @@ ConfigTy *readConfig() {
   C->ComputeUnits = uint32_t(envU64("HSA_EMU_COMPUTE_UNITS", C->ComputeUnits));
   C->GpuMemory = envU64("HSA_EMU_GPU_MEMORY", C->GpuMemory);
   C->HostMemory = envU64("HSA_EMU_HOST_MEMORY", C->HostMemory);
-  C->Strict = envBool("HSA_EMU_STRICT");
+  C->Strict = envOnOff("HSA_EMU_STRICT", C->Strict);
+  if (const char *M = std::getenv("HSA_EMU_MISUSE"); M && *M) {
+    if (!std::strcmp(M, "error"))
+      C->Misuse = MisuseModeTy::Error;
+    else if (!std::strcmp(M, "abort"))
+      C->Misuse = MisuseModeTy::Abort;
+    else
+      warn("ignoring HSA_EMU_MISUSE='%s': expected abort or error", M);
+  }
   C->Trace = envBool("HSA_EMU_TRACE");
   if (const char *D = std::getenv("HSA_EMU_DISPATCH"); D && *D) {
     if (!std::strcmp(D, "noop"))
@@ -184,12 +208,18 @@ void hsaemu::warn(const char *Fmt, ...) {
   std::fprintf(stderr, "hsa-emu: %s\n", Buffer);
 }
 
-bool hsaemu::raiseMemoryFault(const AgentTy *Agent, uintptr_t Address) {
+bool hsaemu::raiseMemoryFault(const AgentTy *Agent, uintptr_t Address,
+                              const std::string &What) {
   std::vector<std::pair<hsa_amd_system_event_callback_t, void *>> Handlers;
   {
     std::lock_guard<std::mutex> Guard(InitLock);
     Handlers = SystemEventHandlers;
   }
+  if (Handlers.empty())
+    return false;
+  // Said first: a handler may end the process (LLVM 16's plugin aborts).
+  warn("GPU memory fault at %p: %s", reinterpret_cast<void *>(Address),
+       What.c_str());
   hsa_amd_event_t Event;
   std::memset(&Event, 0, sizeof(Event));
   Event.event_type = HSA_AMD_GPU_MEMORY_FAULT_EVENT;
@@ -202,6 +232,7 @@ bool hsaemu::raiseMemoryFault(const AgentTy *Agent, uintptr_t Address) {
 }
 
 const ConfigTy &hsaemu::config() { return *Config; }
+const ConfigTy *hsaemu::configOrNull() { return Config; }
 bool hsaemu::isInitialized() {
   return Initialized.load(std::memory_order_acquire);
 }

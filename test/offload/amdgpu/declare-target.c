@@ -8,7 +8,6 @@
 // The same program on LLVM 16's own amdgpu plugin prints the same
 // (test/hsa-emu/README.md, "The stock plugin on the emulation").
 // RUN: %run-stock-generic | %fcheck-generic
-// RUN: env HSA_EMU_STRICT=1 %run-stock-generic | %fcheck-generic
 
 #include <omp.h>
 #include <stdio.h>
