@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// A gfx90a code object for HSAEmuStockCallsTest, built by test/unit's CMake
+// with clang for amdgcn-amd-amdhsa: one kernel and one initialised global,
+// both exported. Never run (the emulation runs no GPU code).
+__attribute__((amdgpu_kernel, visibility("default"))) void emu_kernel(int *Out) {
+  if (Out)
+    *Out = 1;
+}
+__attribute__((visibility("default"))) int EmuGlobal[4] = {1, 2, 3, 4};
