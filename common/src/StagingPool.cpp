@@ -22,33 +22,27 @@ Expected<StagingBufferTy *> StagingPoolTy::acquire() { return take(true); }
 Expected<StagingBufferTy *> StagingPoolTy::tryAcquire() { return take(false); }
 
 Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
+  // Buffers whose copies are done are reused before new ones are allocated.
+  reclaimCompleted();
   std::unique_lock<std::mutex> Guard(Lock);
-  // The buffer of the oldest copy still reading one, once that copy is
-  // done: the ring wrapped. Waited for outside the lock, since callbacks
-  // ahead of that copy on its stream may release buffers of this pool. A
-  // failed copy is its stream's error, reported to whoever waits for that
-  // stream; the buffer is free either way.
-  auto TakeOldest = [&] {
-    InFlightTy Oldest = std::move(InFlight.front());
-    InFlight.pop_front();
-    Guard.unlock();
-    llvm::consumeError(Oldest.Done->synchronize());
-    return Oldest.Buffer;
-  };
   // A free buffer, or room under the cap to allocate one. Room also comes
   // back when an allocation under way fails: a waiter that counted on that
-  // buffer being returned one day would otherwise wait forever. Buffers
-  // whose copies are done are reused before new ones are allocated.
+  // buffer being returned one day would otherwise wait forever.
   auto Ready = [&] {
-    if (Available.empty())
-      reclaimCompletedLocked();
     return !Available.empty() || All.size() + Pending < MaxBuffers;
   };
   while (!Ready()) {
     if (!Wait)
       return nullptr;
-    if (!InFlight.empty())
-      return TakeOldest();
+    if (InFlightCount.load(std::memory_order_acquire) > 0) {
+      // The ring wrapped: take the buffer of the oldest copy once it is
+      // done, unless another caller took it first.
+      Guard.unlock();
+      if (StagingBufferTy *Buffer = waitForOldest())
+        return Buffer;
+      Guard.lock();
+      continue;
+    }
     Returned.wait(Guard);
   }
   PinnedReservationTy Reservation;
@@ -68,10 +62,16 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
     if (All.empty() && Pending == 0)
       return Reserved.takeError();
     llvm::consumeError(Reserved.takeError());
-    if (!InFlight.empty())
-      return TakeOldest();
+    if (InFlightCount.load(std::memory_order_acquire) > 0) {
+      Guard.unlock();
+      if (StagingBufferTy *Buffer = waitForOldest())
+        return Buffer;
+      Guard.lock();
+      continue;
+    }
     Returned.wait(Guard, [&] {
-      return !Available.empty() || !InFlight.empty() ||
+      return !Available.empty() ||
+             InFlightCount.load(std::memory_order_acquire) > 0 ||
              (All.empty() && Pending == 0);
     });
   }
@@ -127,27 +127,61 @@ void StagingPoolTy::release(StagingBufferTy *Buffer) {
 void StagingPoolTy::releaseAfter(StagingBufferTy *Buffer,
                                  PoolLeaseTy<EventTy> Done) {
   {
-    std::lock_guard<std::mutex> Guard(Lock);
+    std::lock_guard<std::mutex> Guard(InFlightLock);
     InFlight.push_back({Buffer, std::move(Done)});
+    InFlightCount.fetch_add(1, std::memory_order_release);
   }
-  // A waiter at the cap can now wait for this copy instead.
+  // A caller waiting at the cap can now wait for this copy instead. Taking
+  // Lock orders this with its check of InFlightCount before it waits.
+  { std::lock_guard<std::mutex> Guard(Lock); }
   Returned.notify_all();
 }
 
-void StagingPoolTy::reclaimCompletedLocked() {
-  // Copies on one stream complete in order, so the first incomplete event
-  // ends the scan; one that fails to answer is asked again next time.
-  while (!InFlight.empty()) {
-    Expected<bool> Done = InFlight.front().Done->query();
-    if (!Done) {
-      llvm::consumeError(Done.takeError());
-      return;
+void StagingPoolTy::reclaimCompleted() {
+  if (InFlightCount.load(std::memory_order_acquire) == 0)
+    return;
+  std::vector<InFlightTy> Done;
+  {
+    // Copies on one stream complete in order, so the first incomplete
+    // event ends the scan; one that fails to answer is asked again later.
+    std::lock_guard<std::mutex> Guard(InFlightLock);
+    while (!InFlight.empty()) {
+      Expected<bool> Complete = InFlight.front().Done->query();
+      if (!Complete) {
+        llvm::consumeError(Complete.takeError());
+        break;
+      }
+      if (!*Complete)
+        break;
+      Done.push_back(std::move(InFlight.front()));
+      InFlight.pop_front();
+      InFlightCount.fetch_sub(1, std::memory_order_release);
     }
-    if (!*Done)
-      return;
-    Available.push_back(InFlight.front().Buffer);
-    InFlight.pop_front();
   }
+  if (Done.empty())
+    return;
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    for (InFlightTy &Entry : Done)
+      Available.push_back(Entry.Buffer);
+  }
+  Returned.notify_all();
+}
+
+StagingBufferTy *StagingPoolTy::waitForOldest() {
+  InFlightTy Oldest;
+  {
+    std::lock_guard<std::mutex> Guard(InFlightLock);
+    if (InFlight.empty())
+      return nullptr;
+    Oldest = std::move(InFlight.front());
+    InFlight.pop_front();
+    InFlightCount.fetch_sub(1, std::memory_order_release);
+  }
+  // A failed copy is its stream's error, reported to whoever waits for that
+  // stream; the buffer is free either way.
+  llvm::consumeError(Oldest.Done->synchronize());
+  return Oldest.Buffer;
 }
 
 unsigned StagingPoolTy::allocated() const {
@@ -156,19 +190,14 @@ unsigned StagingPoolTy::allocated() const {
 }
 
 Error StagingPoolTy::clear() {
-  std::unique_lock<std::mutex> Guard(Lock);
   // Copies still reading buffers handed over with releaseAfter(): wait for
-  // them (outside the lock, as in take()), which also gives their events
-  // back before the device's event pool goes.
-  while (!InFlight.empty()) {
-    InFlightTy Oldest = std::move(InFlight.front());
-    InFlight.pop_front();
-    Guard.unlock();
-    llvm::consumeError(Oldest.Done->synchronize());
-    Oldest.Done.reset();
-    Guard.lock();
-    Available.push_back(Oldest.Buffer);
+  // them, which also gives their events back before the device's event
+  // pool goes.
+  while (StagingBufferTy *Buffer = waitForOldest()) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Available.push_back(Buffer);
   }
+  std::lock_guard<std::mutex> Guard(Lock);
   if (Available.size() != All.size())
     return makeError(ErrorCode::Busy,
                      "staging pool cleared with {0} of {1} buffers in use",

@@ -71,7 +71,7 @@ plot_csv() {
 set terminal png noenhanced size 1000,600
 set output "$2"
 set xtics ($xtics)
-set key top left
+set key bottom right
 set title "$3"
 set xlabel "threads (host copies: threads; ours: OFFLOADIO_COPY_THREADS / OMPX_IO_THREADS)"
 set ylabel "GB/s"

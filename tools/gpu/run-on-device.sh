@@ -37,7 +37,7 @@ if [[ $steps == *lit* ]]; then
       -e 's|@[A-Z_]*@||g' \
       test/lit.site.cfg.py.in > /tmp/lit/test/lit.site.cfg.py
   echo "== lit nvptx64-nvidia-cuda"
-  timeout 300 python3 /opt/llvm16/lit/lit.py -sv -j12 --param target=nvptx64-nvidia-cuda /tmp/lit/test > /tmp/lit.out 2>&1
+  timeout "${LIT_TIMEOUT:-300}" python3 /opt/llvm16/lit/lit.py -sv -j12 --param target=nvptx64-nvidia-cuda /tmp/lit/test > /tmp/lit.out 2>&1
   # The summary, or everything after the last test when lit itself failed.
   grep -E "^(FAIL|XPASS|UNRESOLVED)|Passed|Failed|Unsupported|Testing Time" /tmp/lit.out | tail -40 |
     grep . || tail -30 /tmp/lit.out

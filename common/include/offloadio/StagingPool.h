@@ -35,6 +35,7 @@
 #include "offloadio/ResourcePool.h"
 #include "offloadio/Stream.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -112,11 +113,16 @@ private:
   /// acquire() and tryAcquire(): wait at the cap, or not.
   Expected<StagingBufferTy *> take(bool Wait);
   /// Move the buffers of InFlight whose events have completed, oldest
-  /// first, to Available. Called with Lock held.
-  void reclaimCompletedLocked();
+  /// first, to Available. Asks the events without holding Lock: a vendor
+  /// call must not wait under a lock that stream callbacks take (release()
+  /// runs on the driver's callback thread).
+  void reclaimCompleted();
+  /// Take the oldest buffer of InFlight once its copy is done (the ring
+  /// wrapped); null when none is in flight. Called without Lock.
+  StagingBufferTy *waitForOldest();
   /// A buffer of releaseAfter() and the event its copy completes.
   struct InFlightTy {
-    StagingBufferTy *Buffer;
+    StagingBufferTy *Buffer = nullptr;
     PoolLeaseTy<EventTy> Done;
   };
 
@@ -132,8 +138,13 @@ private:
   /// Allocations under way outside the lock, counted against the cap.
   unsigned Pending = 0;
   std::vector<StagingBufferTy *> Available;
+  /// Guards InFlight. Never held with Lock, and never taken by stream
+  /// callbacks, so the event calls made under it cannot wait for them.
+  std::mutex InFlightLock;
   /// Buffers handed over with releaseAfter(), in the order of their copies.
   std::deque<InFlightTy> InFlight;
+  /// InFlight.size(), for checks under Lock.
+  std::atomic<size_t> InFlightCount{0};
 };
 
 } // namespace offloadio
