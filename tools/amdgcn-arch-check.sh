@@ -19,6 +19,7 @@
 #
 #   OFFLOADIO_BUILD_DIR   the build whose lit configuration, libompx_io and
 #                         checkpoint libraries the tests use (default build/)
+#   LIT_FILTER            lit's own: only the tests whose names match
 set -euo pipefail
 
 # Built: LLVM 16 has a device runtime for each (libomptarget.devicertl.a)
@@ -99,7 +100,8 @@ declare -A failed_for
 if ((${#failed[@]})); then
   echo "== ${#failed[@]} tests failed; building them for each architecture alone"
   for arch in "${archs[@]}"; do
-    compile_tests -q "$arch" "$results/$arch.json" "${failed[@]/#/$root/test/}" >/dev/null
+    compile_tests -q "$arch" "$results/$arch.json" "${failed[@]/#/$root/test/}" \
+      &>/dev/null
     failed_for[$arch]=$(tests_with FAIL,UNRESOLVED,TIMEOUT "$results/$arch.json")
   done
 fi
@@ -108,11 +110,12 @@ echo
 printf '%-8s %6s %6s %6s\n' arch tests built failed
 bad_archs=0
 for arch in "${archs[@]}"; do
-  n=$(grep -c . <<<"${failed_for[$arch]:-}" || true)
-  printf '%-8s %6d %6d %6d\n' "$arch" "$total" $((total - n)) "$n"
-  if ((n)); then
+  names=()
+  [[ -n ${failed_for[$arch]:-} ]] && mapfile -t names <<<"${failed_for[$arch]}"
+  printf '%-8s %6d %6d %6d\n' "$arch" "$total" $((total - ${#names[@]})) "${#names[@]}"
+  if ((${#names[@]})); then
     bad_archs=$((bad_archs + 1))
-    sed 's/^/           failed: /' <<<"${failed_for[$arch]}"
+    printf '           failed: %s\n' "${names[@]}"
   fi
 done
 echo "not built:"
