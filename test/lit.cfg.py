@@ -16,12 +16,18 @@
 #   config.llvm_tools_dir, config.llvm_lib_dir, config.clang, config.cuda_path.
 #
 # Select the offload target with  lit -Dtarget=<triple> <build>/test
-# (default x86_64-pc-linux-gnu).  Environment overrides for the toolchain:
+# (default x86_64-pc-linux-gnu).  With -Dcompile_only=1 the tests are only
+# built: of each RUN line only the compiles run (test/support/offloadio_lit.py),
+# into <build>/test/offload-<triple>-compile-<arch>[+<arch>...], and for
+# amdgcn every test that runs on an AMD GPU or on the HSA emulation is
+# selected (tools/amdgcn-arch-check.sh builds them for every AMD architecture).
+# Environment overrides for the toolchain:
 #   OFFLOADIO_CLANG       compiler used for the tests (clang-16)
 #   OFFLOADIO_CLANGXX     C++ compiler (default: OFFLOADIO_CLANG --driver-mode=g++)
 #   OFFLOADIO_LLVM_TOOLS  directory holding FileCheck, not, llvm-omp-device-info
 #   OFFLOADIO_LLVM_LIB    LLVM library directory (libomp, libomptarget, stock plugins)
-#   OFFLOADIO_OFFLOAD_ARCH  GPU architecture (default sm_90 / gfx90a)
+#   OFFLOADIO_OFFLOAD_ARCH  GPU architecture (default sm_90 / gfx90a); for
+#                         amdgcn a comma-separated list is allowed
 #   OFFLOADIO_ROCM_DEVICE_LIB_PATH  ROCm device bitcode directory (amdgcn only)
 
 import os
@@ -77,6 +83,11 @@ if target_triple not in OFFLOAD_TARGETS:
         % (target_triple, ", ".join(sorted(OFFLOAD_TARGETS)))
     )
 plugin_name, plugin_feature = OFFLOAD_TARGETS[target_triple]
+offload_arch = {
+    "nvptx64-nvidia-cuda": os.environ.get("OFFLOADIO_OFFLOAD_ARCH", "sm_90"),
+    "amdgcn-amd-amdhsa": os.environ.get("OFFLOADIO_OFFLOAD_ARCH", "gfx90a"),
+}.get(target_triple)
+compile_only = lit.util.pythonize_bool(lit_config.params.get("compile_only", False))
 
 # --------------------------------------------------------------------------
 # Test format
@@ -98,9 +109,12 @@ config.suffixes = [".c", ".cpp"]
 # test's path; of its folders only offload/ holds lit tests (the rest are
 # unit tests, fuzzers and support code), so test names start "offload/".
 config.test_source_root = test_dir
-config.test_exec_root = os.path.join(
-    config.offloadio_obj_root, "test", "offload-" + target_triple
-)
+exec_dir = "offload-" + target_triple
+if compile_only:
+    # Kept apart from the runs' outputs, and one per architecture so that
+    # several can build at once.
+    exec_dir += "-compile" + ("-" + offload_arch.replace(",", "+") if offload_arch else "")
+config.test_exec_root = os.path.join(config.offloadio_obj_root, "test", exec_dir)
 config.excludes = ["Inputs"] + [
     entry for entry in os.listdir(config.test_source_root) if entry != "offload"
 ]
@@ -110,6 +124,8 @@ config.clang = os.environ.get("OFFLOADIO_CLANG") or config.clang
 config.llvm_tools_dir = os.environ.get("OFFLOADIO_LLVM_TOOLS") or config.llvm_tools_dir
 config.llvm_lib_dir = os.environ.get("OFFLOADIO_LLVM_LIB") or config.llvm_lib_dir
 clangxx = os.environ.get("OFFLOADIO_CLANGXX") or (config.clang + " --driver-mode=g++")
+# The programs that compile-only runs keep of the RUN lines.
+config.offloadio_compilers = [shlex.split(config.clang)[0], shlex.split(clangxx)[0]]
 
 plugin_dir = config.offloadio_plugin_dir
 hsa_emu_dir = getattr(config, "offloadio_hsa_emu_dir", "")
@@ -165,6 +181,20 @@ if target_triple == "amdgcn-amd-amdhsa":
         hsa_emulation = True
     if hsa_emulation:
         config.available_features.add("hsa-emulation")
+
+# Compile-only runs select a test if it would run on any of these machines,
+# each given as the features it adds: what a test builds into does not depend
+# on the machine that builds it, so the features found above for this one are
+# dropped. amdgcn tests run on AMD GPUs or on the HSA emulation
+# ("amdgpu-hardware" is the feature of a run on a real GPU).
+config.offloadio_compile_only = compile_only
+config.offloadio_compile_machines = [set()]
+if compile_only and target_triple == "amdgcn-amd-amdhsa":
+    config.available_features -= {"hsa-runtime", "amd-kfd", "hsa-emulation"}
+    config.offloadio_compile_machines = [
+        {"hsa-runtime", "amd-kfd", "amdgpu-hardware"},
+        {"hsa-emulation"},
+    ]
 
 # --------------------------------------------------------------------------
 # Environment
@@ -360,17 +390,16 @@ def find_rocm_device_libs():
 def target_flags(triple):
     flags = ["-fopenmp-targets=" + triple]
     if triple == "nvptx64-nvidia-cuda":
-        arch = os.environ.get("OFFLOADIO_OFFLOAD_ARCH", "sm_90")
         flags += [
             "-Xopenmp-target=nvptx64-nvidia-cuda",
-            "-march=" + arch,
+            "-march=" + offload_arch,
             "--cuda-path=" + config.cuda_path,
             "--libomptarget-nvptx-bc-path=" + config.llvm_lib_dir,
             "-Wno-unknown-cuda-version",
         ]
     elif triple == "amdgcn-amd-amdhsa":
-        arch = os.environ.get("OFFLOADIO_OFFLOAD_ARCH", "gfx90a")
-        flags += ["-Xopenmp-target=amdgcn-amd-amdhsa", "-march=" + arch]
+        # A comma-separated list builds one image per architecture.
+        flags.append("--offload-arch=" + offload_arch)
         rocm_libs = find_rocm_device_libs()
         if rocm_libs:
             flags.append("--rocm-device-lib-path=" + rocm_libs)

@@ -3,11 +3,13 @@
 # The README's test command: installs what is missing, builds, then runs the
 # unit tests (ctest) and the lit suite against our plugin, and LLVM 16's own
 # libomptarget suite with the stock x86_64 plugin and ours (a test passing
-# with stock must pass with ours: docs/llvm-suite.md). Then it builds twice
-# more, under ASan+UBSan and under TSan, and runs the unit, conformance and
-# x86_64 lit suites on each. The normal build is also installed into a
-# temporary prefix, and examples/consumer is built against it and run with
-# no LD_LIBRARY_PATH (tools/install-check.sh).
+# with stock must pass with ours: docs/llvm-suite.md). Every amdgcn lit test
+# is also compiled and linked, not run, for each AMD architecture that
+# clang-16 and the device libraries support (tools/amdgcn-arch-check.sh).
+# Then it builds twice more, under ASan+UBSan and under TSan, and runs the
+# unit, conformance and x86_64 lit suites on each. The normal build is also
+# installed into a temporary prefix, and examples/consumer is built against
+# it and run with no LD_LIBRARY_PATH (tools/install-check.sh).
 #
 # Every stage runs, whatever the earlier ones did, except the suites of a
 # build that failed (they have nothing to run); the end is one summary of
@@ -82,6 +84,11 @@ amdgcn_lit() {
   python3 "$lit" -sv -j"$jobs" \
     --param target=amdgcn-amd-amdhsa --filter 'amdgcn-amd-amdhsa :: offload/amdgpu/' \
     "$build/test"
+}
+# Every amdgcn lit test built for each supported AMD architecture; none is
+# run, so no AMD GPU is needed.
+amdgcn_archs() {
+  OFFLOADIO_BUILD_DIR=$build bash "$root/tools/amdgcn-arch-check.sh"
 }
 # LLVM's own suite; its tests are fetched (Debian's source package) into a
 # cache the first time. Not in the sanitizer builds: upstream's RUN lines
@@ -160,6 +167,12 @@ if stage "build: $build" build_with "$build"; then
     skip "conformance: the stock amdgpu plugin" "no HSA emulation built"
     skip "LLVM 16 libomptarget suite, amdgcn" "no HSA emulation built"
   fi
+  if [[ -e $build/lib/libomptarget.rtl.amdgpu.nextgen.so ]]; then
+    stage "build: amdgcn lit tests for every supported AMD architecture" amdgcn_archs
+  else
+    skip "build: amdgcn lit tests for every supported AMD architecture" \
+      "no AMDGPU plugin built"
+  fi
   stage "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" llvm_gate
   stage "install: examples/consumer against the installed tree" install_check
   stage "benchmark: checkpoint save and load, host plugin (128 MiB)" checkpoint_bench
@@ -174,6 +187,7 @@ else
               "lit: amdgcn-amd-amdhsa data path" \
               "conformance: the stock amdgpu plugin" \
               "LLVM 16 libomptarget suite, amdgcn" \
+              "build: amdgcn lit tests for every supported AMD architecture" \
               "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" \
               "install: examples/consumer against the installed tree" \
               "benchmark: checkpoint save and load, host plugin" \

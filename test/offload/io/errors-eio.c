@@ -26,6 +26,11 @@
 #include <unistd.h>
 #include "offload_io_test.h"
 #include "ompx_io.h"
+// clang-16's amdgcn device pass includes system headers before the first
+// line, too early for the _GNU_SOURCE above, and still parses the host code.
+#ifdef __AMDGCN__
+int memfd_create(const char *name, unsigned int flags);
+#endif
 
 #define MAPPED (512 << 10)
 

@@ -29,6 +29,11 @@
 #include <unistd.h>
 #include "offload_test.h"
 #include "ompx_io.h"
+// clang-16's amdgcn device pass includes system headers before the first
+// line, too early for the _GNU_SOURCE above, and still parses the host code.
+#ifdef __AMDGCN__
+const char *strerrorname_np(int errnum);
+#endif
 
 static const char *name(int e) { return e ? strerrorname_np(e) : "0"; }
 

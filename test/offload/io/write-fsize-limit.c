@@ -28,6 +28,11 @@
 #include <unistd.h>
 #include "offload_test.h"
 #include "ompx_io.h"
+// clang-16's amdgcn device pass includes system headers before the first
+// line, too early for the _GNU_SOURCE above, and still parses the host code.
+#ifdef __AMDGCN__
+const char *strerrorname_np(int errnum);
+#endif
 
 #define SIZE (1 << 20)
 #define LIMIT 300001

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds every amdgcn lit test for every AMD architecture of the data-centre
+# and desktop families (GCN 5 "Vega", CDNA, RDNA) that clang-16, LLVM 16's
+# device runtime and Debian's rocm-device-libs support: compiled and linked,
+# never run, so no AMD GPU is needed. Prints a table (architecture, tests,
+# built, failed), the architectures left out and why, and a last line; exits
+# nonzero if a test fails to build for an architecture of the list.
+#
+#   bash tools/amdgcn-arch-check.sh [ARCH...]   (default: every one in archs)
+#
+# The compile commands are the lit suite's own: lit runs test/offload with
+# -Dcompile_only=1 (test/lit.cfg.py), which keeps of each RUN line only its
+# compiles and selects every test that runs on an AMD GPU or on the HSA
+# emulation. One clang call per test builds every architecture
+# (OFFLOADIO_OFFLOAD_ARCH=a,b,... becomes --offload-arch=a,b,...), so the
+# host part is compiled once; a test that fails is built again for each
+# architecture alone, to tell which fail.
+#
+#   OFFLOADIO_BUILD_DIR   the build whose lit configuration, libompx_io and
+#                         checkpoint libraries the tests use (default build/)
+#   LIT_FILTER            lit's own: only the tests whose names match
+set -euo pipefail
+
+# Built: LLVM 16 has a device runtime for each (libomptarget.devicertl.a)
+# and rocm-device-libs 5.2.3 its oclc_isa_version_*.bc.
+archs=(
+  gfx900  # GCN 5, Vega 10: Instinct MI25, Radeon RX Vega 56/64
+  gfx902  # GCN 5, Raven Ridge APUs
+  gfx906  # GCN 5, Vega 20: Instinct MI50/MI60, Radeon VII
+  gfx908  # CDNA 1: Instinct MI100
+  gfx90a  # CDNA 2: Instinct MI210/MI250/MI250X
+  gfx90c  # GCN 5, Renoir/Lucienne/Cezanne APUs
+  gfx940  # CDNA 3: the first MI300 ISA
+  gfx1010 # RDNA 1, Navi 10: Radeon RX 5700
+  gfx1030 # RDNA 2, Navi 21: Radeon RX 6800/6900, Radeon Pro W6800, V620
+  gfx1031 # RDNA 2, Navi 22: Radeon RX 6700
+  gfx1032 # RDNA 2, Navi 23: Radeon RX 6600
+  gfx1033 # RDNA 2, Van Gogh APU
+  gfx1034 # RDNA 2, Navi 24: Radeon RX 6500/6400
+  gfx1035 # RDNA 2, Rembrandt APUs
+  gfx1036 # RDNA 2, Raphael (Ryzen 7000 graphics)
+)
+# Not built, and why (each checked with clang-16 on bookworm). Older
+# families (gfx6 to gfx8, GCN 1 to 4) are outside this check.
+not_built=(
+  "gfx904 gfx909: no LLVM 16 device runtime; the device link misses __kmpc_target_init"
+  "gfx1011 gfx1012 gfx1013: no LLVM 16 device runtime; the device link misses __kmpc_target_init"
+  "gfx1100 gfx1101 gfx1102 gfx1103 (RDNA 3): rocm-device-libs 5.2.3 has no oclc_isa_version_11xx.bc"
+  "gfx941 gfx942 gfx950 (CDNA 3/4: MI300A/X, MI350): clang-16 does not know them"
+  "gfx1150 gfx1151 gfx1200 gfx1201 (RDNA 3.5, RDNA 4): clang-16 does not know them"
+)
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${OFFLOADIO_BUILD_DIR:-$root/build}
+lit=/usr/lib/llvm-16/build/utils/lit/lit.py
+jobs=$(nproc)
+(($#)) && archs=("$@")
+start=$SECONDS
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+
+# compile_tests LIT_OUTPUT ARCHS JSON [TEST...]: build the amdgcn lit tests
+# (or TESTs) for the comma-separated ARCHS, lit printing as its option
+# LIT_OUTPUT says; its results go to JSON. Failures are results, not errors
+# (--ignore-fail); a lit that cannot start is an error.
+compile_tests() {
+  local lit_output=$1 arch_list=$2 json=$3
+  shift 3
+  OFFLOADIO_BUILD_DIR=$build OFFLOADIO_OFFLOAD_ARCH=$arch_list \
+    python3 "$lit" -j"$jobs" --ignore-fail "$lit_output" \
+    --param target=amdgcn-amd-amdhsa --param compile_only=1 -o "$json" \
+    "${@:-$build/test}"
+}
+
+# tests_with CODE JSON...: the tests (paths below test/) whose lit result is
+# CODE, one a line.
+tests_with() {
+  python3 - "$@" <<'EOF'
+import json, sys
+code, names = sys.argv[1], set()
+for path in sys.argv[2:]:
+    with open(path) as f:
+        for test in json.load(f)["tests"]:
+            if test["code"] in code.split(","):
+                names.add(test["name"].split(" :: ")[-1])
+sys.stdout.writelines(name + "\n" for name in sorted(names))
+EOF
+}
+
+echo "== building the amdgcn lit tests for ${#archs[@]} architectures: ${archs[*]}"
+compile_tests -sv "$(IFS=,; echo "${archs[*]}")" "$results/all.json"
+mapfile -t built < <(tests_with PASS "$results/all.json")
+mapfile -t failed < <(tests_with FAIL,UNRESOLVED,TIMEOUT "$results/all.json")
+unsupported=$(tests_with UNSUPPORTED "$results/all.json" | grep -c . || true)
+total=$((${#built[@]} + ${#failed[@]}))
+
+# Which architectures the failed tests fail for.
+declare -A failed_for
+if ((${#failed[@]})); then
+  echo "== ${#failed[@]} tests failed; building them for each architecture alone"
+  for arch in "${archs[@]}"; do
+    compile_tests -q "$arch" "$results/$arch.json" "${failed[@]/#/$root/test/}" \
+      &>/dev/null
+    failed_for[$arch]=$(tests_with FAIL,UNRESOLVED,TIMEOUT "$results/$arch.json")
+  done
+fi
+
+echo
+printf '%-8s %6s %6s %6s\n' arch tests built failed
+bad_archs=0
+for arch in "${archs[@]}"; do
+  names=()
+  [[ -n ${failed_for[$arch]:-} ]] && mapfile -t names <<<"${failed_for[$arch]}"
+  printf '%-8s %6d %6d %6d\n' "$arch" "$total" $((total - ${#names[@]})) "${#names[@]}"
+  if ((${#names[@]})); then
+    bad_archs=$((bad_archs + 1))
+    printf '           failed: %s\n' "${names[@]}"
+  fi
+done
+echo "not built:"
+printf '  %s\n' "${not_built[@]}"
+echo
+if ((${#failed[@]})); then
+  if ((bad_archs == 0)); then
+    echo "failed when built for all architectures at once, built for each alone:"
+    printf '  %s\n' "${failed[@]}"
+  fi
+  echo "amdgcn-arch-check: ${#failed[@]} of $total tests fail to build for" \
+    "$bad_archs of ${#archs[@]} architectures ($((SECONDS - start)) s)"
+  exit 1
+fi
+echo "amdgcn-arch-check: all $total amdgcn lit tests build for ${#archs[@]}" \
+  "architectures ($unsupported tests are not for amdgcn; $((SECONDS - start)) s)"
