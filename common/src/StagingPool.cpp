@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/StagingPool.h"
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 using namespace offloadio;
 
@@ -22,63 +24,55 @@ Expected<StagingBufferTy *> StagingPoolTy::acquire() { return take(true); }
 Expected<StagingBufferTy *> StagingPoolTy::tryAcquire() { return take(false); }
 
 Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
-  // Buffers whose copies are done are reused before new ones are allocated.
-  reclaimCompleted();
-  std::unique_lock<std::mutex> Guard(Lock);
-  // A free buffer, or room under the cap to allocate one. Room also comes
-  // back when an allocation under way fails: a waiter that counted on that
-  // buffer being returned one day would otherwise wait forever.
-  auto Ready = [&] {
-    return !Available.empty() || All.size() + Pending < MaxBuffers;
-  };
-  while (!Ready()) {
+  std::unique_lock<std::mutex> Guard(Lock, std::defer_lock);
+  PinnedReservationTy Reservation;
+  for (unsigned Round = 0;; ++Round) {
+    // Buffers whose copies are done are reused before new ones are
+    // allocated.
+    reclaimCompleted();
+    Guard.lock();
+    if (!Available.empty()) {
+      StagingBufferTy *Buffer = Available.back();
+      Available.pop_back();
+      return Buffer;
+    }
+    // Room under the cap, and in the budget, to allocate one. Room also
+    // comes back when an allocation under way fails: a waiter that counted
+    // on that buffer being returned one day would otherwise wait forever.
+    if (All.size() + Pending < MaxBuffers) {
+      if (!Budget)
+        break;
+      auto Reserved = Budget->reserve(BufferSize, Purpose);
+      if (Reserved) {
+        Reservation = std::move(*Reserved);
+        break;
+      }
+      // Buffers of ours that are out come back (see the header), and the
+      // room they hold is this pool's; with none out and none being
+      // allocated, nothing would.
+      if (Wait && All.empty() && Pending == 0)
+        return Reserved.takeError();
+      llvm::consumeError(Reserved.takeError());
+    }
     if (!Wait)
       return nullptr;
-    if (InFlightCount.load(std::memory_order_acquire) > 0) {
-      // The ring wrapped: take the buffer of the oldest copy once it is
-      // done, unless another caller took it first.
+    if (InFlightCount.load(std::memory_order_acquire) == 0) {
+      // Only release() and releaseAfter() bring a buffer back now; both
+      // notify under Lock, so nothing is missed between the checks above
+      // and this wait.
+      Returned.wait(Guard);
       Guard.unlock();
-      if (StagingBufferTy *Buffer = waitForOldest())
-        return Buffer;
-      Guard.lock();
       continue;
     }
-    Returned.wait(Guard);
-  }
-  PinnedReservationTy Reservation;
-  while (Available.empty() && Budget) {
-    auto Reserved = Budget->reserve(BufferSize, Purpose);
-    if (Reserved) {
-      Reservation = std::move(*Reserved);
-      break;
-    }
-    // Buffers of ours that are out come back (see the header), and the
-    // room they hold is this pool's; with none out, nothing would.
-    if (!Wait) {
-      llvm::consumeError(Reserved.takeError());
-      return nullptr;
-    }
-    // With none out and none being allocated, nothing would come back.
-    if (All.empty() && Pending == 0)
-      return Reserved.takeError();
-    llvm::consumeError(Reserved.takeError());
-    if (InFlightCount.load(std::memory_order_acquire) > 0) {
-      Guard.unlock();
-      if (StagingBufferTy *Buffer = waitForOldest())
-        return Buffer;
-      Guard.lock();
-      continue;
-    }
-    Returned.wait(Guard, [&] {
-      return !Available.empty() ||
-             InFlightCount.load(std::memory_order_acquire) > 0 ||
-             (All.empty() && Pending == 0);
-    });
-  }
-  if (!Available.empty()) {
-    StagingBufferTy *Buffer = Available.back();
-    Available.pop_back();
-    return Buffer;
+    // The ring wrapped: copies in flight on any of the device's streams,
+    // which complete in any order among streams. Poll them all (above),
+    // backing off, rather than wait for one that may sit behind other work.
+    Guard.unlock();
+    if (Round < 4)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(25u << std::min(Round - 4, 5u)));
   }
   // Allocate outside the lock: vendor allocators (cuMemAllocHost) may wait
   // for streams whose completion callbacks need this lock to release
@@ -142,19 +136,21 @@ void StagingPoolTy::reclaimCompleted() {
     return;
   std::vector<InFlightTy> Done;
   {
-    // Copies on one stream complete in order, so the first incomplete
-    // event ends the scan; one that fails to answer is asked again later.
+    // Every entry is asked: copies on different streams complete in any
+    // order. A copy whose event fails to answer is taken as over: its
+    // failure is its stream's error, reported to whoever waits for that
+    // stream, and nothing reads the buffer any more.
     std::lock_guard<std::mutex> Guard(InFlightLock);
-    while (!InFlight.empty()) {
-      Expected<bool> Complete = InFlight.front().Done->query();
-      if (!Complete) {
+    for (auto It = InFlight.begin(); It != InFlight.end();) {
+      Expected<bool> Complete = It->Done->query();
+      if (!Complete)
         llvm::consumeError(Complete.takeError());
-        break;
+      else if (!*Complete) {
+        ++It;
+        continue;
       }
-      if (!*Complete)
-        break;
-      Done.push_back(std::move(InFlight.front()));
-      InFlight.pop_front();
+      Done.push_back(std::move(*It));
+      It = InFlight.erase(It);
       InFlightCount.fetch_sub(1, std::memory_order_release);
     }
   }
@@ -178,8 +174,6 @@ StagingBufferTy *StagingPoolTy::waitForOldest() {
     InFlight.pop_front();
     InFlightCount.fetch_sub(1, std::memory_order_release);
   }
-  // A failed copy is its stream's error, reported to whoever waits for that
-  // stream; the buffer is free either way.
   llvm::consumeError(Oldest.Done->synchronize());
   return Oldest.Buffer;
 }

@@ -3,7 +3,8 @@
 // StagingPoolTy::releaseAfter: a buffer handed back with the event of the
 // copy that reads it is reused only once that event has completed; buffers
 // whose copies are done are reused before new ones are allocated; at the cap
-// acquire() waits for the oldest copy's event and no other; a failed copy
+// acquire() takes whichever copy's buffer is done first, or a buffer
+// released meanwhile; the cap holds when the budget refuses; a failed copy
 // still frees its buffer; clear() waits for copies in flight and gives
 // their events back. A randomised run of many threads against a model
 // checks that no buffer is ever held twice or reused under a running copy.
@@ -163,7 +164,10 @@ TEST(StagingRingTest, DoneBuffersAreReusedBeforeMoreAreAllocated) {
   EXPECT_FALSE(bool(Pool.clear()));
 }
 
-TEST(StagingRingTest, AtTheCapAcquireWaitsForTheOldestCopyOnly) {
+TEST(StagingRingTest, AtTheCapAcquireTakesWhicheverCopyIsDoneFirst) {
+  // Copies on different streams complete in any order: the newer copy's
+  // buffer must come back although the older one is still running (its
+  // stream may sit behind a long kernel).
   EventsTy Events;
   CountingAllocatorTy A;
   StagingPoolTy Pool(Size, 2, A.alloc(), A.free());
@@ -173,20 +177,35 @@ TEST(StagingRingTest, AtTheCapAcquireWaitsForTheOldestCopyOnly) {
   Pool.releaseAfter(B1, std::move(L1));
   Pool.releaseAfter(B2, std::move(L2));
   auto Waiter = std::async(std::launch::async, [&] { return take(Pool); });
-  // The waiter must be in E1's wait, not E2's, and not done.
-  for (int I = 0; I < 1000 && E1->syncs() == 0; ++I)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_EQ(E1->syncs(), 1u);
-  EXPECT_EQ(E2->syncs(), 0u);
-  EXPECT_EQ(Waiter.wait_for(std::chrono::milliseconds(20)),
-            std::future_status::timeout);
-  E1->complete();
-  EXPECT_EQ(within(Waiter, "acquire at the cap"), B1);
+  EXPECT_EQ(Waiter.wait_for(std::chrono::milliseconds(30)),
+            std::future_status::timeout)
+      << "a buffer came back before any copy was done";
   E2->complete();
-  EXPECT_EQ(take(Pool), B2);
+  EXPECT_EQ(within(Waiter, "acquire at the cap"), B2);
+  EXPECT_EQ(E1->syncs(), 0u) << "waited for the older copy";
+  E1->complete();
+  EXPECT_EQ(take(Pool), B1);
   Pool.release(B1);
   Pool.release(B2);
   EXPECT_EQ(A.Allocations.load(), 2u);
+  EXPECT_FALSE(bool(Pool.clear()));
+}
+
+TEST(StagingRingTest, AReleasedBufferEndsAWaitOnCopies) {
+  // At the cap with one copy in flight and one buffer held: the holder's
+  // release() serves the waiter while the copy still runs.
+  EventsTy Events;
+  CountingAllocatorTy A;
+  StagingPoolTy Pool(Size, 2, A.alloc(), A.free());
+  StagingBufferTy *B1 = take(Pool), *B2 = take(Pool);
+  auto [Lease, Event] = Events.lease();
+  Pool.releaseAfter(B1, std::move(Lease));
+  auto Waiter = std::async(std::launch::async, [&] { return take(Pool); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  Pool.release(B2);
+  EXPECT_EQ(within(Waiter, "acquire at the cap"), B2);
+  Event->complete();
+  Pool.release(B2);
   EXPECT_FALSE(bool(Pool.clear()));
 }
 
@@ -226,15 +245,59 @@ TEST(StagingRingTest, ClearWaitsForCopiesInFlightAndReturnsTheirEvents) {
   EXPECT_EQ(Events.Pool.available(), Events.Pool.capacity());
 }
 
-// Many holders against one "device" that completes copies in the order they
-// were enqueued, as a stream does. The model: the set of buffers held, and
-// for each buffer handed back with releaseAfter, its event: a buffer
-// acquired must be held by nobody and its last copy must be done.
+// The model of runRandomisedHolders: the set of buffers held, and for each
+// buffer handed back with releaseAfter, its last copy: a buffer acquired
+// must be held by nobody and its last copy must be done.
+TEST(StagingRingTest, ARefusingBudgetWaitsForACopyInFlight) {
+  // Room under the cap (4) but none in the budget (one buffer): the caller
+  // takes the buffer of the copy in flight once it is done, and never
+  // allocates past the budget.
+  EventsTy Events;
+  CountingAllocatorTy A;
+  PinnedBudgetTy Budget(Size);
+  StagingPoolTy Pool(Size, 4, A.alloc(), A.free(), &Budget, "test buffer");
+  StagingBufferTy *B = take(Pool);
+  auto [Lease, Event] = Events.lease();
+  Pool.releaseAfter(B, std::move(Lease));
+  auto Waiter = std::async(std::launch::async, [&] { return take(Pool); });
+  EXPECT_EQ(Waiter.wait_for(std::chrono::milliseconds(30)),
+            std::future_status::timeout);
+  Event->complete();
+  EXPECT_EQ(within(Waiter, "acquire refused by the budget"), B);
+  EXPECT_EQ(A.Allocations.load(), 1u);
+  Pool.release(B);
+  EXPECT_FALSE(bool(Pool.clear()));
+}
+
+/// Many holders against one "device" that completes copies in the order
+/// they were enqueued, as a stream does (see RandomisedHoldersAgainstAModel);
+/// returns the number of violations of the model.
+unsigned runRandomisedHolders(StagingPoolTy &Pool, EventsTy &Events);
+
 TEST(StagingRingTest, RandomisedHoldersAgainstAModel) {
   EventsTy Events;
   CountingAllocatorTy A;
-  constexpr unsigned MaxBuffers = 3, Threads = 4, Rounds = 400;
+  constexpr unsigned MaxBuffers = 3;
   StagingPoolTy Pool(Size, MaxBuffers, A.alloc(), A.free());
+  EXPECT_EQ(runRandomisedHolders(Pool, Events), 0u);
+  EXPECT_LE(A.Allocations.load(), MaxBuffers);
+  EXPECT_FALSE(bool(Pool.clear()));
+  EXPECT_EQ(A.Frees.load(), A.Allocations.load());
+}
+
+TEST(StagingRingTest, RandomisedHoldersUnderABudgetKeepTheCapAndTheBudget) {
+  EventsTy Events;
+  CountingAllocatorTy A;
+  PinnedBudgetTy Budget(2 * Size);
+  StagingPoolTy Pool(Size, 3, A.alloc(), A.free(), &Budget, "test buffer");
+  EXPECT_EQ(runRandomisedHolders(Pool, Events), 0u);
+  EXPECT_LE(A.Allocations.load(), 2u);
+  EXPECT_FALSE(bool(Pool.clear()));
+  EXPECT_EQ(Budget.getStats().Used, 0u);
+}
+
+unsigned runRandomisedHolders(StagingPoolTy &Pool, EventsTy &Events) {
+  constexpr unsigned Threads = 4, Rounds = 400;
   std::mutex ModelLock;
   std::set<StagingBufferTy *> Held;
   // Copies are numbered; events are recycled, numbers are not.
@@ -306,10 +369,7 @@ TEST(StagingRingTest, RandomisedHoldersAgainstAModel) {
     H.join();
   Stop = true;
   Device.join();
-  EXPECT_EQ(Violations.load(), 0u);
-  EXPECT_LE(A.Allocations.load(), MaxBuffers);
-  EXPECT_FALSE(bool(Pool.clear()));
-  EXPECT_EQ(A.Frees.load(), A.Allocations.load());
+  return Violations.load();
 }
 
 } // namespace

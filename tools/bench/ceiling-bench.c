@@ -205,6 +205,8 @@ static int cachedFile(const char *Data, char *Path, size_t PathLen) {
   }
   // Read it once so that every measured read comes from the page cache.
   char *Scratch = malloc(8u << 20);
+  if (!Scratch)
+    die("malloc");
   for (size_t Done = 0; Done < Size;) {
     ssize_t R = pread(Fd, Scratch, 8u << 20, (off_t)Done);
     if (R <= 0)

@@ -62,13 +62,16 @@ done
 plot_csv() {
   command -v gnuplot >/dev/null || bench_die "--plot needs gnuplot (apt-get install gnuplot-nox)"
   mkdir -p "$build/tools-bench"
+  # Kept comma-separated: a figure a run did not measure is an empty field
+  # (gnuplot leaves it out), and spaces would shift the columns after it.
   local data=$build/tools-bench/ceiling.dat xtics link_h2d link_d2h
-  tail -n +2 "$1" | tr ',' ' ' >"$data"
-  xtics=$(cut -d' ' -f1 "$data" | paste -sd, -)
-  link_h2d=$(awk 'NR == 1 { print $13 }' "$data")
-  link_d2h=$(awk 'NR == 1 { print $14 }' "$data")
+  tail -n +2 "$1" >"$data"
+  xtics=$(cut -d, -f1 "$data" | paste -sd, -)
+  link_h2d=$(awk -F, 'NR == 1 { print $13 }' "$data")
+  link_d2h=$(awk -F, 'NR == 1 { print $14 }' "$data")
   gnuplot <<EOF
 set terminal png noenhanced size 1000,600
+set datafile separator ","
 set output "$2"
 set xtics ($xtics)
 set key bottom right

@@ -46,7 +46,7 @@ fi
 : >"$work/results"
 while read -r case; do
   set +e
-  timeout 120 "$exe" --gtest_filter="$case" >"$work/log" 2>&1
+  timeout 120 "$exe" --gtest_filter="$case" </dev/null >"$work/log" 2>&1
   rc=$?
   set -e
   if ((rc == 124)); then
@@ -54,7 +54,7 @@ while read -r case; do
   elif ((rc > 128)); then
     result=CRASHED
   else
-    result=$(grep -oE '^\[ +(OK|FAILED|SKIPPED) +\]' "$work/log" | head -n1 | tr -d '[] ')
+    result=$(grep -oE '^\[ +(OK|FAILED|SKIPPED) +\]' "$work/log" | head -n1 | tr -d '[] ' || true)
     result=${result:-NONE}
   fi
   echo "$case $result" >>"$work/results"

@@ -9,7 +9,8 @@
 // the copy that reads it (releaseAfter()). The second costs no vendor call
 // and never stalls the stream, as a host callback does between two copies:
 // acquire() takes back such buffers whose events have completed, and only
-// at the cap waits for the oldest one's event, so the ring of buffers
+// at the cap waits for one of those copies (polling them, since copies on
+// different streams complete in any order), so the ring of buffers
 // synchronises only when it wraps.
 //
 // Bounded: at most MaxBuffers exist (OFFLOADIO_STAGING_BUFFERS, lowered to
@@ -112,13 +113,13 @@ public:
 private:
   /// acquire() and tryAcquire(): wait at the cap, or not.
   Expected<StagingBufferTy *> take(bool Wait);
-  /// Move the buffers of InFlight whose events have completed, oldest
-  /// first, to Available. Asks the events without holding Lock: a vendor
-  /// call must not wait under a lock that stream callbacks take (release()
-  /// runs on the driver's callback thread).
+  /// Move the buffers of InFlight whose events have completed to
+  /// Available. Asks the events without holding Lock: a vendor call must
+  /// not wait under a lock that stream callbacks take (release() runs on
+  /// the driver's callback thread).
   void reclaimCompleted();
-  /// Take the oldest buffer of InFlight once its copy is done (the ring
-  /// wrapped); null when none is in flight. Called without Lock.
+  /// Take the oldest buffer of InFlight once its copy is done; null when
+  /// none is in flight. For clear(), which waits for every copy anyway.
   StagingBufferTy *waitForOldest();
   /// A buffer of releaseAfter() and the event its copy completes.
   struct InFlightTy {

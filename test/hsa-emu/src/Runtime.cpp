@@ -290,8 +290,12 @@ hsa_status_t hsa_shut_down() {
   std::lock_guard<std::mutex> Guard(InitLock);
   if (InitCount == 0)
     return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  if (--InitCount == 0)
+  if (--InitCount == 0) {
     Initialized.store(false, std::memory_order_release);
+    // ROCr drops the handlers with the runtime; their code may be unloaded
+    // next (a plugin's dlclose).
+    SystemEventHandlers.clear();
+  }
   return HSA_STATUS_SUCCESS;
 }
 
