@@ -666,10 +666,15 @@ hsa_status_t hsa_executable_create(hsa_profile_t Profile,
                                    const char *Options,
                                    hsa_executable_t *Executable) {
   CHECK_INIT();
-  if (State != HSA_EXECUTABLE_STATE_UNFROZEN &&
-      State != HSA_EXECUTABLE_STATE_FROZEN)
+  // Read as an integer: a caller's value outside the enumeration must be
+  // refused, and reading it as the enum type would be undefined.
+  int RawState;
+  static_assert(sizeof(State) == sizeof(RawState), "HSA enums are int-sized");
+  std::memcpy(&RawState, &State, sizeof(RawState));
+  if (RawState != HSA_EXECUTABLE_STATE_UNFROZEN &&
+      RawState != HSA_EXECUTABLE_STATE_FROZEN)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  return createExecutable(Profile, State == HSA_EXECUTABLE_STATE_FROZEN,
+  return createExecutable(Profile, RawState == HSA_EXECUTABLE_STATE_FROZEN,
                           Executable);
 }
 

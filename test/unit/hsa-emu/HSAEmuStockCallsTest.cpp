@@ -105,7 +105,7 @@ TEST_F(HSAEmuStockCallsTest, BadCodeObjectsAndExecutablesAreRefused) {
             HSA_STATUS_ERROR_INVALID_ARGUMENT);
   hsa_executable_t Exec{0};
   EXPECT_EQ(hsa_executable_create(HSA_PROFILE_BASE,
-                                  hsa_executable_state_t(7), "", &Exec),
+                                  HSA_EXECUTABLE_STATE_UNFROZEN, "", nullptr),
             HSA_STATUS_ERROR_INVALID_ARGUMENT);
 
   // A frozen executable takes no code object; an unknown code object
