@@ -7,6 +7,7 @@
 // outstanding requests (OMPX_IO_MAX_REQUESTS) are capped, a submission past
 // the cap fails at once with EAGAIN and a message naming the setting, and
 // every way a request ends gives its slot back. Every wait is bounded.
+#include "BoundedWait.h"
 #include "FakeDevice.h"
 
 #include "offloadio/Envar.h"
@@ -32,17 +33,6 @@ using namespace offloadio;
 using namespace offloadio::unittest;
 
 namespace {
-
-/// The result of \p Fut, or a failed test and the end of the process if it
-/// does not come in time (a thread stuck in a wait cannot be taken back).
-template <typename T> T within(std::future<T> &Fut, const char *What) {
-  if (Fut.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
-    ADD_FAILURE() << What << ": still waiting after 20 s (deadlock?)";
-    std::fflush(nullptr);
-    std::abort();
-  }
-  return Fut.get();
-}
 
 char pat(size_t O) { return char(O * 7 + (O >> 9) * 13 + 1); }
 
@@ -85,7 +75,7 @@ TEST(StagingPoolCapTest, LeaseAtTheCapWaitsForAReturn) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(Got.load()) << "a third lease was served past a cap of 2";
   Pool.release(*B2);
-  EXPECT_EQ(within(Third, "third lease"), *B2);
+  EXPECT_EQ(within(Third, "third lease", 20), *B2);
   EXPECT_EQ(Pool.allocated(), 2u);
   EXPECT_EQ(A.Calls.load(), 2u);
   Pool.release(*B1);
@@ -116,7 +106,7 @@ TEST(StagingPoolCapTest, ManyThreadsNeverAllocatePastTheCap) {
   for (int T = 0; T < 8; ++T)
     Threads.push_back(std::async(std::launch::async, Worker));
   for (auto &T : Threads)
-    EXPECT_TRUE(within(T, "worker"));
+    EXPECT_TRUE(within(T, "worker", 20));
   EXPECT_LE(A.Peak.load(), 3u);
   EXPECT_LE(MostHeld.load(), 3u);
   EXPECT_EQ(Pool.allocated(), A.Calls.load());
@@ -153,7 +143,7 @@ TEST(StagingPoolCapTest, OneCallerNeedingMoreBuffersThanTheCapCompletes) {
     }
     return !Stream.synchronize();
   });
-  EXPECT_TRUE(within(Copy, "64 staged chunks through 2 buffers"));
+  EXPECT_TRUE(within(Copy, "64 staged chunks through 2 buffers", 20));
   EXPECT_EQ(std::memcmp(Src.data(), Dst.data(), Size), 0);
   EXPECT_LE(A.Peak.load(), 2u);
   EXPECT_FALSE(bool(Pool.clear()));
@@ -248,7 +238,7 @@ TEST_F(StagingCapDeviceTest, CopiesThroughAOneBufferPoolFromManyThreads) {
   for (unsigned T = 0; T < 8; ++T)
     Threads.push_back(std::async(std::launch::async, Worker, T));
   for (auto &T : Threads)
-    EXPECT_TRUE(within(T, "copies through one bounce buffer"));
+    EXPECT_TRUE(within(T, "copies through one bounce buffer", 20));
   EXPECT_EQ(Device->getStagingPool().allocated(), 1u);
   EXPECT_EQ(Device->live(AllocKindTy::Host), 1u);
 }
@@ -301,7 +291,8 @@ TEST(StagingParallelTest, LargeCopiesThroughAFewBuffersFromManyThreadsAreExact) 
     for (unsigned T = 0; T < 3; ++T)
       Threads.push_back(std::async(std::launch::async, Worker, T));
     for (auto &T : Threads)
-      EXPECT_TRUE(within(T, "parallel staged copies through three buffers"));
+      EXPECT_TRUE(
+          within(T, "parallel staged copies through three buffers", 20));
     EXPECT_LE(Device.getStagingPool().allocated(), 3u);
     EXPECT_FALSE(bool(Device.deinit()));
   }
@@ -484,7 +475,7 @@ TEST_F(RequestCapTest, ConcurrentSubmittersStayUnderTheCapAndReadExactly) {
   for (unsigned T = 0; T < 8; ++T)
     Threads.push_back(std::async(std::launch::async, Worker, T));
   for (auto &T : Threads)
-    EXPECT_TRUE(within(T, "submitter"));
+    EXPECT_TRUE(within(T, "submitter", 20));
   EXPECT_LE(MostOutstanding.load(), 4u);
   EXPECT_GT(Refusals.load(), 0u) << "the cap was never reached";
   EXPECT_EQ(E.outstandingRequests(), 0u);

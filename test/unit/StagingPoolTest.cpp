@@ -5,6 +5,7 @@
 // exactly what was allocated, and a failure while other callers wait at the
 // cap wakes them instead of leaving them to wait for a buffer that will never
 // exist. Every wait in these tests is bounded.
+#include "BoundedWait.h"
 #include "offloadio/StagingPool.h"
 
 #include "gtest/gtest.h"
@@ -20,6 +21,7 @@
 #include <thread>
 
 using namespace offloadio;
+using namespace offloadio::unittest;
 
 namespace {
 
@@ -73,17 +75,6 @@ struct FakeAllocatorTy {
     return Live.size();
   }
 };
-
-/// The result of \p Fut, or a failed test and the end of the process if it
-/// does not come in time (a thread stuck in acquire cannot be taken back).
-template <typename T> T within(std::future<T> &Fut, const char *What) {
-  if (Fut.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
-    ADD_FAILURE() << What << ": still waiting after 10 s";
-    std::fflush(nullptr);
-    std::abort();
-  }
-  return Fut.get();
-}
 
 TEST(StagingPoolTest, AllocationFailureIsReturnedAndRetried) {
   FakeAllocatorTy A;

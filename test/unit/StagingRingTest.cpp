@@ -9,6 +9,7 @@
 // their events back. A randomised run of many threads against a model
 // checks that no buffer is ever held twice or reused under a running copy.
 // Every wait in these tests is bounded.
+#include "BoundedWait.h"
 #include "offloadio/StagingPool.h"
 
 #include "gtest/gtest.h"
@@ -26,6 +27,7 @@
 #include <thread>
 
 using namespace offloadio;
+using namespace offloadio::unittest;
 
 namespace {
 
@@ -109,15 +111,6 @@ struct CountingAllocatorTy {
     };
   }
 };
-
-template <typename T> T within(std::future<T> &Fut, const char *What) {
-  if (Fut.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
-    ADD_FAILURE() << What << ": still waiting after 10 s";
-    std::fflush(nullptr);
-    std::abort();
-  }
-  return Fut.get();
-}
 
 StagingBufferTy *take(StagingPoolTy &Pool) {
   auto B = Pool.acquire();
