@@ -1458,7 +1458,7 @@ TEST(IOConfigTest, FromEnvDefaultsAndValidValues) {
   IOConfigTy C = IOConfigTy::fromEnv();
   unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
   EXPECT_EQ(C.Threads, std::min(8u, Cores));
-  EXPECT_EQ(C.ChunkSize, size_t(8) << 20);
+  EXPECT_EQ(C.ChunkSize, size_t(2) << 20);
   EXPECT_EQ(C.DirectChunkSize, size_t(32) << 20);
   EXPECT_EQ(C.RingDepth, 2u);
   EXPECT_EQ(C.ForcedPath, -1);
@@ -1499,7 +1499,7 @@ TEST(IOConfigTest, InvalidValuesWarnAndUseTheDefault) {
   std::string Err = ::testing::internal::GetCapturedStderr();
   unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
   EXPECT_EQ(C.Threads, std::min(8u, Cores));
-  EXPECT_EQ(C.ChunkSize, size_t(8) << 20);
+  EXPECT_EQ(C.ChunkSize, size_t(2) << 20);
   EXPECT_EQ(C.RingDepth, 2u);
   EXPECT_EQ(C.ForcedPath, -1);
   EXPECT_EQ(C.ODirect, IODirectPolicyTy::Auto);

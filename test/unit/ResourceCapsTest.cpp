@@ -180,10 +180,10 @@ TEST_F(StagingCapDeviceTest, PoolMaxBoundsTheBuffersWhateverTheirCount) {
   EXPECT_EQ(Device->getStagingPool().getBufferSize(), 16u << 10);
 }
 
-TEST_F(StagingCapDeviceTest, DefaultsKeepSixteenBuffersOfFourMiB) {
+TEST_F(StagingCapDeviceTest, DefaultsKeepThirtyTwoBuffersOfTwoMiB) {
   start();
-  EXPECT_EQ(Device->getStagingPool().getMaxBuffers(), 16u);
-  EXPECT_EQ(Device->getStagingPool().getBufferSize(), 4u << 20);
+  EXPECT_EQ(Device->getStagingPool().getMaxBuffers(), 32u);
+  EXPECT_EQ(Device->getStagingPool().getBufferSize(), 2u << 20);
 }
 
 TEST_F(StagingCapDeviceTest, PoolMaxBelowOneBufferIsReportedAndIgnored) {
@@ -196,8 +196,8 @@ TEST_F(StagingCapDeviceTest, PoolMaxBelowOneBufferIsReportedAndIgnored) {
                      "size from 65536"),
             std::string::npos)
       << Err;
-  // The default cap (256 MiB) leaves the 16 buffers.
-  EXPECT_EQ(Device->getStagingPool().getMaxBuffers(), 16u);
+  // The default cap (256 MiB) leaves the 32 buffers.
+  EXPECT_EQ(Device->getStagingPool().getMaxBuffers(), 32u);
 }
 
 TEST_F(StagingCapDeviceTest, CopiesThroughAOneBufferPoolFromManyThreads) {

@@ -89,8 +89,8 @@ TEST(SettingsTest, DeviceDefaults) {
   EXPECT_EQ(S.InitialEvents, 1u);
   EXPECT_EQ(S.DeviceRTLDebug, 0u);
   EXPECT_EQ(S.SharedMemorySize, 0u);
-  EXPECT_EQ(S.StagingBufferSize, size_t(4) << 20);
-  EXPECT_EQ(S.StagingBuffers, 16u);
+  EXPECT_EQ(S.StagingBufferSize, size_t(2) << 20);
+  EXPECT_EQ(S.StagingBuffers, 32u);
   EXPECT_EQ(S.StagingPoolMax, uint64_t(256) << 20);
 }
 

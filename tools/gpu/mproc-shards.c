@@ -57,6 +57,13 @@ int main(int Argc, char **Argv) {
   }
   const char *RankText = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
   int Rank = RankText ? atoi(RankText) : 0, Dev = atoi(Argv[4]);
+  // Device omp_get_num_devices() is the host: a rank sent there would
+  // pass without touching a GPU.
+  if (Dev < 0 || Dev >= omp_get_num_devices()) {
+    fprintf(stderr, "mproc-shards: device %d (rank %d) is not one of the %d devices\n",
+            Dev, Rank, omp_get_num_devices());
+    return 1;
+  }
   snprintf(In, sizeof(In), "%s/mproc.in", Argv[2]);
   snprintf(Out, sizeof(Out), "%s/mproc.ckpt", Argv[2]);
   off_t Offset = (off_t)Rank * Bytes;

@@ -6,8 +6,12 @@
 # Writes logs to $OUT (or /tmp/out). Steps: conformance, lit nvptx64, the
 # memcpy benchmark beside the stock plugin, the file benchmark; on request
 # (STEPS) the kernel, LLVM-suite, disk, checkpoint (ckpt), ceiling
-# (staged-copy ceilings by thread count, run-ceiling-bench.sh) and mproc
-# (four processes sharing the GPU, tools/gpu/mproc.sh) steps.
+# (staged-copy ceilings by thread count, run-ceiling-bench.sh), mproc
+# (MPROC_RANKS processes, 4 by default, on device MPROC_DEVICE, 0 by default,
+# or "rank" for one process per GPU; tools/gpu/mproc.sh) and multi (every
+# GPU of the machine at once beside one alone: locked and pageable copies,
+# page-cached file reads, one batch across devices, a peer copy;
+# tools/gpu/multi-device-bench.c, MULTI_MIB per GPU, 4096 by default) steps.
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-/tmp/out}
@@ -127,14 +131,16 @@ if [[ $steps == *ceiling* ]]; then
 fi 2>&1 | tee "$out/ceiling.log"
 
 if [[ $steps == *mproc* ]]; then
-  echo "== four processes sharing the GPU (no MPI): data and aggregate rates"
+  # MPROC_DEVICE=rank: rank r uses GPU r (one process per GPU).
+  echo "== ${MPROC_RANKS:-4} processes on device ${MPROC_DEVICE:-0} (no MPI): data and aggregate rates"
   clang-16 -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \
     -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_90 --cuda-path=/usr/local/cuda \
     --libomptarget-nvptx-bc-path=/opt/llvm16/lib -Wno-unknown-cuda-version \
     -Iinclude tools/gpu/mproc-shards.c -o /tmp/mproc-shards \
     -L/opt/offload-io/lib -lompx_io -L/opt/llvm16/lib &&
     LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 300 \
-      bash tools/gpu/mproc.sh /tmp/mproc-shards /tmp/mproc "${MPROC_MIB:-1024}" 0 4
+      bash tools/gpu/mproc.sh /tmp/mproc-shards /tmp/mproc "${MPROC_MIB:-1024}" \
+      "${MPROC_DEVICE:-0}" "${MPROC_RANKS:-4}"
 fi 2>&1 | tee "$out/mproc.log"
 
 if [[ $steps == *llvm* ]]; then
@@ -169,3 +175,18 @@ if [[ $steps == *disk* ]]; then
       /tmp/disk-bench /root/offload-io-disk.dat ${DISK_MIB:-8192} 0 ${DISK_THREADS:-8}
   done
 fi 2>&1 | tee "$out/disk.log"
+
+if [[ $steps == *multi* ]]; then
+  # Built for nvptx64 only: the GPUs are devices 0.., all of them used. Needs
+  # two or more (exits 2 otherwise); MULTI_MIB per GPU, the file holds one
+  # slice per GPU and is removed afterwards.
+  echo "== multi-device benchmark: every GPU at once beside one alone"
+  clang-16 -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \
+    -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_90 --cuda-path=/usr/local/cuda \
+    --libomptarget-nvptx-bc-path=/opt/llvm16/lib -Wno-unknown-cuda-version \
+    -Iinclude tools/gpu/multi-device-bench.c -o /tmp/multi-device-bench \
+    -L/opt/offload-io/lib -lompx_io -L/opt/llvm16/lib &&
+    LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 300 \
+      /tmp/multi-device-bench /root/offload-io-multi.dat "${MULTI_MIB:-4096}"
+  rm -f /root/offload-io-multi.dat
+fi 2>&1 | tee "$out/multi.log"

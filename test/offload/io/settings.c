@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
            S[I].env_value, S[I].valid);
 
   // DEFAULTS: OMPX_IO_THREADS = [[THREADS:[0-9]+]] (default; default [[THREADS]]; env ''; valid: an integer from 1 to 256)
-  // DEFAULTS-NEXT: OMPX_IO_CHUNK_SIZE = 8M (default; default 8M; env ''; valid: a size from 65536 to 1073741824 (K/M/G suffixes allowed))
+  // DEFAULTS-NEXT: OMPX_IO_CHUNK_SIZE = 2M (default; default 2M; env ''; valid: a size from 65536 to 1073741824 (K/M/G suffixes allowed))
   // DEFAULTS-NEXT: OMPX_IO_DIRECT_CHUNK_SIZE = 32M (default; default 32M; env ''; valid: a size from 65536 to 1073741824 (K/M/G suffixes allowed))
   // DEFAULTS-NEXT: OMPX_IO_RING_DEPTH = 2 (default; default 2; env ''; valid: an integer from 1 to 64)
   // DEFAULTS-NEXT: OMPX_IO_PATH = auto (default; default auto; env ''; valid: one of auto, direct, fastpath, staged)
@@ -109,7 +109,7 @@ int main(int argc, char **argv) {
   // DEFAULTS-NEXT: OMPX_IO_MAX_REQUESTS = 256 (default; default 256; env ''; valid: an integer from 1 to 1048576)
 
   // ENV: OMPX_IO_THREADS = [[THREADS]] (invalid; default [[THREADS]]; env 'abc'; valid: an integer from 1 to 256)
-  // ENV-NEXT: OMPX_IO_CHUNK_SIZE = 128K (environment; default 8M; env '128k'; valid: a size from 65536 to 1073741824 (K/M/G suffixes allowed))
+  // ENV-NEXT: OMPX_IO_CHUNK_SIZE = 128K (environment; default 2M; env '128k'; valid: a size from 65536 to 1073741824 (K/M/G suffixes allowed))
   // ENV-NEXT: OMPX_IO_DIRECT_CHUNK_SIZE = 32M (default; default 32M;
   // ENV-NEXT: OMPX_IO_RING_DEPTH = 2 (default;
   // ENV-NEXT: OMPX_IO_PATH = staged (environment; default auto; env 'Staged';

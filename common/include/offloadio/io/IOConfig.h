@@ -37,9 +37,12 @@ struct IOConfigTy {
   /// Where defaultThreads comes from, in words.
   static std::string defaultThreadsOrigin(const ProcessShareTy &Share);
 
-  /// OMPX_IO_CHUNK_SIZE: bytes per chunk, 64 KiB to 1 GiB.
+  /// OMPX_IO_CHUNK_SIZE: bytes per chunk, 64 KiB to 1 GiB, default 2 MiB.
+  /// Small chunks keep the workers' rings in the host's last-level cache,
+  /// where pread writes them and the DMA engine reads them; rings larger
+  /// than that cache cost a round trip through memory per byte.
   size_t ChunkSize = DefaultChunkSize;
-  static constexpr size_t DefaultChunkSize = 8 << 20;
+  static constexpr size_t DefaultChunkSize = 2 << 20;
   /// Smallest and largest chunk sizes of both chunk settings.
   static constexpr size_t MinChunkSize = 64 << 10, MaxChunkSize = 1 << 30;
 
