@@ -409,10 +409,20 @@ Error GenericDeviceTy::dataExchange(const void *SrcPtr,
     return Err;
   if (Size == 0)
     return Error::success();
+  bool Direct = false;
+  if (&DstDevice != this) {
+    auto Answer = PeerAccess.direct(DstDevice.getDeviceId(), [&] {
+      return enablePeerAccessImpl(DstDevice);
+    });
+    if (!Answer)
+      return Answer.takeError();
+    Direct = *Answer;
+  }
   Plugin.getInfo().print(InfoDataTransfer, DeviceId,
-                         "exchange {0} bytes device {1} {2} -> device {3} {4}",
+                         "exchange {0} bytes device {1} {2} -> device {3} "
+                         "{4}{5}",
                          Size, DeviceId, SrcPtr, DstDevice.getDeviceId(),
-                         DstPtr);
+                         DstPtr, Direct ? " (peer access)" : "");
   AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
   auto Stream = Wrapper.getStream();
   if (!Stream)

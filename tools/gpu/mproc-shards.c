@@ -50,8 +50,14 @@ int main(int Argc, char **Argv) {
     for (int R = 0; R < Ranks; ++R) {
       for (size_t I = 0; I < N; ++I)
         B[I] = inputAt((uint64_t)R * N + I);
-      if (pwrite(Fd, B, Bytes, (off_t)R * Bytes) != (ssize_t)Bytes)
-        return failed("pwrite");
+      // One pwrite moves at most about 2 GiB: loop.
+      for (size_t Done = 0; Done < Bytes;) {
+        ssize_t W = pwrite(Fd, (char *)B + Done, Bytes - Done,
+                           (off_t)R * Bytes + Done);
+        if (W <= 0)
+          return failed("pwrite");
+        Done += (size_t)W;
+      }
     }
     return close(Fd);
   }
@@ -87,7 +93,13 @@ int main(int Argc, char **Argv) {
     return failed("write");
   double T3 = now();
   uint32_t *C = malloc(Bytes);
-  int Bad = !C || pread(Ck, C, Bytes, Offset) != (ssize_t)Bytes;
+  int Bad = !C;
+  // One pread moves at most about 2 GiB: loop.
+  for (size_t Done = 0; !Bad && Done < Bytes;) {
+    ssize_t Got = pread(Ck, (char *)C + Done, Bytes - Done, Offset + Done);
+    Bad = Got <= 0;
+    Done += Bad ? 0 : (size_t)Got;
+  }
   for (size_t I = 0; I < N && !Bad; ++I)
     Bad = C[I] != inputAt((uint64_t)Rank * N + I) * 3u + Add;
   ompx_io_process_budget_t B;

@@ -14,6 +14,7 @@
 #include "offloadio/Error.h"
 #include "offloadio/Kernel.h"
 #include "offloadio/MemoryManager.h"
+#include "offloadio/PeerAccess.h"
 #include "offloadio/ResourcePool.h"
 #include "offloadio/StagingPool.h"
 #include "offloadio/Settings.h"
@@ -267,6 +268,12 @@ protected:
   /// Copy device -> device on \p Stream; peers may need special engines.
   virtual Error dataExchangeImpl(const void *SrcPtr, GenericDeviceTy &DstDevice,
                                  void *DstPtr, size_t Size, StreamTy &Stream);
+  /// Whether this device can copy straight into \p Peer's memory, enabling
+  /// that if the vendor needs it; false: copies to it take the vendor's
+  /// indirect route. Asked once per peer, before the first exchange.
+  virtual Expected<bool> enablePeerAccessImpl(GenericDeviceTy &Peer) {
+    return false;
+  }
 
   /// The backend's vendor storage DMA, or null (with the reason) if none.
   virtual IOFastpathTy *getIOFastpathImpl() { return nullptr; }
@@ -289,6 +296,9 @@ protected:
   DeviceLimitsTy Limits;
 
 private:
+  /// enablePeerAccessImpl's answers, by peer.
+  PeerAccessTableTy PeerAccess;
+
   // BlockAllocatorTy for the memory manager.
   Expected<void *> allocateBlock(size_t Size) override {
     return allocateMemory(Size, AllocKindTy::Device);

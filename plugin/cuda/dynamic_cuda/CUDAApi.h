@@ -42,6 +42,7 @@ namespace cuda {
   X(cuDeviceGetPCIBusId)                                                       \
   X(cuDeviceTotalMem)                                                          \
   X(cuDeviceCanAccessPeer)                                                     \
+  X(cuCtxEnablePeerAccess)                                                     \
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuDevicePrimaryCtxRelease)                                                 \
   X(cuCtxSetCurrent)                                                           \

@@ -306,6 +306,35 @@ Error CUDADeviceTy::dataExchangeImpl(const void *SrcPtr,
   return Stream.copyPeerAsync(DstPtr, Dst.getContext(), SrcPtr, Size);
 }
 
+Expected<bool> CUDADeviceTy::enablePeerAccessImpl(GenericDeviceTy &Peer) {
+  auto &Dst = static_cast<CUDADeviceTy &>(Peer);
+  if (Dst.getContext() == Context)
+    return true;
+  int CanAccess = 0;
+  if (auto Err = checkCU(Api,
+                         Api.cuDeviceCanAccessPeer(&CanAccess, Device,
+                                                   Dst.Device),
+                         "cuDeviceCanAccessPeer", "device {0} to device {1}",
+                         DeviceId, Dst.getDeviceId()))
+    return std::move(Err);
+  if (!CanAccess)
+    return false;
+  if (auto Err = setContext())
+    return std::move(Err);
+  CUresult Result = Api.cuCtxEnablePeerAccess(Dst.getContext(), 0);
+  // Enabled already, by the program itself.
+  if (Result == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+    return true;
+  // The device's peer mappings are used up: copies still work, indirectly.
+  if (Result == CUDA_ERROR_TOO_MANY_PEERS)
+    return false;
+  if (auto Err = checkCU(Api, Result, "cuCtxEnablePeerAccess",
+                         "device {0} to device {1} (context {2})", DeviceId,
+                         Dst.getDeviceId(), Dst.getContext()))
+    return std::move(Err);
+  return true;
+}
+
 IOFastpathTy *CUDADeviceTy::getIOFastpathImpl() {
   std::lock_guard<std::mutex> Guard(FastpathLock);
   if (!Fastpath)

@@ -70,6 +70,10 @@ protected:
   void printInfoImpl(llvm::raw_ostream &OS) override;
   Error dataExchangeImpl(const void *SrcPtr, GenericDeviceTy &DstDevice,
                          void *DstPtr, size_t Size, StreamTy &Stream) override;
+  /// cuDeviceCanAccessPeer, then cuCtxEnablePeerAccess from this device's
+  /// context: peer copies then go over the devices' own link (NVLink or
+  /// PCIe peer to peer) instead of through host memory.
+  Expected<bool> enablePeerAccessImpl(GenericDeviceTy &Peer) override;
   /// cuFile (GPUDirect Storage); whether it is usable is decided per
   /// request, so that its absence costs nothing until a request could use
   /// it.

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// Whether a device copies straight into each peer device's memory. The
+// backend is asked, and enables the access, once per peer; the answer is
+// kept for every later copy, as LLVM's plugin keeps it. A backend error is
+// returned to the copy that asked and not kept, so the next copy asks
+// again.
+#ifndef OFFLOADIO_PEERACCESS_H
+#define OFFLOADIO_PEERACCESS_H
+
+#include "offloadio/Error.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace offloadio {
+
+/// One device's answers, by peer device number.
+class PeerAccessTableTy {
+public:
+  /// Whether copies to peer \p PeerId go straight to its memory. The first
+  /// call for a peer runs \p Enable (which asks the vendor and enables the
+  /// access) and keeps its answer; callers for the same peer meanwhile wait
+  /// for that answer.
+  Expected<bool> direct(int32_t PeerId,
+                        llvm::function_ref<Expected<bool>()> Enable);
+
+private:
+  enum class StateTy : uint8_t { Unknown, Direct, Indirect };
+  std::mutex Lock;
+  std::vector<StateTy> States;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_PEERACCESS_H
