@@ -28,15 +28,63 @@ Error IOWorkerStagingTy::prepare(size_t SlotSize, size_t Chunk) {
   return Error::success();
 }
 
-void IOWorkerStagingTy::finishRequest(IORequestTy &R) {
-  if (FirstStaged == SIZE_MAX)
+void IOWorkerStagingTy::finishRequest(IORequestTy &R, size_t Processed) {
+  if (FirstStaged == SIZE_MAX || R.isWrite()) {
+    // Nothing in flight (a write waited for its copies before pwrite), or
+    // a write whose order against later appends must hold.
+    finishNow(R, Processed);
     return;
-  // All this worker's copies for the request must land before the request
-  // can complete.
-  if (auto Err = Stream->synchronize())
-    R.recordError(FirstStaged, std::move(Err));
-  Ring.retireAll();
+  }
+  // Finish earlier reads first: requests finish in the order served.
+  auto Landed = Device.acquireEvent();
+  if (!Landed) {
+    llvm::consumeError(Landed.takeError());
+    finishNow(R, Processed);
+    return;
+  }
+  if (auto Err = Stream->recordEvent(**Landed)) {
+    llvm::consumeError(std::move(Err));
+    Device.releaseEvent(*Landed);
+    finishNow(R, Processed);
+    return;
+  }
+  Unfinished.push_back({&R, Processed, FirstStaged, *Landed});
   FirstStaged = SIZE_MAX;
+}
+
+void IOWorkerStagingTy::finishNow(IORequestTy &R, size_t Processed) {
+  // Earlier reads' copies come before this request's on the stream.
+  completeFinished(/*Wait=*/true);
+  if (FirstStaged != SIZE_MAX) {
+    if (auto Err = Stream->synchronize())
+      R.recordError(FirstStaged, std::move(Err));
+    Ring.retireAll();
+    FirstStaged = SIZE_MAX;
+  }
+  R.finishChunks(Processed);
+}
+
+void IOWorkerStagingTy::completeFinished(bool Wait) {
+  while (!Unfinished.empty()) {
+    UnfinishedReadTy &U = Unfinished.front();
+    if (!Wait) {
+      auto Done = U.Landed->query();
+      // An error is the synchronize's to report, below.
+      if (Done && !*Done)
+        return;
+      if (!Done)
+        llvm::consumeError(Done.takeError());
+    }
+    if (auto Err = U.Landed->synchronize())
+      U.R->recordError(U.FirstStaged, std::move(Err));
+    Device.releaseEvent(U.Landed);
+    // The request may complete and go away here.
+    U.R->finishChunks(U.Processed);
+    Unfinished.pop_front();
+  }
+  // Every copy that the ring's buffers fed has landed.
+  if (Wait && FirstStaged == SIZE_MAX)
+    Ring.retireAll();
 }
 
 IOWorkerTy::~IOWorkerTy() {
@@ -53,18 +101,28 @@ void IOWorkerTy::run() {
   size_t I;
   IOPoolEngineTy *Engine;
   while (IORequestTy *R = Pool.nextRequest(I, Engine)) {
-    serve(*Engine, *R, I);
+    IOWorkerStagingTy &Staging = Engine->stagingOf(Index);
+    // While reads served wait for their copies, go on with the engine's
+    // next request rather than wait: a worker that waited at the end of
+    // each request would never overlap its pread with its copies when
+    // requests (a batch's operations) are a few chunks each.
+    do {
+      serve(*Engine, Staging, *R, I);
+      Staging.completeFinished(/*Wait=*/false);
+    } while (Staging.hasUnfinished() &&
+             (R = Pool.tryNextRequestOf(*Engine, I)));
+    Staging.completeFinished(/*Wait=*/true);
     // The engine may be destroyed from here on.
     Pool.finishedWith(*Engine);
   }
 }
 
-void IOWorkerTy::serve(IOPoolEngineTy &Engine, IORequestTy &R, size_t I) {
-  IOWorkerStagingTy &Staging = Engine.stagingOf(Index);
+void IOWorkerTy::serve(IOPoolEngineTy &Engine, IOWorkerStagingTy &Staging,
+                       IORequestTy &R, size_t I) {
   // A request stays alive while this worker holds one of its chunks
   // unfinished: it cannot complete, so wait() cannot release it. Chunks are
   // therefore claimed only through the queue, under its lock, and R is not
-  // touched after finishChunks().
+  // touched after finishRequest().
   size_t Processed = 0;
   do {
     // An append goes no further than its first failure: later chunks
@@ -72,10 +130,12 @@ void IOWorkerTy::serve(IOPoolEngineTy &Engine, IORequestTy &R, size_t I) {
     if (!R.isAppend() || !R.failed())
       processChunk(Engine.Paths, Staging, R, I);
     ++Processed;
+    // Earlier reads complete as soon as their copies land, not after this
+    // request.
+    Staging.completeFinished(/*Wait=*/false);
   } while (Engine.Queue.nextChunk(R, I));
-  Staging.finishRequest(R);
   bool Append = R.isAppend();
-  R.finishChunks(Processed);
+  Staging.finishRequest(R, Processed);
   if (Append)
     Engine.Queue.endAppend();
 }

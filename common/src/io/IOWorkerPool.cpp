@@ -91,6 +91,13 @@ IORequestTy *IOWorkerPoolTy::nextRequest(size_t &Chunk,
   }
 }
 
+IORequestTy *IOWorkerPoolTy::tryNextRequestOf(IOPoolEngineTy &Engine,
+                                              size_t &Chunk) {
+  // The engine stays alive: the caller counts in its Serving.
+  std::lock_guard<std::mutex> Guard(Lock);
+  return Engine.Queue.tryNextRequest(Chunk);
+}
+
 void IOWorkerPoolTy::finishedWith(IOPoolEngineTy &Engine) {
   {
     std::lock_guard<std::mutex> Guard(Lock);

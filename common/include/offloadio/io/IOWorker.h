@@ -11,6 +11,7 @@
 #include "offloadio/io/IOStagingRing.h"
 
 #include <array>
+#include <deque>
 #include <memory>
 #include <thread>
 
@@ -43,15 +44,34 @@ public:
   /// After prepare().
   StreamTy &stream() { return *Stream; }
   IOStagingRingTy &ring() { return Ring; }
-  /// The request served is done with this worker: wait for its copies; a
-  /// failure there is the error of its first staged chunk.
-  void finishRequest(IORequestTy &R);
+  /// This worker is done with \p R, of which it ran \p Processed chunks.
+  /// A read whose copies may still run is finished once they have landed
+  /// (completeFinished), so that the worker can go on to another request
+  /// meanwhile; any other request waits for its copies now. A failure of
+  /// the copies is the error of the request's first staged chunk.
+  void finishRequest(IORequestTy &R, size_t Processed);
+  /// Finish the reads whose copies have landed; with \p Wait, wait for all.
+  void completeFinished(bool Wait);
+  /// Whether reads wait for their copies (completeFinished).
+  bool hasUnfinished() const { return !Unfinished.empty(); }
 
 private:
+  /// A read done on the host whose last copy \p Landed marks.
+  struct UnfinishedReadTy {
+    IORequestTy *R;
+    size_t Processed;
+    size_t FirstStaged;
+    EventTy *Landed;
+  };
+  /// Wait for the stream's copies, then finish \p R.
+  void finishNow(IORequestTy &R, size_t Processed);
+
   IODeviceTy &Device;
   StreamTy *Stream = nullptr;
   IOStagingRingTy Ring;
   size_t FirstStaged = SIZE_MAX;
+  /// Reads finished on the host, in stream order.
+  std::deque<UnfinishedReadTy> Unfinished;
 };
 
 /// One worker thread of a pool, named oio-io-<Index>.
@@ -70,8 +90,10 @@ public:
 private:
   /// Serve requests until the pool stops.
   void run();
-  /// Serve \p R, of engine \p Engine, from its claimed chunk \p Chunk on.
-  void serve(IOPoolEngineTy &Engine, IORequestTy &R, size_t Chunk);
+  /// Serve \p R, of engine \p Engine, from its claimed chunk \p Chunk on,
+  /// with \p Staging, the worker's staging on that engine.
+  void serve(IOPoolEngineTy &Engine, IOWorkerStagingTy &Staging,
+             IORequestTy &R, size_t Chunk);
   /// Run chunk \p Chunk of \p R on its path.
   void processChunk(IOPathTableTy &Paths, IOWorkerStagingTy &Staging,
                     IORequestTy &R, size_t Chunk);

@@ -78,7 +78,12 @@ private:
   /// A worker's next request from any engine, with a chunk claimed into
   /// \p Chunk and its engine in \p Engine; blocks; null once stopping.
   IORequestTy *nextRequest(size_t &Chunk, IOPoolEngineTy *&Engine);
-  /// The worker is done with the request nextRequest gave it.
+  /// The next request of \p Engine, whose request the worker serves
+  /// already, with a chunk claimed into \p Chunk; null if none is ready.
+  /// Never blocks.
+  IORequestTy *tryNextRequestOf(IOPoolEngineTy &Engine, size_t &Chunk);
+  /// The worker is done with the request nextRequest gave it, and with the
+  /// ones tryNextRequestOf gave it after that.
   void finishedWith(IOPoolEngineTy &Engine);
   /// An engine's queue has a request ready.
   void wake();

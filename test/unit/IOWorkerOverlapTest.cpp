@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// A worker of the file engine goes on to its next read while the copies of
+// the last one are still in flight, and finishes each read only once its
+// copies have landed. The device's stream runs nothing until the test
+// opens it: a worker that waited for the device at the end of each request
+// would pread only the first of two reads meanwhile.
+#include "BoundedWait.h"
+
+#include "offloadio/PinnedBudget.h"
+#include "offloadio/io/IOBusyMemory.h"
+#include "offloadio/io/IODevice.h"
+#include "offloadio/io/IOEngine.h"
+#include "offloadio/io/Sys.h"
+
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace offloadio;
+using offloadio::unittest::within;
+
+namespace {
+
+/// A stream whose work waits until open(); from then on it runs at once.
+class GatedStreamTy;
+
+/// Done once the stream has run everything queued before its record.
+class GatedEventTy final : public EventTy {
+public:
+  explicit GatedEventTy(GatedStreamTy &Stream) : Stream(Stream) {}
+  Error synchronize() override;
+  Expected<bool> query() override;
+  GatedStreamTy &Stream;
+  uint64_t Mark = 0;
+};
+
+class GatedStreamTy final : public StreamTy {
+public:
+  Error copyAsync(void *Dst, const void *Src, size_t Size,
+                  CopyKindTy) override {
+    enqueue([=] { std::memcpy(Dst, Src, Size); });
+    return Error::success();
+  }
+  Error recordEvent(EventTy &E) override {
+    std::lock_guard<std::mutex> Guard(Lock);
+    static_cast<GatedEventTy &>(E).Mark = Queued;
+    return Error::success();
+  }
+  Error waitEvent(EventTy &) override { return Error::success(); }
+  Error hostCallback(HostCallbackTy Fn, void *Data) override {
+    enqueue([=] { llvm::consumeError(Fn(Data)); });
+    return Error::success();
+  }
+  Error synchronize() override {
+    std::unique_lock<std::mutex> Guard(Lock);
+    CV.wait(Guard, [&] { return Ran == Queued; });
+    ++Syncs;
+    return Error::success();
+  }
+  Expected<bool> query() override {
+    std::lock_guard<std::mutex> Guard(Lock);
+    return Ran == Queued;
+  }
+  /// Run what is queued, and everything queued from now on at once.
+  void open() {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Open = true;
+    runQueued();
+  }
+  bool ranUpTo(uint64_t Mark) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    return Ran >= Mark;
+  }
+  void waitUpTo(uint64_t Mark) {
+    std::unique_lock<std::mutex> Guard(Lock);
+    CV.wait(Guard, [&] { return Ran >= Mark; });
+  }
+  unsigned Syncs = 0;
+  /// Waits for events recorded behind at most this many operations report
+  /// a failed copy.
+  std::atomic<uint64_t> FailUpTo{0};
+
+private:
+  void enqueue(std::function<void()> Work) {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Pending.push_back(std::move(Work));
+    ++Queued;
+    if (Open)
+      runQueued();
+  }
+  void runQueued() {
+    while (!Pending.empty()) {
+      Pending.front()();
+      Pending.pop_front();
+      ++Ran;
+    }
+    CV.notify_all();
+  }
+  std::mutex Lock;
+  std::condition_variable CV;
+  std::deque<std::function<void()>> Pending;
+  uint64_t Queued = 0, Ran = 0;
+  bool Open = false;
+};
+
+Error GatedEventTy::synchronize() {
+  Stream.waitUpTo(Mark);
+  if (Mark <= Stream.FailUpTo)
+    return makeError(ErrorCode::BackendError, "gated: the copy failed");
+  return Error::success();
+}
+
+Expected<bool> GatedEventTy::query() { return Stream.ranUpTo(Mark); }
+
+/// Device memory is host memory the test allocates; the host cannot
+/// address it as such (the staged path serves every request).
+class GatedDeviceTy final : public IODeviceTy {
+public:
+  GatedDeviceTy() : Budget(1ULL << 30) {}
+  ~GatedDeviceTy() override {
+    for (void *P : Pinned)
+      std::free(P);
+  }
+  int32_t getDeviceId() const override { return 0; }
+  std::string getPluginName() const override { return "gated"; }
+  bool hostCanAccessDeviceMemory() const override { return false; }
+  bool ownsPointer(const void *, AllocKindTy *Kind) const override {
+    if (Kind)
+      *Kind = AllocKindTy::Device;
+    return true;
+  }
+  size_t bytesAvailableFrom(const void *) const override { return SIZE_MAX; }
+  IOBusyMemoryTy &getIOBusyMemory() override { return Busy; }
+  Expected<void *> allocatePinnedHost(size_t Size) override {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Pinned.push_back(std::malloc(Size));
+    return Pinned.back();
+  }
+  Error freePinnedHost(void *Ptr) override {
+    std::lock_guard<std::mutex> Guard(Lock);
+    for (void *&P : Pinned)
+      if (P == Ptr) {
+        std::free(P);
+        P = nullptr;
+      }
+    return Error::success();
+  }
+  PinnedBudgetTy &getPinnedBudget() override { return Budget; }
+  Expected<StreamTy *> acquireStream() override { return &Stream; }
+  void releaseStream(StreamTy *) override {}
+  Expected<EventTy *> acquireEvent() override {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Events.push_back(std::make_unique<GatedEventTy>(Stream));
+    return Events.back().get();
+  }
+  void releaseEvent(EventTy *) override {}
+
+  GatedStreamTy Stream;
+
+private:
+  std::mutex Lock;
+  PinnedBudgetTy Budget;
+  IOBusyMemoryTy Busy;
+  std::vector<void *> Pinned;
+  std::vector<std::unique_ptr<GatedEventTy>> Events;
+};
+
+/// The syscalls, counting preads.
+class CountingSysTy final : public SysTy {
+public:
+  ssize_t pread(int Fd, void *Buf, size_t Count, off_t Offset) override {
+    ssize_t N = SysTy::pread(Fd, Buf, Count, Offset);
+    ++Preads;
+    return N;
+  }
+  std::atomic<unsigned> Preads{0};
+};
+
+class IOWorkerOverlapTest : public ::testing::Test {
+protected:
+  static constexpr size_t Chunk = 64 << 10;
+
+  void SetUp() override {
+    char Path[] = "/tmp/offloadio-overlap-XXXXXX";
+    Fd = mkstemp(Path);
+    ASSERT_GE(Fd, 0);
+    unlink(Path);
+    File.resize(4 * Chunk);
+    for (size_t I = 0; I < File.size(); ++I)
+      File[I] = char(I * 131 + 7);
+    ASSERT_EQ(::pwrite(Fd, File.data(), File.size(), 0),
+              ssize_t(File.size()));
+    IOConfigTy Config;
+    Config.Threads = 1;
+    Config.ChunkSize = Chunk;
+    Config.RingDepth = 4;
+    Config.ForcedPath = int(IOPathTy::Staged);
+    Engine = std::make_unique<IOEngineTy>(Device, Sys, nullptr, Config);
+  }
+  void TearDown() override {
+    Device.Stream.open();
+    Engine.reset();
+    ::close(Fd);
+  }
+
+  /// Read chunk \p I of the file into Dev[I].
+  std::unique_ptr<IORequestTy> read(size_t I) {
+    auto R = Engine->submit(IORequestTy::Read, Fd, Dev[I].data(), Chunk,
+                            off_t(I * Chunk));
+    EXPECT_TRUE(bool(R)) << (R ? "" : toString(R.takeError()));
+    return R ? std::move(*R) : nullptr;
+  }
+
+  /// Wait, boundedly, until the worker has made \p N preads.
+  void waitForPreads(unsigned N) {
+    auto Done = std::async(std::launch::async, [&] {
+      while (Sys.Preads < N)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return true;
+    });
+    within(Done, "the worker's preads while the device runs nothing");
+  }
+
+  GatedDeviceTy Device;
+  CountingSysTy Sys;
+  int Fd = -1;
+  std::vector<char> File;
+  std::vector<char> Dev[4] = {std::vector<char>(Chunk), std::vector<char>(Chunk),
+                              std::vector<char>(Chunk), std::vector<char>(Chunk)};
+  std::unique_ptr<IOEngineTy> Engine;
+};
+
+TEST_F(IOWorkerOverlapTest, TheNextReadStartsWhileTheLastOnesCopiesRun) {
+  auto R0 = read(0);
+  auto R1 = read(1);
+  ASSERT_TRUE(R0 && R1);
+  // One worker, the device stopped: both preads happen anyway.
+  waitForPreads(2);
+  EXPECT_FALSE(R0->isDone()) << "finished before its copy landed";
+  EXPECT_FALSE(R1->isDone()) << "finished before its copy landed";
+  Device.Stream.open();
+  for (size_t I = 0; I < 2; ++I) {
+    IORequestTy &R = I ? *R1 : *R0;
+    auto Done = std::async(std::launch::async, [&] { return R.wait(); });
+    auto N = within(Done, "a read once the device ran its copies");
+    ASSERT_TRUE(bool(N)) << toString(N.takeError());
+    EXPECT_EQ(*N, Chunk);
+    EXPECT_EQ(std::memcmp(Dev[I].data(), File.data() + I * Chunk, Chunk), 0)
+        << "read " << I;
+  }
+}
+
+TEST_F(IOWorkerOverlapTest, AFailedCopyIsTheErrorOfItsReadAlone) {
+  // The first read's copy (the stream's first operation) fails; the
+  // second's does not.
+  Device.Stream.FailUpTo = 1;
+  auto R0 = read(0);
+  auto R1 = read(1);
+  ASSERT_TRUE(R0 && R1);
+  waitForPreads(2);
+  Device.Stream.open();
+  auto Done0 = std::async(std::launch::async, [&] { return R0->wait(); });
+  auto N0 = within(Done0, "the failed read");
+  ASSERT_FALSE(bool(N0));
+  EXPECT_NE(toString(N0.takeError()).find("gated: the copy failed"),
+            std::string::npos);
+  auto Done1 = std::async(std::launch::async, [&] { return R1->wait(); });
+  auto N1 = within(Done1, "the read after it");
+  ASSERT_TRUE(bool(N1)) << toString(N1.takeError());
+  EXPECT_EQ(*N1, Chunk);
+  EXPECT_EQ(std::memcmp(Dev[1].data(), File.data() + Chunk, Chunk), 0);
+}
+
+TEST_F(IOWorkerOverlapTest, ManyReadsOfOneWorkerAllLandInOrder) {
+  // More reads than the ring has buffers: the worker waits only when the
+  // ring wraps, and every read finishes with its data.
+  Device.Stream.open();
+  for (int Round = 0; Round < 50; ++Round) {
+    std::vector<std::unique_ptr<IORequestTy>> Rs;
+    for (size_t I = 0; I < 4; ++I)
+      Rs.push_back(read(I));
+    for (size_t I = 0; I < 4; ++I) {
+      ASSERT_TRUE(Rs[I]);
+      auto Done = std::async(std::launch::async, [&] { return Rs[I]->wait(); });
+      auto N = within(Done, "a read of a round");
+      ASSERT_TRUE(bool(N)) << toString(N.takeError());
+      EXPECT_EQ(*N, Chunk);
+      EXPECT_EQ(std::memcmp(Dev[I].data(), File.data() + I * Chunk, Chunk), 0);
+      std::memset(Dev[I].data(), 0, Chunk);
+    }
+  }
+}
+
+} // namespace
