@@ -126,6 +126,12 @@ ceiling_bench() {
     --size 128M --repeat 2 --threads 1,2
 }
 
+# The GPU round's two-GPU programs on the host plugin's devices: several
+# devices at once and one process per device (data checked).
+multi_device_check() {
+  OFFLOADIO_BUILD_DIR=$build bash "$root/tools/multi-device-check.sh"
+}
+
 # examples/mpi under mpirun with 4 ranks on the host plugin: data, our
 # plugin in every rank, threads within each rank's budget; then threads and
 # pinned bytes per process with 1, 4 and 8 ranks.
@@ -177,6 +183,8 @@ if stage "build: $build" build_with "$build"; then
   stage "install: examples/consumer against the installed tree" install_check
   stage "benchmark: checkpoint save and load, host plugin (128 MiB)" checkpoint_bench
   stage "benchmark: staged-copy ceilings by thread count, host plugin (128 MiB)" ceiling_bench
+  stage "multi-device: two devices at once and one process per device (host plugin)" \
+    multi_device_check
   if [[ -x $build/bin/mpi-shards ]] && command -v mpirun >/dev/null; then
     stage "mpi: examples/mpi, 4 ranks under mpirun (host plugin)" mpi_check
   else
@@ -192,6 +200,7 @@ else
               "install: examples/consumer against the installed tree" \
               "benchmark: checkpoint save and load, host plugin" \
               "benchmark: staged-copy ceilings" \
+              "multi-device: two devices at once" \
               "mpi: examples/mpi"; do
     skip "$name" "its build failed"
   done

@@ -12,9 +12,9 @@
 set -uo pipefail
 exe=$1 dir=$2 mib=${3:-1024} dev=${4:-0} ranks=${5:-4}
 if [[ $dev == rank ]]; then
-  where="one GPU each (rank r on device r)"
+  where="one device each (rank r on device r)"
 elif [[ $dev =~ ^[0-9]+$ ]]; then
-  where="one GPU (device $dev)"
+  where="one device (device $dev)"
 else
   echo "mproc.sh: DEVICE must be a device number or 'rank', not '$dev'" >&2
   exit 2

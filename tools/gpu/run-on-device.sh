@@ -172,7 +172,7 @@ if [[ $steps == *disk* ]]; then
   for cfg in "" "${extra[@]}"; do
     echo "-- engine settings: ${cfg:-defaults}"
     env $cfg LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 200 \
-      /tmp/disk-bench /root/offload-io-disk.dat ${DISK_MIB:-8192} 0 ${DISK_THREADS:-8}
+      /tmp/disk-bench /root/offload-io-disk.dat ${DISK_MIB:-8192} 0 ${DISK_THREADS:-8} ${DISK_ROUNDS:-3}
   done
 fi 2>&1 | tee "$out/disk.log"
 
