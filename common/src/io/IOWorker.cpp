@@ -35,7 +35,8 @@ void IOWorkerStagingTy::finishRequest(IORequestTy &R, size_t Processed) {
     finishNow(R, Processed);
     return;
   }
-  // Finish earlier reads first: requests finish in the order served.
+  // Finished by completeFinished once an event behind its copies has
+  // completed; without an event, now.
   auto Landed = Device.acquireEvent();
   if (!Landed) {
     llvm::consumeError(Landed.takeError());
