@@ -178,15 +178,31 @@ private:
   std::vector<std::unique_ptr<GatedEventTy>> Events;
 };
 
-/// The syscalls, counting preads.
+/// The syscalls, counting preads; the first pread waits for release(), so
+/// that a test can queue several requests before the worker ends the
+/// first.
 class CountingSysTy final : public SysTy {
 public:
   ssize_t pread(int Fd, void *Buf, size_t Count, off_t Offset) override {
+    {
+      std::unique_lock<std::mutex> Guard(Lock);
+      CV.wait(Guard, [&] { return Released; });
+    }
     ssize_t N = SysTy::pread(Fd, Buf, Count, Offset);
     ++Preads;
     return N;
   }
+  void release() {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Released = true;
+    CV.notify_all();
+  }
   std::atomic<unsigned> Preads{0};
+
+private:
+  std::mutex Lock;
+  std::condition_variable CV;
+  bool Released = false;
 };
 
 class IOWorkerOverlapTest : public ::testing::Test {
@@ -211,6 +227,7 @@ protected:
     Engine = std::make_unique<IOEngineTy>(Device, Sys, nullptr, Config);
   }
   void TearDown() override {
+    Sys.release();
     Device.Stream.open();
     Engine.reset();
     ::close(Fd);
@@ -247,6 +264,7 @@ TEST_F(IOWorkerOverlapTest, TheNextReadStartsWhileTheLastOnesCopiesRun) {
   auto R0 = read(0);
   auto R1 = read(1);
   ASSERT_TRUE(R0 && R1);
+  Sys.release();
   // One worker, the device stopped: both preads happen anyway.
   waitForPreads(2);
   EXPECT_FALSE(R0->isDone()) << "finished before its copy landed";
@@ -270,6 +288,7 @@ TEST_F(IOWorkerOverlapTest, AFailedCopyIsTheErrorOfItsReadAlone) {
   auto R0 = read(0);
   auto R1 = read(1);
   ASSERT_TRUE(R0 && R1);
+  Sys.release();
   waitForPreads(2);
   Device.Stream.open();
   auto Done0 = std::async(std::launch::async, [&] { return R0->wait(); });
@@ -287,6 +306,7 @@ TEST_F(IOWorkerOverlapTest, AFailedCopyIsTheErrorOfItsReadAlone) {
 TEST_F(IOWorkerOverlapTest, ManyReadsOfOneWorkerAllLandInOrder) {
   // More reads than the ring has buffers: the worker waits only when the
   // ring wraps, and every read finishes with its data.
+  Sys.release();
   Device.Stream.open();
   for (int Round = 0; Round < 50; ++Round) {
     std::vector<std::unique_ptr<IORequestTy>> Rs;
