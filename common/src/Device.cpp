@@ -414,9 +414,15 @@ Error GenericDeviceTy::dataExchange(const void *SrcPtr,
     auto Answer = PeerAccess.direct(DstDevice.getDeviceId(), [&] {
       return enablePeerAccessImpl(DstDevice);
     });
+    // The copy still has the vendor's indirect route: say why it takes it.
     if (!Answer)
-      return Answer.takeError();
-    Direct = *Answer;
+      Plugin.getInfo().error(DeviceId,
+                             "peer access to device " +
+                                 std::to_string(DstDevice.getDeviceId()) +
+                                 " not enabled, copies to it go through the "
+                                 "host: " +
+                                 takeErrorMessage(Answer.takeError()));
+    Direct = Answer && *Answer;
   }
   Plugin.getInfo().print(InfoDataTransfer, DeviceId,
                          "exchange {0} bytes device {1} {2} -> device {3} "

@@ -16,8 +16,6 @@ PeerAccessTableTy::direct(int32_t PeerId,
   if (States[PeerId] != StateTy::Unknown)
     return States[PeerId] == StateTy::Direct;
   auto Answer = Enable();
-  if (!Answer)
-    return Answer.takeError();
-  States[PeerId] = *Answer ? StateTy::Direct : StateTy::Indirect;
-  return *Answer;
+  States[PeerId] = Answer && *Answer ? StateTy::Direct : StateTy::Indirect;
+  return Answer;
 }

@@ -233,6 +233,16 @@ protected:
     ::close(Fd);
   }
 
+  /// Opens the stream and releases the preads when a test returns early,
+  /// before its requests (whose destruction waits for them) go away.
+  struct UnblockTy {
+    IOWorkerOverlapTest &T;
+    ~UnblockTy() {
+      T.Sys.release();
+      T.Device.Stream.open();
+    }
+  };
+
   /// Read chunk \p I of the file into Dev[I].
   std::unique_ptr<IORequestTy> read(size_t I) {
     auto R = Engine->submit(IORequestTy::Read, Fd, Dev[I].data(), Chunk,
@@ -263,6 +273,8 @@ protected:
 TEST_F(IOWorkerOverlapTest, TheNextReadStartsWhileTheLastOnesCopiesRun) {
   auto R0 = read(0);
   auto R1 = read(1);
+  // Destroyed before the requests.
+  UnblockTy Unblock{*this};
   ASSERT_TRUE(R0 && R1);
   Sys.release();
   // One worker, the device stopped: both preads happen anyway.
@@ -287,6 +299,8 @@ TEST_F(IOWorkerOverlapTest, AFailedCopyIsTheErrorOfItsReadAlone) {
   Device.Stream.FailUpTo = 1;
   auto R0 = read(0);
   auto R1 = read(1);
+  // Destroyed before the requests.
+  UnblockTy Unblock{*this};
   ASSERT_TRUE(R0 && R1);
   Sys.release();
   waitForPreads(2);
@@ -304,8 +318,8 @@ TEST_F(IOWorkerOverlapTest, AFailedCopyIsTheErrorOfItsReadAlone) {
 }
 
 TEST_F(IOWorkerOverlapTest, ManyReadsOfOneWorkerAllLandInOrder) {
-  // More reads than the ring has buffers: the worker waits only when the
-  // ring wraps, and every read finishes with its data.
+  // Rounds of more reads than the ring has buffers, with the device running
+  // at once: every read finishes with its data.
   Sys.release();
   Device.Stream.open();
   for (int Round = 0; Round < 50; ++Round) {

@@ -50,9 +50,9 @@ public:
       if (*N) {
         if (auto Err = Stream.copyAsync(Dev, Buffer, *N,
                                         CopyKindTy::HostToDevice))
-          return fail(R, I, std::move(Err));
+          return failInFlight(R, I, Stream, std::move(Err));
         if (auto Err = Stream.recordEvent(*(*Slot)->Event))
-          return fail(R, I, std::move(Err));
+          return failInFlight(R, I, Stream, std::move(Err));
         (*Slot)->InFlight = true;
       }
       R.recordChunk(I, *N);
@@ -85,10 +85,10 @@ private:
         if (auto Err = Stream.copyAsync(Segments[S].DevPtr, Buffer + At,
                                         std::min(Segments[S].Len, N - At),
                                         CopyKindTy::HostToDevice))
-          return fail(R, 0, std::move(Err));
+          return failInFlight(R, 0, Stream, std::move(Err));
       if (N) {
         if (auto Err = Stream.recordEvent(*Slot.Event))
-          return fail(R, 0, std::move(Err));
+          return failInFlight(R, 0, Stream, std::move(Err));
         Slot.InFlight = true;
       }
       countBytes(Stats, R, path(), N);
@@ -112,6 +112,13 @@ private:
   static bool fail(IORequestTy &R, size_t I, Error Err) {
     R.recordError(I, std::move(Err));
     return true;
+  }
+  /// fail(), once the copies already queued out of the buffer have run:
+  /// the buffer is not marked in flight, and the next chunk reads into it.
+  static bool failInFlight(IORequestTy &R, size_t I, StreamTy &Stream,
+                           Error Err) {
+    llvm::consumeError(Stream.synchronize());
+    return fail(R, I, std::move(Err));
   }
 
   SysTy &Sys;

@@ -51,6 +51,9 @@ void IOWorkerStagingTy::finishRequest(IORequestTy &R, size_t Processed) {
   }
   Unfinished.push_back({&R, Processed, FirstStaged, *Landed});
   FirstStaged = SIZE_MAX;
+  // Reads that moved nothing take an event too: bound what waits.
+  if (Unfinished.size() > MaxUnfinished)
+    completeFinished(/*Wait=*/true);
 }
 
 void IOWorkerStagingTy::finishNow(IORequestTy &R, size_t Processed) {
@@ -78,6 +81,13 @@ void IOWorkerStagingTy::completeFinished(bool Wait) {
     }
     if (auto Err = U.Landed->synchronize())
       U.R->recordError(U.FirstStaged, std::move(Err));
+    // Some streams keep a failed copy's error for their next synchronize
+    // rather than in the events behind it. With nothing else in flight
+    // that synchronize returns at once: give any such error to the last
+    // read, as the synchronize at its end did before reads were deferred.
+    if (Unfinished.size() == 1 && FirstStaged == SIZE_MAX)
+      if (auto Err = Stream->synchronize())
+        U.R->recordError(U.FirstStaged, std::move(Err));
     Device.releaseEvent(U.Landed);
     // The request may complete and go away here.
     U.R->finishChunks(U.Processed);
@@ -107,10 +117,13 @@ void IOWorkerTy::run() {
     // next request rather than wait: a worker that waited at the end of
     // each request would never overlap its pread with its copies when
     // requests (a batch's operations) are a few chunks each.
+    // At most MaxInARow requests, so that the pool's turns between
+    // engines (devices) still come round.
+    unsigned Served = 0;
     do {
       serve(*Engine, Staging, *R, I);
       Staging.completeFinished(/*Wait=*/false);
-    } while (Staging.hasUnfinished() &&
+    } while (++Served < MaxInARow && Staging.hasUnfinished() &&
              (R = Pool.tryNextRequestOf(*Engine, I)));
     Staging.completeFinished(/*Wait=*/true);
     // The engine may be destroyed from here on.

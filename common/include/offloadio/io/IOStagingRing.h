@@ -14,7 +14,7 @@
 //   Stream.recordEvent(*(*Slot)->Event);
 //   (*Slot)->InFlight = true;
 //   ...
-//   Stream.synchronize(); Ring.retireAll();   // end of the request
+//   Stream.synchronize(); Ring.retireAll();   // once every copy must land
 // @endcode
 #ifndef OFFLOADIO_IO_IOSTAGINGRING_H
 #define OFFLOADIO_IO_IOSTAGINGRING_H

@@ -65,6 +65,8 @@ private:
   };
   /// Wait for the stream's copies, then finish \p R.
   void finishNow(IORequestTy &R, size_t Processed);
+  /// Most reads waiting for their copies before the oldest is waited for.
+  static constexpr size_t MaxUnfinished = 64;
 
   IODeviceTy &Device;
   StreamTy *Stream = nullptr;
@@ -97,6 +99,10 @@ private:
   /// Run chunk \p Chunk of \p R on its path.
   void processChunk(IOPathTableTy &Paths, IOWorkerStagingTy &Staging,
                     IORequestTy &R, size_t Chunk);
+
+  /// Most requests of one engine served in a row while reads wait for
+  /// their copies.
+  static constexpr unsigned MaxInARow = 16;
 
   IOWorkerPoolTy &Pool;
   /// This worker's number in the pool: its staging slot in each engine.
