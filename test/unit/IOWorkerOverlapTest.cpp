@@ -233,11 +233,15 @@ protected:
     ::close(Fd);
   }
 
-  /// Opens the stream and releases the preads when a test returns early,
-  /// before its requests (whose destruction waits for them) go away.
-  struct UnblockTy {
+  /// Reads of chunks 0 and 1, both queued while the worker's first pread
+  /// waits for Sys.release(), so that the worker finds the second before it
+  /// could wait for the first one's copies. Going away, it opens the stream
+  /// and releases the preads before its requests (whose destruction waits
+  /// for them) go, also when a test returns early.
+  struct TwoReadsTy {
     IOWorkerOverlapTest &T;
-    ~UnblockTy() {
+    std::unique_ptr<IORequestTy> R0 = T.read(0), R1 = T.read(1);
+    ~TwoReadsTy() {
       T.Sys.release();
       T.Device.Stream.open();
     }
@@ -249,6 +253,12 @@ protected:
                             off_t(I * Chunk));
     EXPECT_TRUE(bool(R)) << (R ? "" : toString(R.takeError()));
     return R ? std::move(*R) : nullptr;
+  }
+
+  /// The result of \p R, waited for boundedly.
+  Expected<size_t> waitFor(IORequestTy &R, const char *What) {
+    auto Done = std::async(std::launch::async, [&] { return R.wait(); });
+    return within(Done, What);
   }
 
   /// Wait, boundedly, until the worker has made \p N preads.
@@ -271,21 +281,17 @@ protected:
 };
 
 TEST_F(IOWorkerOverlapTest, TheNextReadStartsWhileTheLastOnesCopiesRun) {
-  auto R0 = read(0);
-  auto R1 = read(1);
-  // Destroyed before the requests.
-  UnblockTy Unblock{*this};
-  ASSERT_TRUE(R0 && R1);
+  TwoReadsTy Reads{*this};
+  ASSERT_TRUE(Reads.R0 && Reads.R1);
   Sys.release();
   // One worker, the device stopped: both preads happen anyway.
   waitForPreads(2);
-  EXPECT_FALSE(R0->isDone()) << "finished before its copy landed";
-  EXPECT_FALSE(R1->isDone()) << "finished before its copy landed";
+  EXPECT_FALSE(Reads.R0->isDone()) << "finished before its copy landed";
+  EXPECT_FALSE(Reads.R1->isDone()) << "finished before its copy landed";
   Device.Stream.open();
   for (size_t I = 0; I < 2; ++I) {
-    IORequestTy &R = I ? *R1 : *R0;
-    auto Done = std::async(std::launch::async, [&] { return R.wait(); });
-    auto N = within(Done, "a read once the device ran its copies");
+    auto N = waitFor(I ? *Reads.R1 : *Reads.R0,
+                     "a read once the device ran its copies");
     ASSERT_TRUE(bool(N)) << toString(N.takeError());
     EXPECT_EQ(*N, Chunk);
     EXPECT_EQ(std::memcmp(Dev[I].data(), File.data() + I * Chunk, Chunk), 0)
@@ -297,21 +303,16 @@ TEST_F(IOWorkerOverlapTest, AFailedCopyIsTheErrorOfItsReadAlone) {
   // The first read's copy (the stream's first operation) fails; the
   // second's does not.
   Device.Stream.FailUpTo = 1;
-  auto R0 = read(0);
-  auto R1 = read(1);
-  // Destroyed before the requests.
-  UnblockTy Unblock{*this};
-  ASSERT_TRUE(R0 && R1);
+  TwoReadsTy Reads{*this};
+  ASSERT_TRUE(Reads.R0 && Reads.R1);
   Sys.release();
   waitForPreads(2);
   Device.Stream.open();
-  auto Done0 = std::async(std::launch::async, [&] { return R0->wait(); });
-  auto N0 = within(Done0, "the failed read");
+  auto N0 = waitFor(*Reads.R0, "the failed read");
   ASSERT_FALSE(bool(N0));
   EXPECT_NE(toString(N0.takeError()).find("gated: the copy failed"),
             std::string::npos);
-  auto Done1 = std::async(std::launch::async, [&] { return R1->wait(); });
-  auto N1 = within(Done1, "the read after it");
+  auto N1 = waitFor(*Reads.R1, "the read after it");
   ASSERT_TRUE(bool(N1)) << toString(N1.takeError());
   EXPECT_EQ(*N1, Chunk);
   EXPECT_EQ(std::memcmp(Dev[1].data(), File.data() + Chunk, Chunk), 0);
@@ -328,8 +329,7 @@ TEST_F(IOWorkerOverlapTest, ManyReadsOfOneWorkerAllLandInOrder) {
       Rs.push_back(read(I));
     for (size_t I = 0; I < 4; ++I) {
       ASSERT_TRUE(Rs[I]);
-      auto Done = std::async(std::launch::async, [&] { return Rs[I]->wait(); });
-      auto N = within(Done, "a read of a round");
+      auto N = waitFor(*Rs[I], "a read of a round");
       ASSERT_TRUE(bool(N)) << toString(N.takeError());
       EXPECT_EQ(*N, Chunk);
       EXPECT_EQ(std::memcmp(Dev[I].data(), File.data() + I * Chunk, Chunk), 0);
