@@ -61,7 +61,7 @@ int32_t report(Error Err, int32_t DeviceId, const char *EntryPoint) {
 /// Run \p Fn on initialised device \p DeviceId.
 template <typename FnTy>
 int32_t onDevice(int32_t DeviceId, const char *EntryPoint, FnTy Fn) {
-  EntryProfileTy::ScopeTy Timed(thePlugin().getProfile(), EntryPoint);
+  TimeProfileTy::ScopeTy Timed(thePlugin().getProfile(), EntryPoint);
   auto Device = thePlugin().getDevice(DeviceId);
   if (!Device)
     return report(Device.takeError(), DeviceId, EntryPoint);

@@ -56,3 +56,7 @@ Expected<EventTy *> DeviceIOAdapterTy::acquireEvent() {
 void DeviceIOAdapterTy::releaseEvent(EventTy *Event) {
   Device.releaseEvent(Event);
 }
+
+TimeProfileTy *DeviceIOAdapterTy::getProfile() {
+  return &Device.getPlugin().getProfile();
+}

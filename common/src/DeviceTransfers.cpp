@@ -141,12 +141,19 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
   size_t Chunks = (Size + BufferSize - 1) / BufferSize;
   std::mutex EnqueueLock;
   FirstErrorTy Errors;
+  TimeProfileTy &Profile = Plugin.getProfile();
   auto Chunk = [&](size_t I) {
     size_t Offset = I * BufferSize, Len = std::min(BufferSize, Size - Offset);
-    auto Buffer = Pool.acquire();
+    auto Buffer = [&] {
+      TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::UploadBufferWait);
+      return Pool.acquire();
+    }();
     if (!Buffer)
       return Errors.add(Buffer.takeError());
-    std::memcpy((*Buffer)->Ptr, HstPtr + Offset, Len);
+    {
+      TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::UploadMemcpy);
+      std::memcpy((*Buffer)->Ptr, HstPtr + Offset, Len);
+    }
     auto Done = leaseEvent();
     if (!Done) {
       Pool.release(*Buffer);
@@ -282,9 +289,14 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
     Out = LandingTy{Offset, Len, Buffer, std::move(*Event)};
   };
   // Wait for \p L's DMA, copy it out and give its buffer back.
+  TimeProfileTy &Profile = Plugin.getProfile();
   auto Land = [&](LandingTy &L) {
-    Error Err = L.Done->synchronize();
+    Error Err = [&] {
+      TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::DownloadDmaWait);
+      return L.Done->synchronize();
+    }();
     if (!Err) {
+      TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::DownloadMemcpy);
       std::memcpy(HstPtr + L.Offset, L.Buffer->Ptr, L.Len);
       countTransfer(TransferPathTy::StagedFromDevice, L.Len);
     }

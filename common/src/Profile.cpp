@@ -6,9 +6,9 @@
 
 using namespace offloadio;
 
-EntryProfileTy::EntryProfileTy(bool Enabled) : Enabled(Enabled) {}
+TimeProfileTy::TimeProfileTy(bool Enabled) : Enabled(Enabled) {}
 
-void EntryProfileTy::record(const char *EntryPoint, uint64_t Nanos) {
+void TimeProfileTy::record(const char *EntryPoint, uint64_t Nanos) {
   // Claim the first free slot or find the entry point's own; slots are
   // never released, so a name once seen keeps its slot.
   for (SlotTy &S : Slots) {
@@ -26,7 +26,7 @@ void EntryProfileTy::record(const char *EntryPoint, uint64_t Nanos) {
   Other.Nanos.fetch_add(Nanos, std::memory_order_relaxed);
 }
 
-void EntryProfileTy::printAndReset(llvm::raw_ostream &OS,
+void TimeProfileTy::printAndReset(llvm::raw_ostream &OS,
                                    const std::string &PluginName) {
   bool Heading = false;
   auto Line = [&](const char *Name, SlotTy &S) {
@@ -36,7 +36,7 @@ void EntryProfileTy::printAndReset(llvm::raw_ostream &OS,
       return;
     if (!Heading) {
       OS << linePrefix(PluginName)
-         << ": profile: entry point, calls, total ms, mean us\n";
+         << ": profile: entry point or stage, calls, total ms, mean us\n";
       Heading = true;
     }
     OS << linePrefix(PluginName) << ": profile: "

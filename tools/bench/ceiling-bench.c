@@ -8,8 +8,10 @@
 //               memory (the staging copy of an upload), memcpy out of pinned
 //               memory into fresh pages (first touch, as a download into a
 //               new buffer) and into touched ones, and pread of a
-//               page-cached file into pinned memory (the staging copy of a
-//               file read);
+//               page-cached file into pinned memory: into one large buffer,
+//               and into two reused 2 MiB buffers per thread, as the file
+//               engine's workers read into their rings (the CPU side of a
+//               staged file read);
 //   --link      the DMA rate from and to pinned memory
 //               (llvm_omp_target_alloc_host) with omp_target_memcpy: the
 //               link's ceiling;
@@ -82,10 +84,17 @@ static void die(const char *What) {
 }
 
 /// One kind of host copy, split into equal slices, one per thread.
-enum CopyKind { MemcpyCopy, PreadCopy };
+/// PreadRingCopy reads each slice in RingChunk pieces into two buffers of
+/// its thread, taken from the destination, in turn.
+enum CopyKind { MemcpyCopy, PreadCopy, PreadRingCopy };
+
+/// The file engine's default chunk (OMPX_IO_CHUNK_SIZE), and its ring depth.
+#define RING_CHUNK ((size_t)2 << 20)
+#define RING_DEPTH 2
 
 struct Job {
   enum CopyKind Kind;
+  int Index;
   char *Dst;
   const char *Src;
   int Fd;
@@ -105,11 +114,15 @@ static void *runSlice(void *Arg) {
     J->Ended = benchNow();
     return NULL;
   }
-  // pread in 8 MiB pieces, as the file engine reads its chunks.
-  for (size_t Done = 0; Done < J->Len;) {
-    size_t N = J->Len - Done < (8u << 20) ? J->Len - Done : (8u << 20);
-    ssize_t R = pread(J->Fd, J->Dst + J->Offset + Done, N,
-                      (off_t)(J->Offset + Done));
+  // pread in pieces: 8 MiB into the slice's place, or a ring chunk into
+  // the thread's next ring buffer.
+  int Ring = J->Kind == PreadRingCopy;
+  size_t Piece = Ring ? RING_CHUNK : (8u << 20);
+  for (size_t Done = 0, K = 0; Done < J->Len; K = (K + 1) % RING_DEPTH) {
+    size_t N = J->Len - Done < Piece ? J->Len - Done : Piece;
+    char *To = Ring ? J->Dst + ((size_t)J->Index * RING_DEPTH + K) * RING_CHUNK
+                    : J->Dst + J->Offset + Done;
+    ssize_t R = pread(J->Fd, To, N, (off_t)(J->Offset + Done));
     if (R <= 0) {
       J->Failed = 1;
       return NULL;
@@ -131,7 +144,7 @@ static double timedCopy(enum CopyKind Kind, char *Dst, const char *Src,
   size_t Slice = (Size / (size_t)Threads + 4095) & ~(size_t)4095;
   for (int I = 0; I < Threads; ++I) {
     size_t Off = (size_t)I * Slice;
-    J[I] = (struct Job){Kind, Dst, Src, Fd, Off,
+    J[I] = (struct Job){Kind, I, Dst, Src, Fd, Off,
                         Off >= Size ? 0 : (Size - Off < Slice ? Size - Off : Slice),
                         &Start, 0, 0, 0};
     if (pthread_create(&T[I], NULL, runSlice, &J[I]))
@@ -223,8 +236,9 @@ static void hostCeilings(const int *Threads, int NThreads, char *Pinned) {
   int Fd = cachedFile(Src, Path, sizeof(Path));
   printf("host copy rates, GB/s, best of %d (%zu MiB each)\n", Repeat,
          Size >> 20);
-  printf("%7s %10s %12s %14s %14s %14s\n", "threads", "memcpy", "to pinned",
-         "pinned->fresh", "pinned->touch", "pread->pinned");
+  printf("%7s %10s %12s %14s %14s %14s %12s\n", "threads", "memcpy",
+         "to pinned", "pinned->fresh", "pinned->touch", "pread->pinned",
+         "pread->ring");
   for (int I = 0; I < NThreads; ++I) {
     int T = Threads[I];
     double M = bestCopy(MemcpyCopy, Dst, Src, -1, T, 0);
@@ -232,11 +246,16 @@ static void hostCeilings(const int *Threads, int NThreads, char *Pinned) {
     double Fresh = bestCopy(MemcpyCopy, NULL, Pinned, -1, T, 1);
     double Touched = bestCopy(MemcpyCopy, Dst, Pinned, -1, T, 0);
     double Read = bestCopy(PreadCopy, Pinned, NULL, Fd, T, 0);
-    printf("%7d %10.2f %12.2f %14.2f %14.2f %14.2f\n", T, M, ToPinned, Fresh,
-           Touched, Read);
+    // 0 (not measured) when the rings of T threads do not fit in Pinned.
+    double RingRead = (size_t)T * RING_DEPTH * RING_CHUNK <= Size
+                          ? bestCopy(PreadRingCopy, Pinned, NULL, Fd, T, 0)
+                          : 0;
+    printf("%7d %10.2f %12.2f %14.2f %14.2f %14.2f %12.2f\n", T, M, ToPinned,
+           Fresh, Touched, Read, RingRead);
     printf("RESULT host threads=%d memcpy=%.3f to_pinned=%.3f "
-           "pinned_to_fresh=%.3f pinned_to_touched=%.3f pread_to_pinned=%.3f\n",
-           T, M, ToPinned, Fresh, Touched, Read);
+           "pinned_to_fresh=%.3f pinned_to_touched=%.3f pread_to_pinned=%.3f "
+           "pread_to_ring=%.3f\n",
+           T, M, ToPinned, Fresh, Touched, Read, RingRead);
   }
   close(Fd);
   unlink(Path);

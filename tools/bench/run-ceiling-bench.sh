@@ -9,7 +9,8 @@
 #   - the host's own copy rates with each thread count of LIST (default
 #     1,2,4,8,12,16): memcpy, memcpy into pinned memory, out of pinned memory
 #     into fresh and into touched pages, pread of a page-cached file into
-#     pinned memory;
+#     pinned memory (one large buffer, and two reused 2 MiB buffers per
+#     thread as the file engine's workers read: "pread->ring");
 #   - the link: omp_target_memcpy from and to pinned memory;
 #   - our plugin's pageable omp_target_memcpy (2 GiB by default) with
 #     OFFLOADIO_COPY_THREADS set to each count of LIST, and the stock
@@ -82,6 +83,7 @@ set grid
 plot "$data" using 1:2 with linespoints title "host memcpy", \
      "$data" using 1:3 with linespoints title "memcpy into pinned", \
      "$data" using 1:6 with linespoints title "pread (page cache) into pinned", \
+     "$data" using 1:15 with linespoints title "pread (page cache) into 2 MiB rings", \
      "$data" using 1:7 with linespoints lw 2 title "ours: malloc -> device", \
      "$data" using 1:8 with linespoints lw 2 title "ours: device -> malloc", \
      "$data" using 1:9 with linespoints lw 2 title "ours: file -> device", \
@@ -168,19 +170,21 @@ echo
 echo "== summary ($triple, $size per copy, ${file_size:-$size} file, best of $repeat; GB/s)"
 echo "link (pinned DMA, omp_target_memcpy): H2D $link_h2d, D2H $link_d2h"
 echo "stock plugin, malloc memory: H2D $stock_h2d, D2H $stock_d2h"
-header="threads,memcpy,to_pinned,pinned_to_fresh,pinned_to_touched,pread_to_pinned,ours_h2d,ours_d2h,ours_file,h2d_x_link,d2h_x_link,file_x_link,link_h2d,link_d2h"
-printf '%7s %7s %9s %13s %13s %13s %8s %8s %9s %10s %10s %10s\n' threads memcpy \
-  to-pinned 'pinned->fresh' 'pinned->touch' 'pread->pinned' "ours H2D" "ours D2H" \
-  "ours file" "H2D/link" "D2H/link" "file/link"
+# pread_to_ring comes last so that the columns of earlier CSVs keep their
+# places (--replot).
+header="threads,memcpy,to_pinned,pinned_to_fresh,pinned_to_touched,pread_to_pinned,ours_h2d,ours_d2h,ours_file,h2d_x_link,d2h_x_link,file_x_link,link_h2d,link_d2h,pread_to_ring"
+printf '%7s %7s %9s %13s %13s %13s %11s %8s %8s %9s %10s %10s %10s\n' threads memcpy \
+  to-pinned 'pinned->fresh' 'pinned->touch' 'pread->pinned' 'pread->ring' "ours H2D" \
+  "ours D2H" "ours file" "H2D/link" "D2H/link" "file/link"
 rows=()
 for t in ${threads//,/ }; do
   h2d=$(value "OFFLOADIO_COPY_THREADS=$t" pageable h2d)
   d2h=$(value "OFFLOADIO_COPY_THREADS=$t" pageable d2h)
   file=$(value "OMPX_IO_THREADS=$t" file to_device)
-  row="$t,$(host memcpy "$t"),$(host to_pinned "$t"),$(host pinned_to_fresh "$t"),$(host pinned_to_touched "$t"),$(host pread_to_pinned "$t"),$h2d,$d2h,${file:-},$(bench_ratio "$h2d" "$link_h2d"),$(bench_ratio "$d2h" "$link_d2h"),$(bench_ratio "$file" "$link_h2d"),$link_h2d,$link_d2h"
+  row="$t,$(host memcpy "$t"),$(host to_pinned "$t"),$(host pinned_to_fresh "$t"),$(host pinned_to_touched "$t"),$(host pread_to_pinned "$t"),$h2d,$d2h,${file:-},$(bench_ratio "$h2d" "$link_h2d"),$(bench_ratio "$d2h" "$link_d2h"),$(bench_ratio "$file" "$link_h2d"),$link_h2d,$link_d2h,$(host pread_to_ring "$t")"
   rows+=("$row")
   IFS=, read -r -a f <<<"$row"
-  printf '%7s %7s %9s %13s %13s %13s %8s %8s %9s %10s %10s %10s\n' "${f[@]:0:12}"
+  printf '%7s %7s %9s %13s %13s %13s %11s %8s %8s %9s %10s %10s %10s\n' "${f[@]:0:6}" "${f[14]:-}" "${f[@]:6:6}"
 done
 echo "(x link: a plugin figure over the pinned DMA rate of this run; file/link"
 echo " uses the H2D link rate. Staging cannot beat the slower of its copy into"

@@ -106,7 +106,12 @@ if [[ $steps == *ceiling* ]]; then
   # page-cached file reads (CEIL_FILE_SIZE, 4 GiB) by thread count, beside
   # the stock plugin's pageable copies. CEIL_CONFIGS: ';'-separated engine
   # settings to run the plugin sweeps under as well ("VAR=VALUE ..."),
-  # without the host copy rates again.
+  # without the host copy rates again (OFFLOADIO_PROFILE=1 there prints
+  # where the copy threads' time goes). Then, unless CEIL_HAND=0, the
+  # same file read by a hand-written loop of the driver API alone (pread
+  # into two 2 MiB pinned buffers per thread, each DMAed on the thread's
+  # stream: tools/gpu/mapped-read-probe.c, mode 2) at the same thread
+  # counts: what the staged read's design reaches without the engine.
   echo "== staged-copy ceilings by thread count"
   # Plotted here when the machine has gnuplot; else from the CSV later
   # (run-ceiling-bench.sh --replot).
@@ -128,6 +133,18 @@ if [[ $steps == *ceiling* ]]; then
       --threads "${CEIL_THREADS:-1,2,4,8,12,16}" "${opts[@]}" | grep -v '^-- \|^plugin: '
     n=$((n + 1))
   done
+  if [[ ${CEIL_HAND:-1} != 0 ]]; then
+    echo "-- a hand-written pread + DMA loop, 2 MiB buffers, two per thread"
+    file_mib=${CEIL_FILE_SIZE:-4G}
+    case $file_mib in
+    *G) file_mib=$((${file_mib%G} * 1024)) ;;
+    *M) file_mib=${file_mib%M} ;;
+    esac
+    clang -O2 tools/gpu/mapped-read-probe.c -o /tmp/hand-loop -ldl -lpthread &&
+      PROBE_MODES=2 PROBE_READ_MIB=2 timeout 300 /tmp/hand-loop /tmp/hand-loop.dat \
+        "$file_mib" 2 "${CEIL_THREADS:-1,2,4,8,12,16}"
+    rm -f /tmp/hand-loop.dat
+  fi
 fi 2>&1 | tee "$out/ceiling.log"
 
 if [[ $steps == *mproc* ]]; then

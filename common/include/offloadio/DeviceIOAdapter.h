@@ -29,6 +29,7 @@ public:
   void releaseStream(StreamTy *Stream) override;
   Expected<EventTy *> acquireEvent() override;
   void releaseEvent(EventTy *Event) override;
+  TimeProfileTy *getProfile() override;
 
 private:
   GenericDeviceTy &Device;

@@ -47,7 +47,7 @@ public:
   /// Info/error output.
   InfoTy &getInfo() { return Info; }
   /// Time spent in the entry points (OFFLOADIO_PROFILE).
-  EntryProfileTy &getProfile() { return Profile; }
+  TimeProfileTy &getProfile() { return Profile; }
 
   /// Number of devices found by init().
   int32_t getNumDevices() const { return NumDevices; }
@@ -170,7 +170,7 @@ private:
   /// Declared first: the members below are built from it.
   PluginSettingsTy Settings;
   InfoTy Info;
-  EntryProfileTy Profile;
+  TimeProfileTy Profile;
   std::unique_ptr<PinnedBudgetTy> PinnedBudget;
   ForkGuardTy ForkGuard;
   SysTy Sys;

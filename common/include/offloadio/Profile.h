@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Time spent inside the plugin's entry points (OFFLOADIO_PROFILE). The
-// difference between what a program measures around an OpenMP construct and
-// what the plugin spent in its entry points is libomptarget's own cost plus
-// the program's: the profile tells which side a latency is on.
+// Time spent inside the plugin's entry points, and in the stages of its
+// staged copies and file transfers (OFFLOADIO_PROFILE). The difference
+// between what a program measures around an OpenMP construct and what the
+// plugin spent in its entry points is libomptarget's own cost plus the
+// program's: the profile tells which side a latency is on. The stages tell
+// where a staged copy's threads spend their time: copying on the CPU, or
+// waiting for the DMA they feed.
 #ifndef OFFLOADIO_PROFILE_H
 #define OFFLOADIO_PROFILE_H
 
@@ -16,30 +19,34 @@
 
 namespace offloadio {
 
-/// Call counts and accumulated times per entry point. Entry points are
-/// told apart by the address of their name (a string literal of the C
-/// layer); the table is fixed, so recording never allocates.
-class EntryProfileTy {
+/// Call counts and accumulated times per entry point or stage. Names are
+/// told apart by their address (a string literal of the C layer, or one of
+/// ProfileStage below); the table is fixed, so recording never allocates.
+/// Stage times are summed over the threads that run them.
+class TimeProfileTy {
 public:
   /// \p Enabled: OFFLOADIO_PROFILE (PluginSettingsTy).
-  explicit EntryProfileTy(bool Enabled);
+  explicit TimeProfileTy(bool Enabled);
 
   /// Whether calls are being timed. One relaxed load.
   bool enabled() const { return Enabled; }
 
-  /// Add one call of \p EntryPoint that took \p Nanos.
+  /// Add one call of \p EntryPoint (or stage) that took \p Nanos.
   void record(const char *EntryPoint, uint64_t Nanos);
 
-  /// Print one line per entry point called since the last print (calls,
+  /// Print one line per entry point or stage run since the last print (calls,
   /// total and mean time), under a heading naming \p PluginName, then start
   /// counting afresh. Prints nothing when nothing was called.
   void printAndReset(llvm::raw_ostream &OS, const std::string &PluginName);
 
-  /// Times one call from construction to destruction.
+  /// Times one call from construction to destruction; nothing when
+  /// \p Profile is null or not enabled.
   class ScopeTy {
   public:
-    ScopeTy(EntryProfileTy &Profile, const char *EntryPoint)
-        : Profile(Profile.enabled() ? &Profile : nullptr),
+    ScopeTy(TimeProfileTy &Profile, const char *EntryPoint)
+        : ScopeTy(&Profile, EntryPoint) {}
+    ScopeTy(TimeProfileTy *Profile, const char *EntryPoint)
+        : Profile(Profile && Profile->enabled() ? Profile : nullptr),
           EntryPoint(EntryPoint) {
       if (this->Profile)
         Start = std::chrono::steady_clock::now();
@@ -56,7 +63,7 @@ public:
     ScopeTy &operator=(const ScopeTy &) = delete;
 
   private:
-    EntryProfileTy *Profile;
+    TimeProfileTy *Profile;
     const char *EntryPoint;
     std::chrono::steady_clock::time_point Start;
   };
@@ -75,6 +82,29 @@ private:
   std::array<SlotTy, NumSlots> Slots;
   SlotTy Other;
 };
+
+/// The stages that TimeProfileTy times besides the entry points. One
+/// definition each, so that every translation unit records the same name.
+namespace ProfileStage {
+/// A staged upload's copy thread: memcpy into a bounce buffer.
+inline constexpr char UploadMemcpy[] = "stage: upload memcpy";
+/// A staged upload's copy thread: waiting for a bounce buffer, that is for
+/// the DMA out of it.
+inline constexpr char UploadBufferWait[] = "stage: upload wait";
+/// A staged download's copy thread: waiting for the DMA into its buffer.
+inline constexpr char DownloadDmaWait[] = "stage: download wait";
+/// A staged download's copy thread: memcpy out of a bounce buffer.
+inline constexpr char DownloadMemcpy[] = "stage: download memcpy";
+/// A file-engine worker: pread of a chunk into its pinned ring buffer.
+inline constexpr char FilePread[] = "io: pread";
+/// A file-engine worker: pwrite of a chunk from its pinned ring buffer.
+inline constexpr char FilePwrite[] = "io: pwrite";
+/// A file-engine worker: waiting for the DMA out of the ring buffer it
+/// wraps onto (reads), or into the buffer it writes from (writes).
+inline constexpr char FileDmaWait[] = "io: dma wait";
+/// A file-engine worker: enqueueing a chunk's copy and its event.
+inline constexpr char FileEnqueue[] = "io: enqueue";
+} // namespace ProfileStage
 
 } // namespace offloadio
 

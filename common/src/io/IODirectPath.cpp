@@ -2,6 +2,7 @@
 //
 // The direct path: pread/pwrite between the file and device memory that
 // the host addresses, with no copy in between.
+#include "offloadio/Profile.h"
 #include "offloadio/io/IOChunkIO.h"
 #include "offloadio/io/IODevice.h"
 #include "offloadio/io/IOPathBackend.h"
@@ -44,11 +45,16 @@ public:
     size_t Len = R.chunkLength(I);
     char *Dev = R.devPtr() + R.chunkOffset(I);
     off_t FileOffset = R.offset() + off_t(R.chunkOffset(I));
+    TimeProfileTy *Profile = Device.getProfile();
     if (R.isWrite()) {
+      TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::FilePwrite);
       countBytes(Stats, R, path(), writeChunk(Sys, R, I, Dev, Len, FileOffset));
       return true;
     }
-    auto N = readChunk(Sys, R, I, Dev, Len, FileOffset);
+    auto N = [&] {
+      TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::FilePread);
+      return readChunk(Sys, R, I, Dev, Len, FileOffset);
+    }();
     if (!N) {
       R.recordError(I, N.takeError());
       return true;

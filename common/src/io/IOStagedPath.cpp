@@ -5,6 +5,7 @@
 // worker's stream. A read waits for the device only when the ring wraps
 // onto a buffer still in flight; a write waits for the copy into its
 // buffer, which pwrite needs.
+#include "offloadio/Profile.h"
 #include "offloadio/io/IOChunkIO.h"
 #include "offloadio/io/IOPathBackend.h"
 #include "offloadio/io/IORequest.h"
@@ -43,11 +44,16 @@ public:
     StreamTy &Stream = W.stream();
     if (R.isGathered())
       return runGathered(R, **Slot, Stream);
+    TimeProfileTy *Profile = W.profile();
     if (!R.isWrite()) {
-      auto N = readChunk(Sys, R, I, Buffer, Len, FileOffset);
+      auto N = [&] {
+        TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::FilePread);
+        return readChunk(Sys, R, I, Buffer, Len, FileOffset);
+      }();
       if (!N)
         return fail(R, I, N.takeError());
       if (*N) {
+        TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::FileEnqueue);
         if (auto Err = Stream.copyAsync(Dev, Buffer, *N,
                                         CopyKindTy::HostToDevice))
           return failInFlight(R, I, Stream, std::move(Err));
@@ -64,8 +70,12 @@ public:
       return fail(R, I, std::move(Err));
     if (auto Err = Stream.recordEvent(*(*Slot)->Event))
       return fail(R, I, std::move(Err));
-    if (auto Err = (*Slot)->Event->synchronize())
-      return fail(R, I, std::move(Err));
+    {
+      TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::FileDmaWait);
+      if (auto Err = (*Slot)->Event->synchronize())
+        return fail(R, I, std::move(Err));
+    }
+    TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::FilePwrite);
     countBytes(Stats, R, path(), writeChunk(Sys, R, I, Buffer, Len, FileOffset));
     return true;
   }

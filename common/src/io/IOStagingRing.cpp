@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/io/IOStagingRing.h"
+#include "offloadio/Profile.h"
 #include "offloadio/io/IODevice.h"
 
 #include <algorithm>
@@ -69,6 +70,7 @@ Expected<IOStagingSlotTy *> IOStagingRingTy::next() {
   if (Slot.InFlight) {
     // The ring wrapped onto a buffer whose copy may still run: the only
     // place a worker waits for the device.
+    TimeProfileTy::ScopeTy Timed(Device.getProfile(), ProfileStage::FileDmaWait);
     Slot.InFlight = false;
     if (auto Err = Slot.Event->synchronize())
       return std::move(Err);

@@ -14,6 +14,8 @@ IOWorkerStagingTy::~IOWorkerStagingTy() {
     Device.releaseStream(Stream);
 }
 
+TimeProfileTy *IOWorkerStagingTy::profile() { return Device.getProfile(); }
+
 Error IOWorkerStagingTy::prepare(size_t SlotSize, size_t Chunk) {
   if (!Stream) {
     auto S = Device.acquireStream();

@@ -39,7 +39,7 @@ int main(void) {
 }
 
 // CHECK: done rc=0 profile
-// CHECK: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: entry point, calls, total ms, mean us
+// CHECK: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: entry point or stage, calls, total ms, mean us
 // CHECK-DAG: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: launch_kernel 5 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
 // CHECK-DAG: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: data_submit{{(_async)?}} 1 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}
 // CHECK-DAG: offload-io([[PLUGIN]])[{{[0-9]+}}]: profile: data_retrieve{{(_async)?}} 1 {{[0-9]+\.[0-9]+ [0-9]+\.[0-9]+$}}

@@ -19,6 +19,7 @@ namespace offloadio {
 
 class IOBusyMemoryTy;
 class PinnedBudgetTy;
+class TimeProfileTy;
 
 /// The device side of the file engine.
 class IODeviceTy {
@@ -55,6 +56,9 @@ public:
   virtual Expected<EventTy *> acquireEvent() = 0;
   /// Give back an event from acquireEvent.
   virtual void releaseEvent(EventTy *Event) = 0;
+  /// Where the engine's stages are timed (OFFLOADIO_PROFILE); null for
+  /// nowhere.
+  virtual TimeProfileTy *getProfile() { return nullptr; }
 };
 
 } // namespace offloadio

@@ -21,6 +21,7 @@ class IODeviceTy;
 class IORequestQueueTy;
 class IORequestTy;
 class IOWorkerPoolTy;
+class TimeProfileTy;
 struct IOPoolEngineTy;
 
 /// The engine's backends, indexed by IOPathTy.
@@ -44,6 +45,8 @@ public:
   /// After prepare().
   StreamTy &stream() { return *Stream; }
   IOStagingRingTy &ring() { return Ring; }
+  /// Where the stages of this worker's chunks are timed, or null.
+  TimeProfileTy *profile();
   /// This worker is done with \p R, of which it ran \p Processed chunks.
   /// A read whose copies may still run is finished once they have landed
   /// (completeFinished), so that the worker can go on to another request
