@@ -1457,7 +1457,7 @@ TEST(IOConfigTest, FromEnvDefaultsAndValidValues) {
     unsetenv(V);
   IOConfigTy C = IOConfigTy::fromEnv();
   unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
-  EXPECT_EQ(C.Threads, std::min(8u, Cores));
+  EXPECT_EQ(C.Threads, std::min(16u, Cores));
   EXPECT_EQ(C.ChunkSize, size_t(2) << 20);
   EXPECT_EQ(C.DirectChunkSize, size_t(32) << 20);
   EXPECT_EQ(C.RingDepth, 2u);
@@ -1498,7 +1498,7 @@ TEST(IOConfigTest, InvalidValuesWarnAndUseTheDefault) {
   IOConfigTy C = IOConfigTy::fromEnv();
   std::string Err = ::testing::internal::GetCapturedStderr();
   unsigned Cores = std::max(1u, std::thread::hardware_concurrency());
-  EXPECT_EQ(C.Threads, std::min(8u, Cores));
+  EXPECT_EQ(C.Threads, std::min(16u, Cores));
   EXPECT_EQ(C.ChunkSize, size_t(2) << 20);
   EXPECT_EQ(C.RingDepth, 2u);
   EXPECT_EQ(C.ForcedPath, -1);

@@ -188,7 +188,7 @@ if [[ $steps == *disk* ]]; then
   IFS=';' read -ra extra <<<"${DISK_EXTRA_CONFIGS:-}"
   for cfg in "" "${extra[@]}"; do
     echo "-- engine settings: ${cfg:-defaults}"
-    env $cfg LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 200 \
+    env $cfg LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout $((80 + 40 * ${DISK_ROUNDS:-3})) \
       /tmp/disk-bench /root/offload-io-disk.dat ${DISK_MIB:-8192} 0 ${DISK_THREADS:-8} ${DISK_ROUNDS:-3}
   done
 fi 2>&1 | tee "$out/disk.log"

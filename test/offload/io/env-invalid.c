@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
 }
 
 // CHECK-LABEL: first transfer
-// THREADS-NEXT: offload-io[{{[0-9]+}}]: warning: ignoring OMPX_IO_THREADS='[[VALUE]]': expected an integer from 1 to 256; using {{[1-8]$}}
+// THREADS-NEXT: offload-io[{{[0-9]+}}]: warning: ignoring OMPX_IO_THREADS='[[VALUE]]': expected an integer from 1 to 256; using {{([1-9]|1[0-6])$}}
 // CHUNK-NEXT: offload-io[{{[0-9]+}}]: warning: ignoring OMPX_IO_CHUNK_SIZE='[[VALUE]]': expected a size from 65536 to 1073741824 (K/M/G suffixes allowed); using 2097152
 // RING-NEXT: offload-io[{{[0-9]+}}]: warning: ignoring OMPX_IO_RING_DEPTH='[[VALUE]]': expected an integer from 1 to 64; using 2
 // PATH-NEXT: offload-io[{{[0-9]+}}]: warning: ignoring OMPX_IO_PATH='[[VALUE]]': expected one of auto, direct, fastpath, staged; using auto

@@ -114,8 +114,8 @@ int main(int argc, char **argv) {
 // MASK: cpus 1 of {{[0-9]+}} online, budget 1 from the CPU mask (1 of
 // RANKS: cpus {{[0-9]+}} of {{[0-9]+}} online, budget {{[0-9]+}} from
 // ENV: io threads 3 (3 running) from the environment (OMPX_IO_THREADS=3)
-// MASK: io threads 1 (1 running) from min(8, the CPU mask (1 of
-// RANKS: io threads {{[0-9]+}} ({{[0-9]+}} running) from min(8,
+// MASK: io threads 1 (1 running) from min(16, the CPU mask (1 of
+// RANKS: io threads {{[0-9]+}} ({{[0-9]+}} running) from min(16,
 // MASK: copy threads 0 from min(12, the CPU mask
 // ENV: pinned max {{[0-9]+}} from a quarter of physical memory
 // ENV-NOT: shared by

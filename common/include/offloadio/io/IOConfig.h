@@ -29,9 +29,9 @@ enum class IODirectPolicyTy : unsigned {
 struct IOConfigTy {
   /// OMPX_IO_THREADS: workers of the process, shared by every device of
   /// the plugin (IOWorkerPool.h), 1 to 256; from the environment the
-  /// default is min(8, the process's CPUs) (ProcessShare.h).
+  /// default is min(16, the process's CPUs) (ProcessShare.h).
   unsigned Threads = 4;
-  static constexpr unsigned MaxThreads = 256, DefaultMaxThreads = 8;
+  static constexpr unsigned MaxThreads = 256, DefaultMaxThreads = 16;
   /// The default of Threads for a process with \p Share.
   static unsigned defaultThreads(const ProcessShareTy &Share);
   /// Where defaultThreads comes from, in words.
