@@ -111,7 +111,9 @@ if [[ $steps == *ceiling* ]]; then
   # same file read by a hand-written loop of the driver API alone (pread
   # into two 2 MiB pinned buffers per thread, each DMAed on the thread's
   # stream: tools/gpu/mapped-read-probe.c, mode 2) at the same thread
-  # counts: what the staged read's design reaches without the engine.
+  # counts: what the staged read's design reaches without the engine; and
+  # the DMAs alone out of those buffers (mode 6): what the link carries in
+  # 2 MiB pieces.
   echo "== staged-copy ceilings by thread count"
   # Plotted here when the machine has gnuplot; else from the CSV later
   # (run-ceiling-bench.sh --replot).
@@ -134,14 +136,14 @@ if [[ $steps == *ceiling* ]]; then
     n=$((n + 1))
   done
   if [[ ${CEIL_HAND:-1} != 0 ]]; then
-    echo "-- a hand-written pread + DMA loop, 2 MiB buffers, two per thread"
+    echo "-- a hand-written pread + DMA loop, 2 MiB buffers, two per thread; the DMAs alone"
     file_mib=${CEIL_FILE_SIZE:-4G}
     case $file_mib in
     *G) file_mib=$((${file_mib%G} * 1024)) ;;
     *M) file_mib=${file_mib%M} ;;
     esac
     clang -O2 tools/gpu/mapped-read-probe.c -o /tmp/hand-loop -ldl -lpthread &&
-      PROBE_MODES=2 PROBE_READ_MIB=2 timeout 300 /tmp/hand-loop /tmp/hand-loop.dat \
+      PROBE_MODES=26 PROBE_READ_MIB=2 timeout 300 /tmp/hand-loop /tmp/hand-loop.dat \
         "$file_mib" 2 "${CEIL_THREADS:-1,2,4,8,12,16}"
     rm -f /tmp/hand-loop.dat
   fi
