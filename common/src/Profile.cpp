@@ -27,7 +27,7 @@ void TimeProfileTy::record(const char *EntryPoint, uint64_t Nanos) {
 }
 
 void TimeProfileTy::printAndReset(llvm::raw_ostream &OS,
-                                   const std::string &PluginName) {
+                                  const std::string &PluginName) {
   bool Heading = false;
   auto Line = [&](const char *Name, SlotTy &S) {
     uint64_t Calls = S.Calls.exchange(0, std::memory_order_relaxed);

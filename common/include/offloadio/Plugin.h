@@ -46,7 +46,8 @@ public:
   const std::string &getName() const { return Info.getPluginName(); }
   /// Info/error output.
   InfoTy &getInfo() { return Info; }
-  /// Time spent in the entry points (OFFLOADIO_PROFILE).
+  /// Time spent in the entry points and in the stages of staged copies
+  /// (OFFLOADIO_PROFILE).
   TimeProfileTy &getProfile() { return Profile; }
 
   /// Number of devices found by init().

@@ -70,7 +70,8 @@ Expected<IOStagingSlotTy *> IOStagingRingTy::next() {
   if (Slot.InFlight) {
     // The ring wrapped onto a buffer whose copy may still run: the only
     // place a worker waits for the device.
-    TimeProfileTy::ScopeTy Timed(Device.getProfile(), ProfileStage::FileDmaWait);
+    TimeProfileTy::ScopeTy Timed(Device.getProfile(),
+                                 ProfileStage::FileDmaWait);
     Slot.InFlight = false;
     if (auto Err = Slot.Event->synchronize())
       return std::move(Err);
