@@ -3,7 +3,8 @@
 // IOStagingRingTy against a fake IODeviceTy: the ring waits only for the
 // buffer it wraps onto, and only while that buffer's copy is in flight;
 // buffers are aligned, grow once for larger chunks, and survive allocation
-// failures partway.
+// failures partway. The device's profile times exactly those waits.
+#include "offloadio/Profile.h"
 #include "offloadio/io/IODevice.h"
 #include "offloadio/io/IOStagingRing.h"
 
@@ -14,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 using namespace offloadio;
@@ -94,7 +96,9 @@ public:
     return Events.back().get();
   }
   void releaseEvent(EventTy *) override { --EventsOut; }
+  TimeProfileTy *getProfile() override { return &Profile; }
 
+  TimeProfileTy Profile{true};
   int AllocsLeft = -1; ///< Negative: no limit.
   PinnedBudgetTy Budget;
   std::map<void *, size_t> Live;
@@ -106,6 +110,19 @@ public:
 
 unsigned waitsOf(IOStagingSlotTy *Slot) {
   return static_cast<CountingEventTy *>(Slot->Event)->Waits;
+}
+
+/// The calls of the ring's wait stage in \p Profile since its last print.
+uint64_t timedWaits(TimeProfileTy &Profile) {
+  std::string Out;
+  llvm::raw_string_ostream OS(Out);
+  Profile.printAndReset(OS, "fake");
+  OS.flush();
+  std::string Name = std::string(": profile: ") + ProfileStage::FileDmaWait;
+  size_t At = Out.find(Name);
+  if (At == std::string::npos)
+    return 0;
+  return std::stoull(Out.substr(At + Name.size()));
 }
 
 TEST(IOStagingRingTest, WrapWaitsOnlyForTheBufferItReuses) {
@@ -182,6 +199,11 @@ TEST(IOStagingRingTest, RandomUseWaitsExactlyWhenAModelSaysSo) {
       InFlight[*Slot] = Copy;
     }
     EXPECT_EQ(InFlight.size(), Depth);
+    unsigned AllWaits = 0;
+    for (auto &[S, N] : Waits)
+      AllWaits += N;
+    EXPECT_GT(AllWaits, 0u);
+    EXPECT_EQ(timedWaits(Device.Profile), AllWaits) << "depth " << Depth;
   }
 }
 
