@@ -98,7 +98,7 @@ TEST(ProcessShareTest, TheFirstLauncherVariableWins) {
 
 TEST(ProcessShareTest, DefaultsFollowTheShare) {
   ProcessShareTy Alone = shareWith(32, 32, {});
-  EXPECT_EQ(IOConfigTy::defaultThreads(Alone), 8u);
+  EXPECT_EQ(IOConfigTy::defaultThreads(Alone), 16u);
   EXPECT_EQ(PluginSettingsTy::defaultCopyThreads(Alone), 12u);
   ProcessShareTy EightCpus = shareWith(8, 8, {});
   EXPECT_EQ(PluginSettingsTy::defaultCopyThreads(EightCpus), 7u);
