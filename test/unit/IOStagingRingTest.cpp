@@ -4,9 +4,11 @@
 // buffer it wraps onto, and only while that buffer's copy is in flight;
 // buffers are aligned, grow once for larger chunks, and survive allocation
 // failures partway. The device's profile times exactly those waits.
+#include "offloadio/io/IOStagingRing.h"
 #include "offloadio/Profile.h"
 #include "offloadio/io/IODevice.h"
-#include "offloadio/io/IOStagingRing.h"
+
+#include "ProfileOutput.h"
 
 #include "gtest/gtest.h"
 
@@ -112,19 +114,6 @@ unsigned waitsOf(IOStagingSlotTy *Slot) {
   return static_cast<CountingEventTy *>(Slot->Event)->Waits;
 }
 
-/// The calls of the ring's wait stage in \p Profile since its last print.
-uint64_t timedWaits(TimeProfileTy &Profile) {
-  std::string Out;
-  llvm::raw_string_ostream OS(Out);
-  Profile.printAndReset(OS, "fake");
-  OS.flush();
-  std::string Name = std::string(": profile: ") + ProfileStage::FileDmaWait;
-  size_t At = Out.find(Name);
-  if (At == std::string::npos)
-    return 0;
-  return std::stoull(Out.substr(At + Name.size()));
-}
-
 TEST(IOStagingRingTest, WrapWaitsOnlyForTheBufferItReuses) {
   FakeIODeviceTy Device;
   IOStagingRingTy Ring(Device, 3, 4096);
@@ -203,7 +192,10 @@ TEST(IOStagingRingTest, RandomUseWaitsExactlyWhenAModelSaysSo) {
     for (auto &[S, N] : Waits)
       AllWaits += N;
     EXPECT_GT(AllWaits, 0u);
-    EXPECT_EQ(timedWaits(Device.Profile), AllWaits) << "depth " << Depth;
+    EXPECT_EQ(
+        profileCalls(printedProfile(Device.Profile))[ProfileStage::FileDmaWait],
+        AllWaits)
+        << "depth " << Depth;
   }
 }
 

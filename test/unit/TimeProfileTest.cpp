@@ -6,10 +6,10 @@
 // print.
 #include "offloadio/Profile.h"
 
+#include "ProfileOutput.h"
+
 #include "gtest/gtest.h"
 
-#include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,44 +18,6 @@ using namespace offloadio;
 
 namespace {
 
-/// Calls per name in a printAndReset() output.
-std::map<std::string, uint64_t> callsIn(const std::string &Output) {
-  std::map<std::string, uint64_t> Calls;
-  std::istringstream Lines(Output);
-  for (std::string Line; std::getline(Lines, Line);) {
-    const std::string Marker = ": profile: ";
-    size_t At = Line.find(Marker);
-    EXPECT_NE(At, std::string::npos) << Line;
-    if (At == std::string::npos)
-      continue;
-    std::string Rest = Line.substr(At + Marker.size());
-    if (Rest.rfind("entry point or stage,", 0) == 0)
-      continue;
-    // "<name padded to 22> <calls> <total ms> <mean us>": the name may
-    // hold spaces, the last three fields do not.
-    std::istringstream Fields(Rest);
-    std::vector<std::string> Words;
-    for (std::string W; Fields >> W;)
-      Words.push_back(W);
-    EXPECT_GE(Words.size(), 4u) << Line;
-    if (Words.size() < 4)
-      continue;
-    std::string Name = Words[0];
-    for (size_t I = 1; I + 3 < Words.size(); ++I)
-      Name += " " + Words[I];
-    Calls[Name] = std::stoull(Words[Words.size() - 3]);
-  }
-  return Calls;
-}
-
-std::string printed(TimeProfileTy &Profile) {
-  std::string Out;
-  llvm::raw_string_ostream OS(Out);
-  Profile.printAndReset(OS, "test");
-  OS.flush();
-  return Out;
-}
-
 TEST(TimeProfileTest, OffOrAbsentRecordsNothing) {
   TimeProfileTy Off(false);
   {
@@ -63,7 +25,7 @@ TEST(TimeProfileTest, OffOrAbsentRecordsNothing) {
     TimeProfileTy::ScopeTy B(&Off, ProfileStage::FilePread);
     TimeProfileTy::ScopeTy C(nullptr, ProfileStage::FileDmaWait);
   }
-  EXPECT_EQ(printed(Off), "");
+  EXPECT_EQ(printedProfile(Off), "");
 }
 
 TEST(TimeProfileTest, ConcurrentScopesAreCountedExactlyAndReset) {
@@ -84,20 +46,20 @@ TEST(TimeProfileTest, ConcurrentScopesAreCountedExactlyAndReset) {
     });
   for (std::thread &T : Pool)
     T.join();
-  std::string Out = printed(On);
+  std::string Out = printedProfile(On);
   EXPECT_NE(Out.find("profile: entry point or stage, calls, total ms, mean us"),
             std::string::npos)
       << Out;
-  auto Calls = callsIn(Out);
+  auto Calls = profileCalls(Out);
   EXPECT_EQ(Calls.size(), 3u) << Out;
   EXPECT_EQ(Calls[ProfileStage::FilePread], uint64_t(Threads * PerThread));
   EXPECT_EQ(Calls[ProfileStage::FileDmaWait],
             uint64_t(Threads * PerThread / 2));
   EXPECT_EQ(Calls["data_submit"], uint64_t(PerThread));
   // Counting starts afresh.
-  EXPECT_EQ(printed(On), "");
+  EXPECT_EQ(printedProfile(On), "");
   { TimeProfileTy::ScopeTy Once(On, ProfileStage::UploadMemcpy); }
-  Calls = callsIn(printed(On));
+  Calls = profileCalls(printedProfile(On));
   EXPECT_EQ(Calls.size(), 1u);
   EXPECT_EQ(Calls[ProfileStage::UploadMemcpy], 1u);
 }

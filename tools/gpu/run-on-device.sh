@@ -139,8 +139,8 @@ if [[ $steps == *ceiling* ]]; then
     echo "-- a hand-written pread + DMA loop, 2 MiB buffers, two per thread; the DMAs alone"
     file_mib=${CEIL_FILE_SIZE:-4G}
     case $file_mib in
-    *G) file_mib=$((${file_mib%G} * 1024)) ;;
-    *M) file_mib=${file_mib%M} ;;
+    *[Gg]) file_mib=$((${file_mib%[Gg]} * 1024)) ;;
+    *[Mm]) file_mib=${file_mib%[Mm]} ;;
     esac
     clang -O2 tools/gpu/mapped-read-probe.c -o /tmp/hand-loop -ldl -lpthread &&
       PROBE_MODES=26 PROBE_READ_MIB=2 timeout 300 /tmp/hand-loop /tmp/hand-loop.dat \
