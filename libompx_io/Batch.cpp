@@ -274,6 +274,17 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
   B->Count = Count;
   std::vector<BatchRefusalTy> Refusals = planBatch(Ops, Count);
   int Initial = initialDeviceNumber();
+  // Every descriptor the batch names is looked at before anything runs:
+  // the plugins duplicate descriptors, and a duplicate takes the lowest
+  // free number, which may be one that the program closed and a later
+  // operation still names.
+  std::unordered_map<int, offloadio::DescriptorFactsTy> Fds;
+  auto FactsOf = [&](int Fd) -> const offloadio::DescriptorFactsTy & {
+    auto [It, New] = Fds.try_emplace(Fd);
+    if (New)
+      It->second = offloadio::inspectDescriptor(librarySys(), Fd);
+    return It->second;
+  };
   std::vector<size_t> HostOps;
   std::map<int, size_t> ShareOf; // device: index in B->Shares
   for (size_t I = 0; I < Count; ++I) {
@@ -282,8 +293,16 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
       B->Early.push_back({I, -1, Refusals[I].Errno, Refusals[I].Reason});
       continue;
     }
+    const offloadio::DescriptorFactsTy &Facts = FactsOf(Op.fd);
     if (Op.device_num == Initial) {
       HostOps.push_back(I);
+      continue;
+    }
+    // The checks of the descriptor come before the device's, as on every
+    // device (TransferCheck.h); the plugin makes the rest.
+    if (offloadio::TransferVerdictTy V = offloadio::checkDescriptorUse(
+            Facts, Op.opcode == OMPX_IO_OP_WRITE, Op.offset, Op.device_num)) {
+      B->Early.push_back({I, -1, V.Errno, std::move(V.Why)});
       continue;
     }
     auto It = ShareOf.find(Op.device_num);
@@ -303,33 +322,40 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
     S.Ops.push_back(Op);
   }
 
-  // Every device's request first: nothing runs unless all have one.
+  // Every device's request first: nothing runs unless all have one. A
+  // device that cannot serve at all (a forked child's) fails its own
+  // operations; the others, the initial device's included, still run.
   for (ShareTy &S : B->Shares) {
-    if (int32_t Errno = S.Fns->IOBatchCreate(S.Local, &S.Inner)) {
-      char Text[512] = "";
-      if (!S.Fns->TakeLastError(Text, sizeof(Text)))
-        std::snprintf(Text, sizeof(Text), "%s", std::strerror(Errno));
-      S.Inner = nullptr;
-      for (ShareTy &Other : B->Shares)
-        if (Other.Inner)
-          Other.Fns->IOBatchRelease(Other.Inner);
-      return fail(Errno, std::string(Call) + " on device " +
-                             std::to_string(S.Device) + ": " + Text +
-                             "; nothing was submitted");
+    int32_t Errno = S.Fns->IOBatchCreate(S.Local, &S.Inner);
+    if (!Errno)
+      continue;
+    char Text[512] = "";
+    if (!S.Fns->TakeLastError(Text, sizeof(Text)))
+      std::snprintf(Text, sizeof(Text), "%s", std::strerror(Errno));
+    S.Inner = nullptr;
+    if (Errno != EAGAIN) {
+      for (size_t I : S.Indices)
+        B->Early.push_back({I, -1, int(Errno), Text});
+      continue;
     }
+    for (ShareTy &Other : B->Shares)
+      if (Other.Inner)
+        Other.Fns->IOBatchRelease(Other.Inner);
+    return fail(Errno, std::string(Call) + " on device " +
+                           std::to_string(S.Device) + ": " + Text +
+                           "; nothing was submitted");
   }
   // Host memory: done now, as ompx_target_pread_async does it.
   for (size_t I : HostOps) {
     const ompx_io_op_t &Op = Ops[I];
-    ssize_t N = countedHostTransfer(Op.opcode == OMPX_IO_OP_WRITE, Op.fd,
-                                    Op.device_buf, Op.count, Op.offset);
-    int Errno = N < 0 ? errno : 0;
-    B->Early.push_back({I, N, Errno,
-                        Errno ? std::string("host transfer: ") +
-                                    std::strerror(Errno)
-                              : std::string()});
+    HostOutcomeTy Host = countedHostTransfer(
+        FactsOf(Op.fd), Op.opcode == OMPX_IO_OP_WRITE, Op.device_buf,
+        Op.count, Op.offset, Op.device_num);
+    B->Early.push_back({I, Host.Result, Host.Errno, std::move(Host.Why)});
   }
   for (ShareTy &S : B->Shares) {
+    if (!S.Inner)
+      continue;
     if (int32_t Errno = S.Fns->IOBatchStart(S.Local, S.Inner, S.Ops.data(),
                                             S.Ops.size())) {
       char Text[512] = "";

@@ -6,6 +6,7 @@
 #ifndef OMPX_IO_LIBRARY_H
 #define OMPX_IO_LIBRARY_H
 
+#include "HostTransfer.h"
 #include "offloadio/ExtensionABI.h"
 
 #include <cstddef>
@@ -23,11 +24,16 @@ bool resolveDevice(int Device, const offloadio::ExtensionTableTy *&Fns,
 /// The initial device number of the running OpenMP program.
 int initialDeviceNumber();
 
-/// A transfer of host memory (the initial device) with pread/pwrite, as
-/// ompx_target_pread does it there, counted in its statistics: the bytes,
-/// or -1 with errno.
-ssize_t countedHostTransfer(bool IsWrite, int Fd, void *Buf, size_t Count,
-                            off_t Offset);
+/// The system calls of the library's own transfers and checks.
+offloadio::SysTy &librarySys();
+
+/// A transfer of host memory (the initial device, \p Device) with
+/// pread/pwrite on the descriptor \p Facts describes, checked and run as
+/// ompx_target_pread does it there, and counted in its statistics unless
+/// it was refused.
+HostOutcomeTy countedHostTransfer(const offloadio::DescriptorFactsTy &Facts,
+                                  bool IsWrite, void *Buf, size_t Count,
+                                  off_t Offset, int Device);
 
 /// Why no offload-io plugin serves \p Device for \p Call (and, the first
 /// time, the warning on stderr that explainNotServed prints).

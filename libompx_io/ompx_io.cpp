@@ -10,6 +10,7 @@
 // freed memory; requests never waited for are finished and released when the
 // library's state is destroyed at exit.
 #include "Diagnostics.h"
+#include "HostTransfer.h"
 #include "Library.h"
 #include "NotifiedTransfer.h"
 #include "ompx_io.h"
@@ -33,6 +34,7 @@
 #define OMPX_API extern "C" __attribute__((visibility("default")))
 
 using namespace ompxio;
+using offloadio::inspectDescriptor;
 
 namespace {
 
@@ -50,7 +52,8 @@ struct RequestTy {
   const PluginFnsTy *Fns = nullptr; ///< Null for host requests, done already.
   void *Inner = nullptr;            ///< The plugin's request.
   ssize_t HostResult = 0;           ///< Host requests: the result ...
-  int HostErrno = 0;                ///< ... and its errno.
+  int HostErrno = 0;                ///< ... its errno ...
+  std::string HostWhy;              ///< ... and why it failed.
 };
 
 /// The library's state: the plugins found, the devices resolved and the
@@ -168,6 +171,9 @@ public:
   /// Whether the device-not-served warning was printed (explainNotServed).
   std::atomic<bool> &notServedWarned() { return NotServedWarned; }
 
+  /// The system calls of the initial device's transfers.
+  offloadio::SysTy &sys() { return Sys; }
+
   /// The initial device number of the running OpenMP program.
   int initialDevice() {
     using FnTy = int (*)();
@@ -206,6 +212,7 @@ private:
     }
   }
 
+  offloadio::SysTy Sys;
   std::mutex Lock;
   bool Loaded = false;
   PluginFnsTy Plugins[3];
@@ -233,64 +240,6 @@ private:
 IOLibTy &lib() {
   static IOLibTy Lib;
   return Lib;
-}
-
-/// The zero-length pread or pwrite: 0, or -1 with the errno of Linux's
-/// checks of the descriptor, in its order (EINVAL, EBADF, ESPIPE, EISDIR).
-/// What a driver says of zero bytes (/dev/full: ENOSPC) is no error: count
-/// 0 moves nothing, as on the other devices.
-ssize_t zeroLengthCall(bool IsWrite, int Fd, void *Buf, off_t Offset) {
-  ssize_t N;
-  do
-    N = IsWrite ? ::pwrite(Fd, Buf, 0, Offset) : ::pread(Fd, Buf, 0, Offset);
-  while (N < 0 && errno == EINTR);
-  if (N < 0 && errno != EINVAL && errno != EBADF && errno != ESPIPE &&
-      errno != EISDIR)
-    return 0;
-  return N;
-}
-
-/// Host-memory transfer (initial device), POSIX-exact: full count unless
-/// end of file (or, for a write, the file size limit), EINTR retried.
-ssize_t hostTransfer(bool IsWrite, int Fd, void *Buf, size_t Count,
-                     off_t Offset) {
-  if (Offset < 0 || Count > size_t(SSIZE_MAX)) {
-    errno = EINVAL;
-    return -1;
-  }
-  // Count 0 is the system call itself: Linux still checks the descriptor
-  // (EBADF, ESPIPE, EISDIR, ...).
-  if (Count == 0)
-    return zeroLengthCall(IsWrite, Fd, Buf, Offset);
-  if (!Buf) {
-    // The descriptor's errors come first, as in the kernel.
-    if (zeroLengthCall(IsWrite, Fd, Buf, Offset) == 0)
-      errno = EFAULT;
-    return -1;
-  }
-  size_t Done = 0;
-  while (Done < Count) {
-    size_t Want = std::min<size_t>(Count - Done, size_t(1) << 30);
-    char *P = static_cast<char *>(Buf) + Done;
-    ssize_t N = IsWrite ? ::pwrite(Fd, P, Want, Offset + off_t(Done))
-                        : ::pread(Fd, P, Want, Offset + off_t(Done));
-    if (N < 0 && errno == EINTR)
-      continue;
-    // At the file size limit a write returns what it wrote before it, as
-    // pwrite(2) does; EFBIG only if that is nothing.
-    if (N < 0 && errno == EFBIG && Done)
-      break;
-    if (N < 0)
-      return -1;
-    if (N == 0) {
-      if (!IsWrite)
-        break;
-      errno = EIO;
-      return -1;
-    }
-    Done += size_t(N);
-  }
-  return ssize_t(Done);
 }
 
 } // namespace
@@ -341,19 +290,6 @@ static int pluginFailure(const PluginFnsTy &Fns, int Errno, const char *Call,
   return fail(Errno, pluginMessage(Fns, Errno, Call, Device));
 }
 
-/// The message of \p Call on the initial device failing with the errno of
-/// its host transfer on \p Fd.
-static std::string hostMessage(const char *Call, int Errno, int Fd) {
-  return std::string(Call) + ": host memory, descriptor " +
-         std::to_string(Fd) + ": " + std::strerror(Errno);
-}
-
-/// Fail \p Call on the initial device with the errno of its host
-/// transfer on \p Fd.
-static int hostFailure(const char *Call, int Errno, int Fd) {
-  return fail(Errno, hostMessage(Call, Errno, Fd));
-}
-
 /// Start a transfer for \p Call, the API function that messages name, into
 /// \p R: done already on the initial device (R.Fns null), in flight in a
 /// plugin otherwise. 0, or -1 with errno and the last error set when it was
@@ -364,16 +300,15 @@ static int startTransfer(const char *Call, bool IsWrite, int Fd, void *Buf,
   R = RequestTy();
   if (Device == lib().initialDevice()) {
     // Host memory: done now; the request only carries the result.
-    R.HostResult = hostTransfer(IsWrite, Fd, Buf, Count, Offset);
-    R.HostErrno = R.HostResult < 0 ? errno : 0;
-    // Refused at submission, as the plugins refuse them: the checks of the
-    // arguments and the descriptor, and whatever fails a count of 0.
-    if (R.HostResult < 0 &&
-        (Count == 0 || R.HostErrno == EBADF || R.HostErrno == EINVAL ||
-         R.HostErrno == EFAULT || R.HostErrno == ESPIPE ||
-         R.HostErrno == EISDIR))
-      return hostFailure(Call, R.HostErrno, Fd);
-    lib().countHost(IsWrite, R.HostResult);
+    HostOutcomeTy Host = runHostTransfer(
+        lib().sys(), inspectDescriptor(lib().sys(), Fd), IsWrite, Buf, Count,
+        Offset, Device);
+    if (Host.Refused)
+      return fail(Host.Errno, std::string(Call) + ": " + Host.Why);
+    lib().countHost(IsWrite, Host.Result);
+    R.HostResult = Host.Result;
+    R.HostErrno = Host.Errno;
+    R.HostWhy = std::move(Host.Why);
     return 0;
   }
   DeviceRefTy Ref;
@@ -440,7 +375,7 @@ void ompxio::submitNotified(const TransferArgsTy &Args,
     Outcome = {-1, errno, lastError()};
   } else if (!R.Fns) {
     Outcome = {R.HostResult, R.HostErrno,
-               R.HostResult < 0 ? hostMessage(Args.Call, R.HostErrno, Args.Fd)
+               R.HostResult < 0 ? std::string(Args.Call) + ": " + R.HostWhy
                                 : std::string()};
   } else {
     const PluginFnsTy &Fns = *R.Fns;
@@ -488,6 +423,21 @@ OMPX_API int ompx_io_test(ompx_io_request_t Request) {
   return Done;
 }
 
+/// Wait for \p R, taken out of the registry or never in it, and release
+/// it; failures are \p Call's, on \p Device where the caller knows it.
+static ssize_t finishRequest(const char *Call, RequestTy &R,
+                             std::optional<int> Device) {
+  if (!R.Fns) {
+    if (R.HostResult < 0)
+      return fail(R.HostErrno, std::string(Call) + ": " + R.HostWhy);
+    return R.HostResult;
+  }
+  int64_t Bytes = 0;
+  if (int32_t Errno = R.Fns->IOWait(R.Inner, &Bytes))
+    return pluginFailure(*R.Fns, Errno, Call, Device);
+  return ssize_t(Bytes);
+}
+
 OMPX_API ssize_t ompx_io_wait(ompx_io_request_t Request) {
   if (!Request)
     return invalidArgument("ompx_io_wait", "request is NULL");
@@ -496,33 +446,29 @@ OMPX_API ssize_t ompx_io_wait(ompx_io_request_t Request) {
   RequestTy R;
   if (!lib().claim(Request, R))
     return notInFlight("ompx_io_wait", Request);
-  if (!R.Fns) {
-    if (R.HostResult < 0)
-      return fail(R.HostErrno, std::string("ompx_io_wait: host transfer: ") +
-                                   std::strerror(R.HostErrno));
-    return R.HostResult;
-  }
-  int64_t Bytes = 0;
-  if (int32_t Errno = R.Fns->IOWait(R.Inner, &Bytes))
-    return pluginFailure(*R.Fns, Errno, "ompx_io_wait", std::nullopt);
-  return ssize_t(Bytes);
+  return finishRequest("ompx_io_wait", R, std::nullopt);
+}
+
+/// ompx_target_pread and ompx_target_pwrite: a request that no handle names,
+/// waited for at once; failures name \p Call.
+static ssize_t transferNow(const char *Call, bool IsWrite, int Fd, void *Buf,
+                           size_t Count, off_t Offset, int Device) {
+  RequestTy R;
+  if (startTransfer(Call, IsWrite, Fd, Buf, Count, Offset, Device, R))
+    return -1;
+  return finishRequest(Call, R, Device);
 }
 
 OMPX_API ssize_t ompx_target_pread(int Fd, void *Buf, size_t Count,
                                    off_t Offset, int Device) {
-  ompx_io_request_t R;
-  if (submit("ompx_target_pread", false, Fd, Buf, Count, Offset, Device, &R))
-    return -1;
-  return ompx_io_wait(R);
+  return transferNow("ompx_target_pread", false, Fd, Buf, Count, Offset,
+                     Device);
 }
 
 OMPX_API ssize_t ompx_target_pwrite(int Fd, const void *Buf, size_t Count,
                                     off_t Offset, int Device) {
-  ompx_io_request_t R;
-  if (submit("ompx_target_pwrite", true, Fd, const_cast<void *>(Buf), Count,
-             Offset, Device, &R))
-    return -1;
-  return ompx_io_wait(R);
+  return transferNow("ompx_target_pwrite", true, Fd, const_cast<void *>(Buf),
+                     Count, Offset, Device);
 }
 
 OMPX_API const char *ompx_io_path_name(int Path) {
@@ -673,13 +619,16 @@ bool ompxio::resolveDevice(int Device, const offloadio::ExtensionTableTy *&Fns,
 
 int ompxio::initialDeviceNumber() { return lib().initialDevice(); }
 
-ssize_t ompxio::countedHostTransfer(bool IsWrite, int Fd, void *Buf,
-                                    size_t Count, off_t Offset) {
-  ssize_t Result = hostTransfer(IsWrite, Fd, Buf, Count, Offset);
-  int Errno = errno;
-  lib().countHost(IsWrite, Result);
-  errno = Errno;
-  return Result;
+offloadio::SysTy &ompxio::librarySys() { return lib().sys(); }
+
+HostOutcomeTy ompxio::countedHostTransfer(const offloadio::DescriptorFactsTy &Facts,
+                                          bool IsWrite, void *Buf, size_t Count,
+                                          off_t Offset, int Device) {
+  HostOutcomeTy Out = runHostTransfer(lib().sys(), Facts, IsWrite, Buf, Count,
+                                      Offset, Device);
+  if (!Out.Refused)
+    lib().countHost(IsWrite, Out.Result);
+  return Out;
 }
 
 std::string ompxio::notServedMessage(const char *Call, int Device) {

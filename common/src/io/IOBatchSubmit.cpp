@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // A batch share of the file engine: each operation is checked as submit
-// checks a request; descriptors are duplicated once per caller descriptor
-// and given their O_DIRECT decision once per direction; small operations
-// whose file ranges touch are gathered into one request.
+// checks a request, all before any descriptor is duplicated; descriptors
+// are duplicated once per caller descriptor and given their O_DIRECT
+// decision once per direction; small operations whose file ranges touch
+// are gathered into one request.
 #include "offloadio/io/IODevice.h"
 #include "offloadio/io/IODirectPolicy.h"
 #include "offloadio/io/IOEngine.h"
@@ -30,6 +31,8 @@ namespace {
 
 /// The share's descriptors of one caller descriptor.
 struct BatchFdTy {
+  DescriptorFactsTy Facts; ///< What the descriptor is, asked once.
+  bool Used = false;       ///< Some operation passed its checks with it.
   int Dup = -1;     ///< Our duplicate; -1 when dup failed ...
   int DupErrno = 0; ///< ... with this errno.
   int Flags = 0;    ///< The caller's status flags.
@@ -50,10 +53,18 @@ void IOEngineTy::startBatch(IOBatchTy &Batch,
                             const std::vector<IOBatchOpTy> &Ops) {
   Batch.resize(Ops.size());
   std::vector<std::optional<CheckedRequestTy>> Checked(Ops.size());
+  // Every caller descriptor is looked at, and every operation checked,
+  // before any descriptor is duplicated: a duplicate takes the lowest free
+  // number, which may be one the program closed and a later operation
+  // still names, so that operation would run on another's file.
   std::map<int, BatchFdTy> Fds;
   for (size_t I = 0; I < Ops.size(); ++I) {
     const IOBatchOpTy &Op = Ops[I];
-    auto C = checkRequest(Op.Op, Op.Fd, Op.DevPtr, Op.Count, Op.Offset);
+    auto [It, New] = Fds.try_emplace(Op.Fd);
+    if (New)
+      It->second.Facts = inspectDescriptor(Sys, Op.Fd);
+    auto C = checkRequest(Op.Op, It->second.Facts, Op.DevPtr, Op.Count,
+                          Op.Offset);
     if (!C) {
       Batch.failOp(I, C.takeError());
       continue;
@@ -62,24 +73,30 @@ void IOEngineTy::startBatch(IOBatchTy &Batch,
       Batch.completeOp(I);
       continue;
     }
-    // One duplicate per caller descriptor, however many operations use it.
-    auto [It, New] = Fds.try_emplace(Op.Fd);
-    BatchFdTy &F = It->second;
-    if (New) {
-      F.Flags = C->Flags;
-      F.Dup = Sys.dup(Op.Fd);
-      if (F.Dup < 0)
-        F.DupErrno = errno;
-      else
-        Batch.adoptDescriptor(F.Dup);
-    }
-    if (F.Dup < 0) {
-      Batch.failOp(I, makeErrnoError(F.DupErrno, "dup of fd {0} for a batch "
-                                     "on device {1}",
-                                     Op.Fd, Device.getDeviceId()));
-      continue;
-    }
+    It->second.Used = true;
     Checked[I] = std::move(*C);
+  }
+  // One duplicate per caller descriptor, however many operations use it.
+  for (auto &[CallerFd, F] : Fds) {
+    if (!F.Used)
+      continue;
+    F.Flags = F.Facts.Flags;
+    F.Dup = Sys.dup(CallerFd);
+    if (F.Dup < 0)
+      F.DupErrno = errno;
+    else
+      Batch.adoptDescriptor(F.Dup);
+  }
+  for (size_t I = 0; I < Ops.size(); ++I) {
+    if (!Checked[I])
+      continue;
+    const BatchFdTy &F = Fds[Ops[I].Fd];
+    if (F.Dup >= 0)
+      continue;
+    Batch.failOp(I, makeErrnoError(F.DupErrno, "dup of fd {0} for a batch "
+                                   "on device {1}",
+                                   Ops[I].Fd, Device.getDeviceId()));
+    Checked[I].reset();
   }
 
   auto DirectFdsOf = [&](int CallerFd, bool Write) -> const IODirectFdsTy & {

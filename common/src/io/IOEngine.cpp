@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/io/IOEngine.h"
-#include "offloadio/io/IODescriptor.h"
 #include "offloadio/io/IODevice.h"
 #include "offloadio/io/IODirectPolicy.h"
 #include "offloadio/io/Sys.h"
@@ -38,42 +37,55 @@ IOEngineTy::IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
 IOEngineTy::~IOEngineTy() { Workers.detach(Served); }
 
 Expected<IOEngineTy::CheckedRequestTy>
-IOEngineTy::checkRequest(IORequestTy::OpTy Op, int Fd, void *DevPtr,
-                         size_t Count, off_t Offset) {
+IOEngineTy::checkRequest(IORequestTy::OpTy Op, const DescriptorFactsTy &Facts,
+                         void *DevPtr, size_t Count, off_t Offset) {
   const char *OpName = Op == IORequestTy::Read ? "read" : "write";
   int DeviceId = Device.getDeviceId();
-  auto Flags = checkDescriptor(Sys, Op == IORequestTy::Write, Fd, Count,
-                               Offset, DeviceId);
-  if (!Flags)
-    return Flags.takeError();
-  if (Count && !DevPtr)
-    return makeErrnoError(EFAULT,
-                          "{0} of {1} bytes on device {2}: null buffer",
-                          OpName, Count, DeviceId);
-  // Busy from before the buffer checks on: a free in progress finishes
-  // first (the checks then refuse the memory), a later one waits for this
-  // request (IOBusyMemory.h).
+  bool IsWrite = Op == IORequestTy::Write;
   IOBusyMarkTy BusyMark;
-  if (Count)
-    BusyMark = IOBusyMarkTy(Device.getIOBusyMemory(), DevPtr, Count);
   AllocKindTy Kind = AllocKindTy::Device;
-  bool Owned = Device.ownsPointer(DevPtr, &Kind);
-  if (Count && !Owned)
-    return makeErrnoError(EFAULT, "{0} of {1} bytes on device {2}: buffer {3} "
-                          "is not memory of this device",
-                          OpName, Count, DeviceId, DevPtr);
-  size_t Room = Device.bytesAvailableFrom(DevPtr);
-  if (Count > Room)
-    return makeErrnoError(EFAULT, "{0} of {1} bytes on device {2}: buffer {3} "
-                          "has only {4} bytes left in its allocation",
-                          OpName, Count, DeviceId, DevPtr, Room);
+  auto BufferCheck = [&]() -> TransferVerdictTy {
+    auto Refuse = [&](const std::string &What) {
+      return TransferVerdictTy{EFAULT, std::string(OpName) + " of " +
+                                           std::to_string(Count) +
+                                           " bytes on device " +
+                                           std::to_string(DeviceId) + ": " +
+                                           What};
+    };
+    if (!Count) {
+      // Nothing to check; the kind still steers the path choice.
+      (void)Device.ownsPointer(DevPtr, &Kind);
+      return {};
+    }
+    if (!DevPtr)
+      return Refuse("null buffer");
+    // Busy from before the buffer checks on: a free in progress finishes
+    // first (the checks then refuse the memory), a later one waits for
+    // this request (IOBusyMemory.h).
+    BusyMark = IOBusyMarkTy(Device.getIOBusyMemory(), DevPtr, Count);
+    char Ptr[32];
+    std::snprintf(Ptr, sizeof(Ptr), "%p", DevPtr);
+    if (!Device.ownsPointer(DevPtr, &Kind))
+      return Refuse("buffer " + std::string(Ptr) +
+                    " is not memory of this device");
+    size_t Room = Device.bytesAvailableFrom(DevPtr);
+    if (Count > Room)
+      return Refuse("buffer " + std::string(Ptr) + " has only " +
+                    std::to_string(Room) + " bytes left in its allocation");
+    return {};
+  };
+  if (TransferVerdictTy V = checkTransfer(Sys, Facts, IsWrite, Count, Offset,
+                                          DeviceId, BufferCheck))
+    return makeErrnoError(V.Errno, "{0}", V.Why);
+  int Fd = Facts.Fd;
+  int Flags = Facts.Flags;
 
   std::string Why;
-  bool Append = Op == IORequestTy::Write && (*Flags & O_APPEND);
+  bool Append = IsWrite && (Flags & O_APPEND);
   auto Path = choosePath({Fd, DevPtr, Count, Offset, Append, Kind}, Why);
   if (!Path)
     return Path.takeError();
-  return CheckedRequestTy{*Flags, std::move(BusyMark), *Path, std::move(Why),
+  return CheckedRequestTy{Flags, std::move(BusyMark), *Path, std::move(Why),
                           Append};
 }
 
@@ -119,7 +131,8 @@ Expected<std::unique_ptr<IORequestTy>>
 IOEngineTy::submit(IORequestTy::OpTy Op, int Fd, void *DevPtr, size_t Count,
                    off_t Offset) {
   const char *OpName = Op == IORequestTy::Read ? "read" : "write";
-  auto Checked = checkRequest(Op, Fd, DevPtr, Count, Offset);
+  auto Checked =
+      checkRequest(Op, inspectDescriptor(Sys, Fd), DevPtr, Count, Offset);
   if (!Checked)
     return Checked.takeError();
   auto Slot = reserveSlot(std::string(OpName) + " of " +

@@ -1,7 +1,9 @@
 // A child forked after its parent initialised a device cannot use that
 // device: omp_target_alloc, omp_target_memcpy both ways, unlock, a file
 // read, waiting for a request the parent submitted, and a target region each
-// fail with an error that names fork(), the child's pid and the parent's.
+// fail with an error that names fork(), the child's pid and the parent's. A
+// batch that mixes the initial device with the parent's device runs the
+// initial device's operation and fails only the device's.
 // Nothing hangs (an alarm would kill the child), the child exits normally
 // (its exit runs libomptarget's deinit, which must not wait for the
 // parent's streams), and the parent keeps working afterwards: its pending
@@ -109,6 +111,26 @@ static int child(int dev, int fd, char *dbuf, unsigned char *locked,
                "child: ompx_target_pread");
   EXPECT_ERRNO(ompx_io_wait(pending), ENODEV,
                "child: waiting for the parent's request");
+
+  // A batch of the initial device and the parent's device: the initial
+  // device's operation needs no plugin and runs; the device's fails on its
+  // own, with ENODEV and the reason.
+  unsigned char hb[4096] = {0};
+  ompx_io_op_t ops[2] = {{OMPX_IO_OP_READ, fd, hb, 4096, 8192, host, -7, -7},
+                         {OMPX_IO_OP_READ, fd, dbuf, 4096, 0, dev, -7, -7}};
+  ompx_io_batch_t batch;
+  int submitted = ompx_io_batch_submit(ops, 2, &batch) == 0;
+  OT_EXPECT(submitted, "child: a batch with the initial device is submitted");
+  if (submitted) {
+    ssize_t failed = ompx_io_batch_wait(batch);
+    OT_EXPECT(failed == 1 && ops[0].result == 4096 && ops[0].error == 0 &&
+                  hb[0] == pat(8192) && hb[4095] == pat(8192 + 4095),
+              "child: the initial device's operation ran");
+    OT_EXPECT(ops[1].result == -1 && ops[1].error == ENODEV,
+              "child: the device's operation failed on its own (%s)",
+              ename(ops[1].error));
+    printf("child: batch: %s\n", ompx_io_last_error());
+  }
 
   fflush(stdout);
   pid_t g = fork();
@@ -238,6 +260,10 @@ int main(int argc, char **argv) {
 // CHECK: PASS: child: ompx_target_pread -> -1 ENODEV
 // CHECK: offload-io([[PLUGIN]])[{{[0-9]+}}]: error: an ompx_io request used in a child process (pid [[CHILD]]) after fork(); the parent (pid [[PARENT]]) initialised the [[PLUGIN]] plugin's devices
 // CHECK: PASS: child: waiting for the parent's request -> -1 ENODEV
+// CHECK: PASS: child: a batch with the initial device is submitted
+// CHECK: PASS: child: the initial device's operation ran
+// CHECK: PASS: child: the device's operation failed on its own (ENODEV)
+// CHECK: child: batch: ompx_io_batch_wait: 1 of 2 operations failed: operation 1 (read, fd {{[0-9]+}}, 4096 bytes at offset 0, device [[DEV]]): No such device: {{.*}}used in a child process (pid [[CHILD]]) after fork()
 // The grandchild's initialiser is not its parent.
 // CHECK: used in a child process (pid {{[0-9]+}}) after fork(); process [[PARENT]], an ancestor, initialised it
 // CHECK-NOT: grandchild: target region returned

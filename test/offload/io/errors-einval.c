@@ -1,6 +1,8 @@
-// EINVAL: a negative offset (also with count 0), a count above SSIZE_MAX,
-// an offset + count beyond the off_t range, a NULL request pointer, and
-// ompx_io_test / ompx_io_wait of NULL. Device and host memory alike.
+// EINVAL: a negative offset (also with count 0), an offset + count beyond
+// the off_t range, a NULL request pointer, and ompx_io_test / ompx_io_wait
+// of NULL. Device and host memory alike. A count above SSIZE_MAX is EFAULT,
+// as Linux's pread(2) says (no address space holds the buffer), before the
+// offset range is looked at.
 //
 // REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
@@ -29,7 +31,11 @@ static void check_all(const char *where, int dev, void *buf, int fd) {
   EXPECT_ERRNO(ompx_target_pread(fd, buf, 0, -1, dev), EINVAL, what);
   snprintf(what, sizeof what, "%s: read count SSIZE_MAX+1", where);
   EXPECT_ERRNO(ompx_target_pread(fd, buf, (size_t)SSIZE_MAX + 1, 0, dev),
-               EINVAL, what);
+               EFAULT, what);
+  snprintf(what, sizeof what, "%s: read count SSIZE_MAX+1 at INT64_MAX", where);
+  EXPECT_ERRNO(ompx_target_pread(fd, buf, (size_t)SSIZE_MAX + 1, INT64_MAX,
+                                 dev),
+               EFAULT, what);
   snprintf(what, sizeof what, "%s: async read offset -1", where);
   EXPECT_ERRNO(ompx_target_pread_async(fd, buf, 64, -1, dev, &req), EINVAL,
                what);
@@ -73,7 +79,8 @@ int main(int argc, char **argv) {
 // CHECK: PASS: device: read offset -1 -> -1 EINVAL
 // CHECK: PASS: device: write offset -4096 -> -1 EINVAL
 // CHECK: PASS: device: read count 0 offset -1 -> -1 EINVAL
-// CHECK: PASS: device: read count SSIZE_MAX+1 -> -1 EINVAL
+// CHECK: PASS: device: read count SSIZE_MAX+1 -> -1 EFAULT
+// CHECK: PASS: device: read count SSIZE_MAX+1 at INT64_MAX -> -1 EFAULT
 // CHECK: PASS: device: async read offset -1 -> -1 EINVAL
 // CHECK: PASS: device: request stays NULL
 // CHECK: PASS: device: async write offset INT64_MIN -> -1 EINVAL
@@ -83,7 +90,8 @@ int main(int argc, char **argv) {
 // CHECK: PASS: host: read offset -1 -> -1 EINVAL
 // CHECK: PASS: host: write offset -4096 -> -1 EINVAL
 // CHECK: PASS: host: read count 0 offset -1 -> -1 EINVAL
-// CHECK: PASS: host: read count SSIZE_MAX+1 -> -1 EINVAL
+// CHECK: PASS: host: read count SSIZE_MAX+1 -> -1 EFAULT
+// CHECK: PASS: host: read count SSIZE_MAX+1 at INT64_MAX -> -1 EFAULT
 // CHECK: PASS: host: async read offset -1 -> -1 EINVAL
 // CHECK: PASS: host: request stays NULL
 // CHECK: PASS: host: async write offset INT64_MIN -> -1 EINVAL

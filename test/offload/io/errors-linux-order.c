@@ -6,9 +6,12 @@
 // and for a socket (seekability is checked before the access mode), EISDIR
 // for reading a directory, EBADF for writing one (it is open read-only), a
 // closed descriptor or the wrong access mode, EINVAL for a negative offset
-// before anything else, 0 for count 0 on a file. One deliberate difference:
-// count 0 to /dev/full returns 0 (Linux: ENOSPC from the driver), see
-// docs/errors-and-env.md.
+// before anything else, 0 for count 0 on a file. Counts no address space
+// holds (over SSIZE_MAX) are EFAULT, after the descriptor's checks and
+// before the offset range's (EINVAL, also past 1 GiB) and the directory's;
+// an eventfd has no file offset (ESPIPE, at submission too). One deliberate
+// difference: count 0 to /dev/full returns 0 (Linux: ENOSPC from the
+// driver), see docs/errors-and-env.md.
 //
 // REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
@@ -24,6 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,19 +47,19 @@ static char hbuf[4096];
 static void *dbuf;
 static int dev;
 
-// One case: what Linux says, then the device and the initial device.
-static void check(const char *what, int write, int fd, size_t count,
-                  off_t off) {
+// One case: what Linux says of host buffer hb, then the device with device
+// buffer db and the initial device with hb.
+static void check_with(const char *what, int write, int fd, size_t count,
+                       off_t off, void *hb, void *db) {
   errno = 0;
-  ssize_t want = write ? pwrite(fd, hbuf, count, off)
-                       : pread(fd, hbuf, count, off);
+  ssize_t want = write ? pwrite(fd, hb, count, off) : pread(fd, hb, count, off);
   int want_errno = want < 0 ? errno : 0;
   printf("Linux: %s -> %zd %s\n", what, want, name(want_errno));
   struct {
     const char *where;
     int dev;
     void *buf;
-  } on[] = {{"device", dev, dbuf}, {"host", omp_get_initial_device(), hbuf}};
+  } on[] = {{"device", dev, db}, {"host", omp_get_initial_device(), hb}};
   for (int i = 0; i < 2; ++i) {
     errno = 0;
     ssize_t got = write ? ompx_target_pwrite(fd, on[i].buf, count, off,
@@ -64,6 +70,12 @@ static void check(const char *what, int write, int fd, size_t count,
     OT_EXPECT(got == want && got_errno == want_errno, "%s: %s -> %zd %s",
               on[i].where, what, got, name(got_errno));
   }
+}
+
+// One case with the 4 KiB buffers.
+static void check(const char *what, int write, int fd, size_t count,
+                  off_t off) {
+  check_with(what, write, fd, count, off, hbuf, dbuf);
 }
 
 int main(int argc, char **argv) {
@@ -117,6 +129,46 @@ int main(int argc, char **argv) {
   check("write /dev/full 64", 1, full, 64, 0);
   check("read file 0", 0, file, 0, 0);
   check("write file 0", 1, file, 0, 0);
+
+  // Counts: the descriptor's errors come before a count no address space
+  // holds (EFAULT), which comes before the offset range and the directory.
+  size_t huge = (size_t)SSIZE_MAX + 1;
+  check("read closed fd huge", 0, closed, huge, 0);
+  check("read write-only fd huge", 0, wronly, huge, 0);
+  check("read pipe huge", 0, pipefd[0], huge, 0);
+  check("write socket huge", 1, sock[0], huge, 0);
+  check("read file huge", 0, file, huge, 0);
+  check("read directory huge", 0, dir, huge, 0);
+  check("read directory past INT64_MAX", 0, dir, 64, INT64_MAX - 10);
+  // Past 1 GiB, with buffers that hold the count (never touched).
+  size_t big = ((size_t)1 << 30) + 8192;
+  void *hbig = malloc(big), *dbig = omp_target_alloc(big, dev);
+  if (hbig && dbig) {
+    check_with("read file 1 GiB + 8 KiB past INT64_MAX", 0, file, big,
+               INT64_MAX - ((off_t)1 << 30) - 4096, hbig, dbig);
+    check_with("write file 1 GiB + 8 KiB past INT64_MAX", 1, file, big,
+               INT64_MAX - ((off_t)1 << 30) - 4096, hbig, dbig);
+  } else {
+    printf("no buffers of %zu bytes\n", big);
+  }
+  free(hbig);
+  omp_target_free(dbig, dev);
+
+  // An eventfd has no file offset: refused at submission, as a pipe is.
+  int ev = eventfd(1, 0);
+  check("read eventfd 8", 0, ev, 8, 0);
+  check("read eventfd 0", 0, ev, 0, 0);
+  check("write eventfd 8", 1, ev, 8, 0);
+  for (int i = 0; i < 2; ++i) {
+    ompx_io_request_t req = NULL;
+    errno = 0;
+    int r = ompx_target_pread_async(ev, i ? hbuf : dbuf, 8, 0,
+                                    i ? omp_get_initial_device() : dev, &req);
+    OT_EXPECT(r == -1 && errno == ESPIPE && req == NULL,
+              "%s: async read eventfd -> %d %s at submission",
+              i ? "host" : "device", r, name(r ? errno : 0));
+  }
+  close(ev);
 
   omp_target_free(dbuf, dev);
   rmdir(argv[2]);
@@ -172,5 +224,31 @@ int main(int argc, char **argv) {
 // CHECK: PASS: host: read file 0 -> 0 0
 // CHECK: PASS: device: write file 0 -> 0 0
 // CHECK: PASS: host: write file 0 -> 0 0
+// CHECK: PASS: device: read closed fd huge -> -1 EBADF
+// CHECK: PASS: host: read closed fd huge -> -1 EBADF
+// CHECK: PASS: device: read write-only fd huge -> -1 EBADF
+// CHECK: PASS: host: read write-only fd huge -> -1 EBADF
+// CHECK: PASS: device: read pipe huge -> -1 ESPIPE
+// CHECK: PASS: host: read pipe huge -> -1 ESPIPE
+// CHECK: PASS: device: write socket huge -> -1 ESPIPE
+// CHECK: PASS: host: write socket huge -> -1 ESPIPE
+// CHECK: PASS: device: read file huge -> -1 EFAULT
+// CHECK: PASS: host: read file huge -> -1 EFAULT
+// CHECK: PASS: device: read directory huge -> -1 EFAULT
+// CHECK: PASS: host: read directory huge -> -1 EFAULT
+// CHECK: PASS: device: read directory past INT64_MAX -> -1 EINVAL
+// CHECK: PASS: host: read directory past INT64_MAX -> -1 EINVAL
+// CHECK: PASS: device: read file 1 GiB + 8 KiB past INT64_MAX -> -1 EINVAL
+// CHECK: PASS: host: read file 1 GiB + 8 KiB past INT64_MAX -> -1 EINVAL
+// CHECK: PASS: device: write file 1 GiB + 8 KiB past INT64_MAX -> -1 EINVAL
+// CHECK: PASS: host: write file 1 GiB + 8 KiB past INT64_MAX -> -1 EINVAL
+// CHECK: PASS: device: read eventfd 8 -> -1 ESPIPE
+// CHECK: PASS: host: read eventfd 8 -> -1 ESPIPE
+// CHECK: PASS: device: read eventfd 0 -> -1 ESPIPE
+// CHECK: PASS: host: read eventfd 0 -> -1 ESPIPE
+// CHECK: PASS: device: write eventfd 8 -> -1 ESPIPE
+// CHECK: PASS: host: write eventfd 8 -> -1 ESPIPE
+// CHECK: PASS: device: async read eventfd -> -1 ESPIPE at submission
+// CHECK: PASS: host: async read eventfd -> -1 ESPIPE at submission
 // CHECK-NOT: FAIL
 // CHECK: failures: 0

@@ -52,6 +52,21 @@ int main(int argc, char **argv) {
   char Kept[512];
   snprintf(Kept, sizeof Kept, "%s", ompx_io_last_error());
 
+  // A failure of the transfer itself, after submission, still names the
+  // call the program made, on either device.
+  int full = open("/dev/full", O_WRONLY);
+  EXPECT_ERRNO(ompx_target_pwrite(full, dbuf, 64, 0, dev), ENOSPC,
+               "write to /dev/full");
+  printf("transfer: %s\n", ompx_io_last_error());
+  char hbuf[64] = {0};
+  EXPECT_ERRNO(ompx_target_pwrite(full, hbuf, 64, 0, omp_get_initial_device()),
+               ENOSPC, "write of host memory to /dev/full");
+  printf("host transfer: %s\n", ompx_io_last_error());
+  close(full);
+  EXPECT_ERRNO(ompx_target_pread(-1, dbuf, 64, 0, dev), EBADF,
+               "pread of fd -1 again");
+  snprintf(Kept, sizeof Kept, "%s", ompx_io_last_error());
+
   OT_EXPECT(ompx_target_pread(fd, dbuf, 4096, 0, dev) == 4096,
             "a good read succeeds");
   OT_EXPECT(!strcmp(ompx_io_last_error(), Kept),
@@ -79,6 +94,10 @@ int main(int argc, char **argv) {
 // CHECK: no device: ompx_target_pread: device 1000 does not exist (omp_get_num_devices() is {{[0-9]+}})
 // CHECK: PASS: pread of fd -1 -> -1 EBADF
 // CHECK: bad fd: ompx_target_pread on device {{[0-9]+}}: offload-io({{[^)]+}}) device {{[0-9]+}}: {{.*[^ ]}}
+// CHECK: PASS: write to /dev/full -> -1 ENOSPC
+// CHECK: transfer: ompx_target_pwrite on device {{[0-9]+}}: {{.*}}No space left on device
+// CHECK: PASS: write of host memory to /dev/full -> -1 ENOSPC
+// CHECK: host transfer: ompx_target_pwrite: pwrite(fd {{[0-9]+}}, {{.*}}, 64 bytes, offset 0): No space left on device
 // CHECK: PASS: a good read succeeds
 // CHECK: PASS: success leaves the last error
 // CHECK: PASS: a new thread starts empty

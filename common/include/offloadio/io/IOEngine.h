@@ -20,6 +20,7 @@
 #include "offloadio/io/IOStats.h"
 #include "offloadio/io/IOWorker.h"
 #include "offloadio/io/IOWorkerPool.h"
+#include "offloadio/io/TransferCheck.h"
 
 #include <atomic>
 #include <memory>
@@ -92,8 +93,10 @@ private:
     std::string Why;      ///< ... and why.
     bool Append;          ///< A write to an O_APPEND descriptor.
   };
-  /// The checks of a request, in the order Linux makes them, and its path.
-  Expected<CheckedRequestTy> checkRequest(IORequestTy::OpTy Op, int Fd,
+  /// The checks of a request on the descriptor \p Facts describes
+  /// (TransferCheck.h: one order for every device), and its path.
+  Expected<CheckedRequestTy> checkRequest(IORequestTy::OpTy Op,
+                                          const DescriptorFactsTy &Facts,
                                           void *DevPtr, size_t Count,
                                           off_t Offset);
   /// One of Config.MaxRequests slots; EAGAIN naming \p What without one.
