@@ -7,7 +7,8 @@
  * initial device (omp_get_initial_device()) means plain host memory.
  * Semantics follow pread/pwrite, except that the full count is transferred
  * unless end of file (for writes: the file size limit) comes first. Errors
- * return -1 and set errno, in the order Linux checks them;
+ * return -1 and set errno, in the order Linux checks them, the same on
+ * every device (docs/errors-and-env.md lists the order);
  * ompx_io_last_error() then says what failed and why.
  */
 #ifndef OMPX_IO_H
@@ -100,7 +101,10 @@ typedef struct ompx_io_batch *ompx_io_batch_t;
  *  destinations overlap both fail, of a read into a write's source the read
  *  fails, of two operations whose file ranges overlap both fail. Every
  *  device's request is reserved before any operation starts, the initial
- *  device's included (those run during the call, as host transfers).
+ *  device's included (those run during the call, as host transfers). Every
+ *  descriptor is checked before any is duplicated: a closed one fails its
+ *  operations with EBADF. A device that cannot serve at all (the parent's,
+ *  in a forked child: ENODEV) fails its own operations; the others run.
  *  Returns 0, or -1 with errno when nothing was submitted (*batch is then
  *  NULL): EINVAL for ops or batch NULL or nops 0, EAGAIN when a device has
  *  no request left. */

@@ -395,6 +395,35 @@ TEST_P(IOBatchTest, RefusedOperationsLeaveTheOthersRunning) {
     EXPECT_FALSE(R[I].Message.empty()) << I;
 }
 
+TEST_P(IOBatchTest, ClosedDescriptorFailsAndNoDuplicateTakesItsNumber) {
+  // The second operation names the number of a descriptor closed just
+  // before: the lowest free one, which a duplicate of the first
+  // operation's descriptor would take if the share duplicated before it
+  // checked every operation.
+  for (bool Write : {true, false}) {
+    engine(batchConfig(GetParam()));
+    TempFileTy FA(std::vector<char>(8192, 'a'));
+    TempFileTy FB(std::vector<char>(8192, 'b'));
+    int Closed = ::dup(FB.Fd);
+    ASSERT_GE(Closed, 0);
+    ::close(Closed);
+    char *Dev = Device->alloc(8192);
+    std::memset(Dev, 'w', 8192);
+    IORequestTy::OpTy Op = Write ? IORequestTy::Write : IORequestTy::Read;
+    std::vector<IOBatchOpTy> Ops = {{Op, FA.Fd, Dev, 4096, 0},
+                                    {Op, Closed, Dev + 4096, 4096, 4096}};
+    auto B = run(Ops);
+    ASSERT_TRUE(B);
+    std::vector<IOBatchResultTy> R = B->wait();
+    EXPECT_EQ(R[0].Errno, 0) << Write;
+    EXPECT_EQ(R[0].Bytes, 4096u) << Write;
+    EXPECT_EQ(R[1].Errno, EBADF) << Write;
+    std::vector<char> A = FA.contents();
+    EXPECT_EQ(std::count(A.begin() + 4096, A.end(), 'a'), 4096) << Write;
+    EXPECT_EQ(std::count(Dev + 4096, Dev + 8192, 'w'), 4096) << Write;
+  }
+}
+
 TEST_P(IOBatchTest, NotificationRunsOnceWhenAllIsDoneAndMayReleaseTheShare) {
   engine(batchConfig(GetParam()));
   std::mt19937 Rng(5);
