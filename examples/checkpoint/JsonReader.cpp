@@ -40,6 +40,16 @@ int hexValue(char C) {
   return -1;
 }
 
+/// Byte \p C of the text as a message shows it: quoted when printable
+/// ASCII, else in hex, so that no control or partial UTF-8 byte reaches the
+/// message.
+std::string shownByte(char C) {
+  auto Byte = static_cast<unsigned char>(C);
+  if (Byte >= 0x20 && Byte < 0x7F)
+    return std::string("'") + C + "'";
+  return llvm::formatv("byte 0x{0:x-2}", Byte).str();
+}
+
 bool isHighSurrogate(uint16_t Unit) { return Unit >= 0xD800 && Unit < 0xDC00; }
 bool isLowSurrogate(uint16_t Unit) { return Unit >= 0xDC00 && Unit < 0xE000; }
 
@@ -113,7 +123,7 @@ Error JsonReaderTy::check(unsigned MaxDepth) {
     } else if (Text.substr(Pos).startswith("null")) {
       Pos += 4;
     } else {
-      return syntaxError(llvm::formatv("a value expected, found '{0}'", C));
+      return syntaxError("a value expected, found " + shownByte(C));
     }
     // A value ended: close what it ended, then expect the next member or
     // element.
@@ -135,8 +145,8 @@ Error JsonReaderTy::check(unsigned MaxDepth) {
         continue;
       }
       if (C != ',')
-        return syntaxError(llvm::formatv("',' or '{0}' expected, found '{1}'",
-                                         Closers.back(), C));
+        return syntaxError(llvm::formatv("',' or '{0}' expected, found {1}",
+                                         Closers.back(), shownByte(C)));
       ++Pos;
       if (Closers.back() == '}') {
         skipWhitespace();
@@ -360,39 +370,24 @@ void JsonReaderTy::readString(std::string &Out) {
       continue;
     }
     char Escape = Text[Pos++];
-    switch (Escape) {
-    case 'b':
-      Out.push_back('\b');
-      break;
-    case 'f':
-      Out.push_back('\f');
-      break;
-    case 'n':
-      Out.push_back('\n');
-      break;
-    case 'r':
-      Out.push_back('\r');
-      break;
-    case 't':
-      Out.push_back('\t');
-      break;
-    case 'u': {
-      unsigned CodePoint = readHex4();
-      if (isHighSurrogate(static_cast<uint16_t>(CodePoint))) {
-        Pos += 2; // The check saw "\u" and a low surrogate follow.
-        unsigned Low = readHex4();
-        CodePoint = 0x10000 + ((CodePoint - 0xD800) << 10) + (Low - 0xDC00);
-      }
-      char Bytes[UNI_MAX_UTF8_BYTES_PER_CODE_POINT];
-      char *Next = Bytes;
-      llvm::ConvertCodePointToUTF8(CodePoint, Next);
-      Out.append(Bytes, Next);
-      break;
+    if (Escape != 'u') {
+      // '"', '\\' and '/' stand for themselves.
+      static constexpr llvm::StringLiteral Letters = "bfnrt",
+                                           Controls = "\b\f\n\r\t";
+      size_t Letter = Letters.find(Escape);
+      Out.push_back(Letter == StringRef::npos ? Escape : Controls[Letter]);
+      continue;
     }
-    default: // '"', '\\' and '/' stand for themselves.
-      Out.push_back(Escape);
-      break;
+    unsigned CodePoint = readHex4();
+    if (isHighSurrogate(static_cast<uint16_t>(CodePoint))) {
+      Pos += 2; // The check saw "\u" and a low surrogate follow.
+      unsigned Low = readHex4();
+      CodePoint = 0x10000 + ((CodePoint - 0xD800) << 10) + (Low - 0xDC00);
     }
+    char Bytes[UNI_MAX_UTF8_BYTES_PER_CODE_POINT];
+    char *Next = Bytes;
+    llvm::ConvertCodePointToUTF8(CodePoint, Next);
+    Out.append(Bytes, Next);
   }
   Pos = End;
 }

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <random>
 #include <string>
+#include <vector>
 
 using offloadio::checkpoint::JsonReaderTy;
 using KindTy = JsonReaderTy::KindTy;
@@ -150,7 +151,7 @@ TEST(JsonReaderTest, StringsDecode) {
 }
 
 TEST(JsonReaderTest, MalformedTextIsRefusedWithWhatAndWhere) {
-  const std::pair<StringRef, StringRef> Cases[] = {
+  std::vector<std::pair<StringRef, StringRef>> Cases = {
       {"", "not JSON: a value expected, the text ends at byte 0"},
       {"  ", "not JSON: a value expected, the text ends at byte 2"},
       {"[", "not JSON: a value expected, the text ends at byte 1"},
@@ -186,6 +187,11 @@ TEST(JsonReaderTest, MalformedTextIsRefusedWithWhatAndWhere) {
       {"[\"\xed\xa0\x80\"]", "not UTF-8: invalid byte sequence at byte 2"},
       {"\"\xc0\xaf\"", "not UTF-8: invalid byte sequence at byte 1"},
   };
+  // Bytes that are not printable are shown in hex.
+  Cases.push_back({StringRef("\0", 1), "a value expected, found byte 0x00 at "
+                                       "byte 0"});
+  Cases.push_back({"[1 \xc3\xa9]", "',' or ']' expected, found byte 0xc3 at "
+                                   "byte 3"});
   for (const auto &[Text, Expected] : Cases) {
     llvm::Expected<JsonReaderTy> Reader = JsonReaderTy::create(Text, 8);
     if (Reader) {
