@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "Safetensors.h"
+#include "JsonReader.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Endian.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -10,7 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,127 +51,287 @@ const DTypeEntryTy &dtypeEntry(DTypeTy DType) {
   llvm_unreachable("every DTypeTy has a table entry");
 }
 
+/// \p Text from the file as a message shows it: control characters
+/// escaped, and cut (at a character boundary) after MaxShownBytes, with its
+/// length, as a name or a number may be as long as the header.
+std::string shownText(StringRef Text) {
+  constexpr size_t MaxShownBytes = 200;
+  size_t Cut = Text.size();
+  if (Cut > MaxShownBytes) {
+    Cut = MaxShownBytes;
+    while (Cut > 0 && (static_cast<unsigned char>(Text[Cut]) & 0xC0) == 0x80)
+      --Cut;
+  }
+  std::string Shown;
+  llvm::raw_string_ostream OS(Shown);
+  for (unsigned char C : Text.take_front(Cut)) {
+    if (C < 0x20 || C == 0x7F)
+      OS << llvm::format("\\x%02x", C);
+    else
+      OS << C;
+  }
+  if (Cut < Text.size())
+    OS << "... (" << Text.size() << " bytes)";
+  return OS.str();
+}
+
 Error headerError(const llvm::Twine &Message) {
   return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
                                  "safetensors header: " + Message.str());
 }
 
 Error tensorError(StringRef Name, const llvm::Twine &Message) {
-  return headerError("tensor '" + Name + "': " + Message);
+  return headerError("tensor '" + shownText(Name) + "': " + Message);
 }
 
-/// A non-negative JSON integer. JSON numbers like 3.0 count as integers;
-/// the error text says what \p What (a field) holds instead.
-Expected<uint64_t> readCount(const llvm::json::Value &V, StringRef Name,
-                             const llvm::Twine &What) {
-  if (std::optional<uint64_t> U = V.getAsUINT64())
-    return *U;
-  if (std::optional<int64_t> I = V.getAsInteger()) {
-    if (*I < 0)
-      return tensorError(Name, What + " is negative (" + llvm::Twine(*I) + ")");
-    return static_cast<uint64_t>(*I);
+/// What parsing a header keeps (the tensors, their names and shapes, the
+/// metadata, the index that finds repeated names), charged before it is
+/// allocated, against ParseBytesPerHeaderByte per header byte and
+/// ParseBytesAllowance more.
+class ParseBudgetTy {
+public:
+  explicit ParseBudgetTy(uint64_t HeaderLength)
+      : HeaderLength(HeaderLength),
+        Limit(HeaderLength * ParseBytesPerHeaderByte + ParseBytesAllowance),
+        Left(Limit) {}
+
+  Error charge(uint64_t Bytes) {
+    if (Bytes <= Left) {
+      Left -= Bytes;
+      return Error::success();
+    }
+    return headerError(
+        llvm::formatv("a header of {0} bytes needs more than {1} bytes of "
+                      "memory to parse (the limit is {2} bytes per header "
+                      "byte and {3} more)",
+                      HeaderLength, Limit, ParseBytesPerHeaderByte,
+                      ParseBytesAllowance)
+            .str());
   }
-  if (std::optional<double> D = V.getAsNumber())
-    return tensorError(Name, What + " is not an integer (" +
-                                 llvm::formatv("{0}", *D).str() + ")");
-  return tensorError(Name, What + " is not a number");
+
+  /// Appends \p Item to \p Items, charging the growth of \p Items first.
+  template <typename T> Error append(std::vector<T> &Items, T Item) {
+    if (Items.size() == Items.capacity()) {
+      size_t Grown = std::max<size_t>(4, 2 * Items.capacity());
+      if (Error Err = charge(Grown * sizeof(T)))
+        return Err;
+      Items.reserve(Grown);
+    }
+    Items.push_back(std::move(Item));
+    return Error::success();
+  }
+
+private:
+  uint64_t HeaderLength;
+  uint64_t Limit;
+  uint64_t Left;
+};
+
+using KindTy = checkpoint::JsonReaderTy::KindTy;
+
+/// A non-negative integer: JSON numbers like 3.0 and 1e3 count as
+/// integers; the error text says what \p What (a field) holds instead.
+Expected<uint64_t> readCount(checkpoint::JsonReaderTy &Reader, StringRef Name,
+                             const llvm::Twine &What) {
+  if (Reader.kind() != KindTy::Number)
+    return tensorError(Name, What + " is not a number");
+  StringRef Text = Reader.readNumber();
+  bool Negative = Text.startswith("-");
+  if (Text.find_first_of(".eE") == StringRef::npos) {
+    StringRef Digits = Text.drop_front(Negative ? 1 : 0);
+    uint64_t Value;
+    if (Negative && Digits.find_first_not_of('0') != StringRef::npos)
+      return tensorError(Name, What + " is negative (" + shownText(Text) + ")");
+    if (Digits.getAsInteger(10, Value))
+      return tensorError(Name, What + " does not fit 64 bits (" +
+                                   shownText(Text) + ")");
+    return Value;
+  }
+  double Value = std::strtod(Text.str().c_str(), nullptr);
+  if (std::isfinite(Value) && std::trunc(Value) != Value)
+    return tensorError(Name,
+                       What + " is not an integer (" + shownText(Text) + ")");
+  if (Value < 0)
+    return tensorError(Name, What + " is negative (" + shownText(Text) + ")");
+  // 2^64: the first double above the range.
+  if (!(Value < 18446744073709551616.0))
+    return tensorError(Name, What + " does not fit 64 bits (" +
+                                 shownText(Text) + ")");
+  return static_cast<uint64_t>(Value);
 }
 
-Expected<TensorInfoTy> parseTensor(StringRef Name,
-                                   const llvm::json::Value &Entry) {
-  const llvm::json::Object *Fields = Entry.getAsObject();
-  if (!Fields)
-    return tensorError(Name, "entry is not an object");
-  TensorInfoTy T;
-  T.Name = Name.str();
-
-  const llvm::json::Value *DType = Fields->get("dtype");
+Error readDType(checkpoint::JsonReaderTy &Reader, TensorInfoTy &T) {
+  if (Reader.kind() != KindTy::String)
+    return tensorError(T.Name, "field 'dtype' is not a string");
+  std::string Text;
+  Reader.readString(Text);
+  std::optional<DTypeTy> DType = dtypeFromName(Text);
   if (!DType)
-    return tensorError(Name, "missing field 'dtype'");
-  std::optional<StringRef> DTypeName = DType->getAsString();
-  if (!DTypeName)
-    return tensorError(Name, "field 'dtype' is not a string");
-  std::optional<DTypeTy> Parsed = dtypeFromName(*DTypeName);
-  if (!Parsed)
-    return tensorError(Name, "unknown dtype '" + *DTypeName + "'");
-  T.DType = *Parsed;
+    return tensorError(T.Name, "unknown dtype '" + shownText(Text) + "'");
+  T.DType = *DType;
+  return Error::success();
+}
 
-  const llvm::json::Value *Shape = Fields->get("shape");
-  if (!Shape)
-    return tensorError(Name, "missing field 'shape'");
-  const llvm::json::Array *Dims = Shape->getAsArray();
-  if (!Dims)
-    return tensorError(Name, "field 'shape' is not an array");
-  for (size_t I = 0; I < Dims->size(); ++I) {
+Error readShape(checkpoint::JsonReaderTy &Reader, TensorInfoTy &T,
+                ParseBudgetTy &Budget) {
+  if (Reader.kind() != KindTy::Array)
+    return tensorError(T.Name, "field 'shape' is not an array");
+  Reader.enterArray();
+  while (Reader.nextElement()) {
     Expected<uint64_t> Dim =
-        readCount((*Dims)[I], Name, "shape[" + llvm::Twine(I) + "]");
+        readCount(Reader, T.Name, "shape[" + llvm::Twine(T.Shape.size()) + "]");
     if (!Dim)
       return Dim.takeError();
-    T.Shape.push_back(*Dim);
+    if (Error Err = Budget.append(T.Shape, *Dim))
+      return Err;
   }
+  return Error::success();
+}
 
-  const llvm::json::Value *Offsets = Fields->get("data_offsets");
-  if (!Offsets)
-    return tensorError(Name, "missing field 'data_offsets'");
-  const llvm::json::Array *Pair = Offsets->getAsArray();
-  if (!Pair || Pair->size() != 2)
-    return tensorError(Name,
+Error readOffsets(checkpoint::JsonReaderTy &Reader, TensorInfoTy &T) {
+  if (Reader.kind() != KindTy::Array || Reader.count() != 2)
+    return tensorError(T.Name,
                        "field 'data_offsets' is not an array of two integers");
-  Expected<uint64_t> Begin = readCount((*Pair)[0], Name, "data_offsets[0]");
-  if (!Begin)
-    return Begin.takeError();
-  Expected<uint64_t> End = readCount((*Pair)[1], Name, "data_offsets[1]");
-  if (!End)
-    return End.takeError();
-  T.Begin = *Begin;
-  T.End = *End;
+  Reader.enterArray();
+  uint64_t *Offsets[] = {&T.Begin, &T.End};
+  for (size_t I = 0; I < 2; ++I) {
+    Reader.nextElement();
+    Expected<uint64_t> Offset =
+        readCount(Reader, T.Name, "data_offsets[" + llvm::Twine(I) + "]");
+    if (!Offset)
+      return Offset.takeError();
+    *Offsets[I] = *Offset;
+  }
+  Reader.nextElement(); // Leaves the array.
+  return Error::success();
+}
+
+/// The entry of tensor \p Name at the cursor: each of its fields once, in
+/// any order; fields the format does not define are skipped, as the
+/// reference implementation skips them.
+Expected<TensorInfoTy> parseTensor(checkpoint::JsonReaderTy &Reader,
+                                   StringRef Name, ParseBudgetTy &Budget) {
+  if (Reader.kind() != KindTy::Object)
+    return tensorError(Name, "entry is not an object");
+  TensorInfoTy T;
+  if (Error Err = Budget.charge(Name.size()))
+    return std::move(Err);
+  T.Name = Name.str();
+  enum FieldTy { DType, Shape, Offsets, FieldCount };
+  static constexpr llvm::StringLiteral FieldNames[FieldCount] = {
+      "dtype", "shape", "data_offsets"};
+  bool Seen[FieldCount] = {};
+  std::string Key;
+  Reader.enterObject();
+  while (Reader.nextMember(Key)) {
+    const auto *Known = llvm::find(FieldNames, Key);
+    if (Known == std::end(FieldNames)) {
+      Reader.skipValue();
+      continue;
+    }
+    size_t Field = Known - std::begin(FieldNames);
+    if (Seen[Field])
+      return tensorError(Name, "field '" + Key + "' appears twice");
+    Seen[Field] = true;
+    Error Err = Field == DType   ? readDType(Reader, T)
+                : Field == Shape ? readShape(Reader, T, Budget)
+                                 : readOffsets(Reader, T);
+    if (Err)
+      return std::move(Err);
+  }
+  for (size_t Field = 0; Field < FieldCount; ++Field)
+    if (!Seen[Field])
+      return tensorError(Name, "missing field '" + FieldNames[Field] + "'");
   return T;
 }
 
+/// Of the items of \p Items with equal names (\p NameOf), keeps the last;
+/// the others keep their order. A later JSON member of a name replaces an
+/// earlier one, as in the reference implementation.
+template <typename ItemTy, typename NameOfTy>
+Error keepLastOfEachName(std::vector<ItemTy> &Items, NameOfTy NameOf,
+                         ParseBudgetTy &Budget) {
+  if (Error Err = Budget.charge(Items.size() * (sizeof(size_t) + 1)))
+    return Err;
+  std::vector<size_t> ByName(Items.size());
+  std::iota(ByName.begin(), ByName.end(), 0);
+  llvm::sort(ByName, [&](size_t A, size_t B) {
+    return std::make_pair(NameOf(Items[A]), A) <
+           std::make_pair(NameOf(Items[B]), B);
+  });
+  std::vector<bool> Replaced(Items.size());
+  for (size_t I = 0; I + 1 < ByName.size(); ++I)
+    Replaced[ByName[I]] =
+        NameOf(Items[ByName[I]]) == NameOf(Items[ByName[I + 1]]);
+  size_t Kept = 0;
+  for (size_t I = 0; I < Items.size(); ++I) {
+    if (Replaced[I])
+      continue;
+    if (Kept != I)
+      Items[Kept] = std::move(Items[I]);
+    ++Kept;
+  }
+  Items.resize(Kept);
+  return Error::success();
+}
+
+/// The "__metadata__" object at the cursor: string values, sorted by key;
+/// of a key given twice, the last value.
 Expected<std::vector<std::pair<std::string, std::string>>>
-parseMetadata(const llvm::json::Value &V) {
-  const llvm::json::Object *Entries = V.getAsObject();
-  if (!Entries)
+parseMetadata(checkpoint::JsonReaderTy &Reader, ParseBudgetTy &Budget) {
+  if (Reader.kind() != KindTy::Object)
     return headerError("'__metadata__' is not an object");
   std::vector<std::pair<std::string, std::string>> Metadata;
-  for (const auto &KV : *Entries) {
-    std::optional<StringRef> Text = KV.second.getAsString();
-    if (!Text)
-      return headerError("'__metadata__' value of '" + KV.first.str() +
+  std::string Key, Text;
+  Reader.enterObject();
+  while (Reader.nextMember(Key)) {
+    if (Reader.kind() != KindTy::String)
+      return headerError("'__metadata__' value of '" + shownText(Key) +
                          "' is not a string");
-    Metadata.emplace_back(KV.first.str(), Text->str());
+    Reader.readString(Text);
+    if (Error Err = Budget.charge(Key.size() + Text.size()))
+      return std::move(Err);
+    if (Error Err = Budget.append(Metadata, {Key, Text}))
+      return std::move(Err);
   }
+  auto KeyOf = [](const std::pair<std::string, std::string> &KV) {
+    return StringRef(KV.first);
+  };
+  if (Error Err = keepLastOfEachName(Metadata, KeyOf, Budget))
+    return std::move(Err);
   llvm::sort(Metadata);
   return Metadata;
 }
 
-/// Every tensor lies in the data section of \p DataBytes bytes, holds
-/// product(shape) * dtype size bytes, and overlaps no other. Sorts
-/// \p Tensors by offset.
-Error checkLayout(std::vector<TensorInfoTy> &Tensors, uint64_t DataBytes) {
-  for (const TensorInfoTy &T : Tensors) {
-    if (T.Begin > T.End)
-      return tensorError(T.Name, llvm::formatv("data_offsets [{0}, {1}): "
-                                               "begin > end",
-                                               T.Begin, T.End)
-                                     .str());
-    if (T.End > DataBytes)
-      return tensorError(
-          T.Name, llvm::formatv("data_offsets [{0}, {1}) end outside the data "
-                                "section of {2} bytes",
-                                T.Begin, T.End, DataBytes)
-                      .str());
-    Expected<uint64_t> Bytes = tensorBytes(T.Name, T.DType, T.Shape);
-    if (!Bytes)
-      return Bytes.takeError();
-    if (*Bytes != T.bytes())
-      return tensorError(
-          T.Name, llvm::formatv("data_offsets [{0}, {1}) hold {2} bytes, but "
-                                "shape and dtype {3} need {4}",
-                                T.Begin, T.End, T.bytes(),
-                                dtypeName(T.DType), *Bytes)
-                      .str());
-  }
+/// \p T lies in the data section of \p DataBytes bytes and holds
+/// product(shape) * dtype size bytes.
+Error checkTensor(const TensorInfoTy &T, uint64_t DataBytes) {
+  if (T.Begin > T.End)
+    return tensorError(T.Name, llvm::formatv("data_offsets [{0}, {1}): "
+                                             "begin > end",
+                                             T.Begin, T.End)
+                                   .str());
+  if (T.End > DataBytes)
+    return tensorError(
+        T.Name, llvm::formatv("data_offsets [{0}, {1}) end outside the data "
+                              "section of {2} bytes",
+                              T.Begin, T.End, DataBytes)
+                    .str());
+  Expected<uint64_t> Bytes = tensorBytes(T.Name, T.DType, T.Shape);
+  if (!Bytes)
+    return Bytes.takeError();
+  if (*Bytes != T.bytes())
+    return tensorError(
+        T.Name,
+        llvm::formatv("data_offsets [{0}, {1}) hold {2} bytes, but "
+                      "shape and dtype {3} need {4}",
+                      T.Begin, T.End, T.bytes(), dtypeName(T.DType), *Bytes)
+            .str());
+  return Error::success();
+}
+
+/// No two of \p Tensors overlap. Sorts \p Tensors by offset.
+Error checkOverlaps(std::vector<TensorInfoTy> &Tensors) {
   llvm::sort(Tensors, [](const TensorInfoTy &A, const TensorInfoTy &B) {
     return std::tie(A.Begin, A.End, A.Name) < std::tie(B.Begin, B.End, B.Name);
   });
@@ -181,7 +345,7 @@ Error checkLayout(std::vector<TensorInfoTy> &Tensors, uint64_t DataBytes) {
       return tensorError(
           T.Name, llvm::formatv("data_offsets [{0}, {1}) overlap tensor "
                                 "'{2}' at [{3}, {4})",
-                                T.Begin, T.End, Furthest->Name,
+                                T.Begin, T.End, shownText(Furthest->Name),
                                 Furthest->Begin, Furthest->End)
                       .str());
     if (!Furthest || T.End > Furthest->End)
@@ -326,27 +490,46 @@ Expected<HeaderTy> parseHeader(StringRef Json, uint64_t FileSize) {
                                      "section at offset {1}",
                                      FileSize, Header.dataOffset())
                            .str());
-  Expected<llvm::json::Value> Root = llvm::json::parse(Json);
-  if (!Root)
-    return headerError("not JSON: " + llvm::toString(Root.takeError()));
-  const llvm::json::Object *Entries = Root->getAsObject();
-  if (!Entries)
+  uint64_t DataBytes = FileSize - Header.dataOffset();
+  Expected<checkpoint::JsonReaderTy> Reader =
+      checkpoint::JsonReaderTy::create(Json, MaxHeaderDepth);
+  if (!Reader)
+    return headerError(llvm::toString(Reader.takeError()));
+  if (Reader->kind() != KindTy::Object)
     return headerError("not a JSON object");
-  for (const auto &KV : *Entries) {
-    if (StringRef(KV.first) == MetadataKey) {
-      auto Metadata = parseMetadata(KV.second);
+  ParseBudgetTy Budget(Json.size());
+  uint64_t Entries = Reader->count();
+  if (Error Err = Budget.charge(Entries * sizeof(TensorInfoTy)))
+    return std::move(Err);
+  Header.Tensors.reserve(Entries);
+  bool HasMetadata = false;
+  std::string Key;
+  Reader->enterObject();
+  while (Reader->nextMember(Key)) {
+    if (Key == MetadataKey) {
+      // The reference implementation refuses a second one.
+      if (HasMetadata)
+        return headerError("'__metadata__' appears twice");
+      HasMetadata = true;
+      auto Metadata = parseMetadata(*Reader, Budget);
       if (!Metadata)
         return Metadata.takeError();
       Header.Metadata = std::move(*Metadata);
       continue;
     }
-    Expected<TensorInfoTy> T = parseTensor(KV.first, KV.second);
+    // Every entry must be valid, also one that a later entry of its name
+    // replaces.
+    Expected<TensorInfoTy> T = parseTensor(*Reader, Key, Budget);
     if (!T)
       return T.takeError();
+    if (Error Err = checkTensor(*T, DataBytes))
+      return std::move(Err);
     Header.Tensors.push_back(std::move(*T));
   }
-  if (Error Err =
-          checkLayout(Header.Tensors, FileSize - Header.dataOffset()))
+  auto NameOf = [](const TensorInfoTy &T) { return StringRef(T.Name); };
+  if (Error Err = keepLastOfEachName(Header.Tensors, NameOf, Budget))
+    return std::move(Err);
+  if (Error Err = checkOverlaps(Header.Tensors))
     return std::move(Err);
   return Header;
 }

@@ -28,6 +28,17 @@ constexpr uint64_t HeaderLengthBytes = 8;
 /// Longest header accepted: a length above it is taken for a corrupt or
 /// foreign file rather than allocated.
 constexpr uint64_t MaxHeaderLength = 100ull << 20;
+/// Deepest nesting of arrays and objects that a header may have. Real
+/// headers nest three deep (the header, a tensor, its shape); the limit
+/// refuses hostile nesting at once, with a message that names it. The
+/// reference implementation's JSON parser has a limit of the same size.
+constexpr unsigned MaxHeaderDepth = 128;
+/// What parsing a header may allocate for what it keeps (tensors, names,
+/// shapes, metadata): this many bytes per header byte, plus
+/// ParseBytesAllowance. Real headers need about two.
+constexpr uint64_t ParseBytesPerHeaderByte = 4;
+/// See ParseBytesPerHeaderByte: room for small headers with metadata.
+constexpr uint64_t ParseBytesAllowance = 1ull << 20;
 /// The header key that holds the file's string metadata.
 constexpr llvm::StringLiteral MetadataKey = "__metadata__";
 
@@ -108,11 +119,19 @@ llvm::Expected<uint64_t> parseHeaderLength(llvm::StringRef Prefix,
                                            uint64_t FileSize);
 
 /// Parses and validates the JSON header \p Json of a file of \p FileSize
-/// bytes. Errors name the tensor and the problem: not JSON, not an object,
-/// a missing or wrongly typed field, an unknown dtype, a negative or
-/// non-integer dimension, offsets outside the data section, begin > end,
-/// overlapping tensors, a byte length that is not product(shape) times the
-/// dtype size, metadata that is not an object of strings.
+/// bytes. Errors name the tensor and the problem: not UTF-8, not JSON,
+/// nested deeper than MaxHeaderDepth, not an object, a missing, repeated
+/// or wrongly typed field, an unknown dtype, a negative, non-integer or
+/// over 64-bit dimension or offset, offsets outside the data section,
+/// begin > end, overlapping tensors, a byte length that is not
+/// product(shape) times the dtype size, metadata that is not an object of
+/// strings or that appears twice, more memory needed than
+/// ParseBytesPerHeaderByte allows. Every tensor entry must be valid; of
+/// entries with the same name the last one describes the tensor, and of
+/// metadata keys given twice the last value counts, as in the reference
+/// implementation. Costs time linear in the header's length; besides the
+/// header, memory for one decoded string at a time and what the parser
+/// keeps, within ParseBytesPerHeaderByte.
 llvm::Expected<HeaderTy> parseHeader(llvm::StringRef Json, uint64_t FileSize);
 
 /// Reads and validates the header of the open file \p Fd (named \p Path in

@@ -218,6 +218,238 @@ TEST(SafetensorsTest, BadMetadata) {
             std::string::npos);
 }
 
+/// \p Count copies of \p Text.
+std::string repeated(StringRef Text, size_t Count) {
+  std::string Out;
+  Out.reserve(Text.size() * Count);
+  for (size_t I = 0; I < Count; ++I)
+    Out += Text;
+  return Out;
+}
+
+/// A valid tensor entry of \p DType and \p Shape (a JSON array) at
+/// [Begin, End).
+std::string entry(StringRef DType, StringRef Shape, uint64_t Begin,
+                  uint64_t End) {
+  return "{\"dtype\": \"" + DType.str() + "\", \"shape\": " + Shape.str() +
+         ", \"data_offsets\": [" + std::to_string(Begin) + ", " +
+         std::to_string(End) + "]}";
+}
+
+constexpr const char *TooDeep = "arrays and objects nested more than 128 "
+                                "levels deep";
+
+// Nesting costs no stack: headers nested 100,000 deep, closed or not, are
+// refused with the limit in the message wherever the nesting is.
+TEST(SafetensorsTest, DeepArraysAndObjectsAreRefused) {
+  const size_t Deep = 100000;
+  std::string Arrays = repeated("[", Deep) + repeated("]", Deep);
+  std::string Objects = repeated("{\"a\":", Deep) + "1" + repeated("}", Deep);
+  const std::string Headers[] = {
+      "{\"__metadata__\": " + Arrays + "}",
+      "{\"__metadata__\": " + Objects + "}",
+      "{\"__metadata__\": " + repeated("[", Deep) + "}",
+      Objects,
+      Arrays,
+      "{\"w\": " + Objects + "}",
+      "{\"w\": {\"dtype\": \"U8\", \"shape\": " + Arrays +
+          ", \"data_offsets\": [0, 1]}}",
+      "{\"w\": {\"extra\": " + Arrays +
+          ", \"dtype\": \"U8\", \"shape\": [1], "
+          "\"data_offsets\": [0, 1]}}",
+  };
+  for (const std::string &Json : Headers) {
+    std::string E = parseError(Json);
+    EXPECT_NE(E.find(TooDeep), std::string::npos) << E.substr(0, 300);
+  }
+}
+
+// The header is level 1 and a tensor entry level 2: a field the format
+// does not define may hold 126 more levels, not 127.
+TEST(SafetensorsTest, NestingLimitIsExact) {
+  auto WithExtra = [](size_t Levels) {
+    return "{\"w\": {\"extra\": " + repeated("[", Levels) +
+           repeated("]", Levels) +
+           ", \"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 1]}}";
+  };
+  std::string Json = WithExtra(126);
+  llvm::Expected<HeaderTy> H = parseHeader(Json, 1000);
+  ASSERT_TRUE(static_cast<bool>(H)) << llvm::toString(H.takeError());
+  EXPECT_EQ(H->Tensors.size(), 1u);
+  std::string E = parseError(WithExtra(127));
+  EXPECT_NE(
+      E.find(std::string(TooDeep) + " at byte " + std::to_string(16 + 126)),
+      std::string::npos)
+      << E;
+}
+
+// The reference implementation parses every entry: an invalid one is
+// refused even when a later entry of the same name is valid.
+TEST(SafetensorsTest, InvalidEntryBeforeAValidOneIsRefused) {
+  std::string Valid = entry("F32", "[4]", 0, 16);
+  std::string E = parseError("{\"w\": " + entry("F128", "[4]", 0, 16) +
+                             ", \"w\": " + Valid + "}");
+  EXPECT_NE(E.find("tensor 'w': unknown dtype 'F128'"), std::string::npos) << E;
+  E = parseError("{\"w\": " + entry("F32", "[4, -1]", 0, 16) +
+                 ", \"w\": " + Valid + "}");
+  EXPECT_NE(E.find("tensor 'w': shape[1] is negative (-1)"), std::string::npos)
+      << E;
+  E = parseError(R"({"w": {"dtype": "F32"}, "w": )" + Valid + "}");
+  EXPECT_NE(E.find("tensor 'w': missing field 'shape'"), std::string::npos)
+      << E;
+  // Each entry is checked against the file on its own, too.
+  E = parseError("{\"w\": " + entry("F32", "[32]", 0, 128) +
+                 ", \"w\": " + Valid + "}");
+  EXPECT_NE(E.find("tensor 'w': data_offsets [0, 128) end outside"),
+            std::string::npos)
+      << E;
+  E = parseError("{\"w\": " + entry("F32", "[3]", 0, 16) + ", \"w\": " + Valid +
+                 "}");
+  EXPECT_NE(E.find("tensor 'w': data_offsets [0, 16) hold 16 bytes"),
+            std::string::npos)
+      << E;
+}
+
+// Of valid entries with the same name the last one describes the tensor
+// (the reference implementation reads the header into a map); the entry it
+// replaces overlaps nothing.
+TEST(SafetensorsTest, LastOfValidDuplicateEntriesWins) {
+  std::string Json = "{\"a\": " + entry("F32", "[4]", 0, 16) +
+                     ", \"b\": " + entry("U8", "[8]", 16, 24) +
+                     ", \"a\": " + entry("I64", "[1]", 24, 32) +
+                     ", \"a\": " + entry("F16", "[2, 2]", 0, 8) + "}";
+  llvm::Expected<HeaderTy> H =
+      parseHeader(Json, HeaderLengthBytes + Json.size() + 32);
+  ASSERT_TRUE(static_cast<bool>(H)) << llvm::toString(H.takeError());
+  ASSERT_EQ(H->Tensors.size(), 2u);
+  EXPECT_EQ(H->Tensors[0].Name, "a");
+  EXPECT_EQ(H->Tensors[0].DType, DTypeTy::F16);
+  EXPECT_EQ(H->Tensors[0].Shape, (std::vector<uint64_t>{2, 2}));
+  EXPECT_EQ(H->Tensors[0].End, 8u);
+  EXPECT_EQ(H->Tensors[1].Name, "b");
+  // Exact copies are one tensor.
+  Json = "{\"a\": " + entry("F32", "[4]", 0, 16) +
+         ", \"a\": " + entry("F32", "[4]", 0, 16) + "}";
+  H = parseHeader(Json, 1000);
+  ASSERT_TRUE(static_cast<bool>(H)) << llvm::toString(H.takeError());
+  EXPECT_EQ(H->Tensors.size(), 1u);
+  // Metadata keys given twice keep the last value.
+  Json = R"({"__metadata__": {"k": "1", "j": "0", "k": "2"}})";
+  H = parseHeader(Json, 1000);
+  ASSERT_TRUE(static_cast<bool>(H)) << llvm::toString(H.takeError());
+  EXPECT_EQ(H->Metadata, (std::vector<std::pair<std::string, std::string>>{
+                             {"j", "0"}, {"k", "2"}}));
+}
+
+// As in the reference implementation, a field of an entry or the metadata
+// object given twice is refused.
+TEST(SafetensorsTest, RepeatedFieldsAreRefused) {
+  std::string E =
+      parseError(R"({"w": {"dtype": "F32", "shape": [1], "dtype": "U8", )"
+                 R"("data_offsets": [0, 4]}})");
+  EXPECT_NE(E.find("tensor 'w': field 'dtype' appears twice"),
+            std::string::npos)
+      << E;
+  E = parseError(R"({"__metadata__": {}, "__metadata__": {"a": "b"}})");
+  EXPECT_NE(E.find("'__metadata__' appears twice"), std::string::npos) << E;
+}
+
+TEST(SafetensorsTest, NotUtf8OrUnpairedSurrogates) {
+  std::string E = parseError("{\"w\xff\": 1}");
+  EXPECT_NE(E.find("not UTF-8: invalid byte sequence at byte 3"),
+            std::string::npos)
+      << E;
+  // An escaped surrogate must pair up: alone it is no character.
+  for (StringRef Json :
+       {R"({"\ud800": 1})", R"({"\udc00x": 1})", R"({"\ud800\u0041": 1})"}) {
+    E = parseError(Json);
+    EXPECT_NE(E.find("not JSON: unpaired surrogate escape"), std::string::npos)
+        << E;
+  }
+  // A pair is one character, decoded to UTF-8.
+  std::string Json = R"({"\ud83d\ude00": )" + entry("U8", "[1]", 0, 1) + "}";
+  llvm::Expected<HeaderTy> H = parseHeader(Json, 1000);
+  ASSERT_TRUE(static_cast<bool>(H)) << llvm::toString(H.takeError());
+  EXPECT_EQ(H->Tensors[0].Name, "\xf0\x9f\x98\x80");
+}
+
+// Numbers follow the JSON grammar; integers beyond 64 bits are refused by
+// what they are.
+TEST(SafetensorsTest, NumbersOutsideTheGrammarOrRange) {
+  for (StringRef Dim : {"01", "1.", "+1", ".5", "1e", "-", "0x10"}) {
+    std::string E = parseError("{\"w\": {\"dtype\": \"U8\", \"shape\": [" +
+                               Dim.str() + "], \"data_offsets\": [0, 1]}}");
+    EXPECT_NE(E.find("not JSON"), std::string::npos) << Dim.str() << ": " << E;
+  }
+  std::string E =
+      parseError(R"({"w": {"dtype": "U8", "shape": [18446744073709551616], )"
+                 R"("data_offsets": [0, 1]}})");
+  EXPECT_NE(E.find("tensor 'w': shape[0] does not fit 64 bits "
+                   "(18446744073709551616)"),
+            std::string::npos)
+      << E;
+  E = parseError(R"({"w": {"dtype": "U8", "shape": [1], )"
+                 R"("data_offsets": [0, 1e300]}})");
+  EXPECT_NE(E.find("tensor 'w': data_offsets[1] does not fit 64 bits (1e300)"),
+            std::string::npos)
+      << E;
+  // The largest offset is an offset, and outside any real data section.
+  E = parseError(R"({"w": {"dtype": "U8", "shape": [1], )"
+                 R"("data_offsets": [18446744073709551614, )"
+                 R"(18446744073709551615]}})");
+  EXPECT_NE(E.find("end outside the data section"), std::string::npos) << E;
+  // Written with an exponent, an integer is an integer.
+  llvm::Expected<HeaderTy> H = parseHeader(
+      R"({"w": {"dtype": "U8", "shape": [1e3], "data_offsets": [0, 1E3]}})",
+      2000);
+  ASSERT_TRUE(static_cast<bool>(H)) << llvm::toString(H.takeError());
+  EXPECT_EQ(H->Tensors[0].Shape, std::vector<uint64_t>{1000});
+}
+
+// What the file says is shown cut to a bounded length, control characters
+// escaped.
+TEST(SafetensorsTest, MessagesShowNamesBounded) {
+  std::string Long(1000000, 'n');
+  std::string E =
+      parseError("{\"" + Long + "\": " + entry("F128", "[1]", 0, 1) + "}");
+  EXPECT_LT(E.size(), 400u);
+  EXPECT_NE(E.find("nnn... (1000000 bytes)': unknown dtype 'F128'"),
+            std::string::npos)
+      << E;
+  E = parseError(R"({"a\u001b[2J": )" + entry("F128", "[1]", 0, 1) + "}");
+  EXPECT_NE(E.find("tensor 'a\\x1b[2J': unknown dtype"), std::string::npos)
+      << E;
+  E = parseError(R"({"w": {"dtype": "U8", "shape": [)" +
+                 std::string(100000, '9') + R"(], "data_offsets": [0, 1]}})");
+  EXPECT_LT(E.size(), 400u);
+  EXPECT_NE(E.find("shape[0] does not fit 64 bits (999"), std::string::npos)
+      << E.substr(0, 400);
+}
+
+// Parsing keeps at most ParseBytesPerHeaderByte bytes per header byte:
+// headers dense in what a parser must store are refused; real ones are not.
+TEST(SafetensorsTest, ParsingMemoryIsBounded) {
+  const char *TooMuch = "needs more than";
+  std::string E =
+      parseError("{\"w\": {\"dtype\": \"U8\", \"shape\": [1" +
+                 repeated(",1", 1 << 20) + "], \"data_offsets\": [0, 1]}}");
+  EXPECT_NE(E.find(TooMuch), std::string::npos) << E;
+  std::string Metadata = "{\"__metadata__\": {\"k\": \"\"";
+  for (int I = 0; I < 300000; ++I)
+    Metadata += ",\"" + std::to_string(I) + "\":\"\"";
+  E = parseError(Metadata + "}}");
+  EXPECT_NE(E.find(TooMuch), std::string::npos) << E;
+  // 100,000 small tensors, back to back.
+  std::string Json = "{";
+  for (int I = 0; I < 100000; ++I)
+    Json += (I ? ",\"" : "\"") + std::to_string(I) +
+            "\":" + entry("U8", "[1]", I, I + 1);
+  Json += "}";
+  llvm::Expected<HeaderTy> H = parseHeader(Json, Json.size() + 100008);
+  ASSERT_TRUE(static_cast<bool>(H)) << llvm::toString(H.takeError());
+  EXPECT_EQ(H->Tensors.size(), 100000u);
+}
+
 TEST(SafetensorsTest, DTypeNamesRoundTrip) {
   for (StringRef Name : {"BOOL", "U8", "I8", "F8_E4M3", "F8_E5M2", "U16", "I16",
                          "F16", "BF16", "U32", "I32", "F32", "U64", "I64",

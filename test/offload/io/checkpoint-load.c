@@ -10,6 +10,17 @@
 // RUN: %libomptarget-run-generic load %t.st | FileCheck %s
 // RUN: env OMPX_IO_PATH=staged %libomptarget-run-generic load %t.st \
 // RUN:   | FileCheck %s
+// A tensor named twice, each entry valid: the last entry counts, as in the
+// reference implementation.
+// RUN: python3 %S/Inputs/safetensors-files.py duplicates %t.dup
+// RUN: %libomptarget-run-generic info %t.dup | FileCheck %s --check-prefix=DUP-INFO
+// RUN: %libomptarget-run-generic load %t.dup | FileCheck %s --check-prefix=DUP
+
+// DUP-INFO: 2 tensors, header {{[0-9]+}} bytes, data section at offset {{[0-9]+}}, 24 bytes
+// DUP-INFO-NEXT: b F32 [2] [0, 8)
+// DUP-INFO-NEXT: a F16 [2, 4] [8, 24)
+// DUP: loaded 2 tensors, 24 bytes, into device {{[0-9]+}} in one batch
+// DUP-NEXT: verified 24 bytes against the file
 
 // INFO: 5 tensors, header {{[0-9]+}} bytes, data section at offset {{[0-9]+}}, 18257 bytes
 // INFO: embed F32 [97, 33] [0, 12804)

@@ -22,6 +22,18 @@
 // RUN: %not %libomptarget-run-generic load %t.d/overlap.safetensors 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // RUN: %not %libomptarget-run-generic load %t.d/size-mismatch.safetensors 2>&1 | FileCheck %s --check-prefix=SIZE-MISMATCH
 // RUN: %not %libomptarget-run-generic load %t.d/metadata.safetensors 2>&1 | FileCheck %s --check-prefix=METADATA
+// Hostile headers: nested 100,000 deep (refused at the nesting limit, by
+// load and info), an invalid entry followed by a valid one of its name,
+// __metadata__ twice, bytes that are not UTF-8.
+// RUN: %not %libomptarget-run-generic load %t.d/deep-arrays.safetensors 2>&1 | FileCheck %s --check-prefix=DEEP-ARRAYS
+// RUN: %not %libomptarget-run-generic info %t.d/deep-arrays.safetensors 2>&1 | FileCheck %s --check-prefix=DEEP-ARRAYS
+// RUN: %not %libomptarget-run-generic load %t.d/deep-objects.safetensors 2>&1 | FileCheck %s --check-prefix=DEEP-OBJECTS
+// RUN: %not %libomptarget-run-generic info %t.d/deep-objects.safetensors 2>&1 | FileCheck %s --check-prefix=DEEP-OBJECTS
+// RUN: %not %libomptarget-run-generic load %t.d/duplicate-dtype.safetensors 2>&1 | FileCheck %s --check-prefix=UNKNOWN-DTYPE
+// RUN: %not %libomptarget-run-generic info %t.d/duplicate-dtype.safetensors 2>&1 | FileCheck %s --check-prefix=UNKNOWN-DTYPE
+// RUN: %not %libomptarget-run-generic load %t.d/duplicate-dim.safetensors 2>&1 | FileCheck %s --check-prefix=NEGATIVE-DIM
+// RUN: %not %libomptarget-run-generic load %t.d/duplicate-metadata.safetensors 2>&1 | FileCheck %s --check-prefix=DUPLICATE-METADATA
+// RUN: %not %libomptarget-run-generic info %t.d/not-utf8.safetensors 2>&1 | FileCheck %s --check-prefix=NOT-UTF8
 // Command-line mistakes are refused with the usage text.
 // RUN: %not %libomptarget-run-generic load %t.d/short.safetensors --tensors 3 2>&1 | FileCheck %s --check-prefix=USAGE
 // RUN: %not %libomptarget-run-generic save %t.d/x.safetensors --max-bytes 12Q 2>&1 | FileCheck %s --check-prefix=SIZE-ARG
@@ -43,6 +55,10 @@
 // OVERLAP: error: {{.*}}: safetensors header: tensor 'b': data_offsets [8, 24) overlap tensor 'a' at [0, 16)
 // SIZE-MISMATCH: error: {{.*}}: safetensors header: tensor 'w': data_offsets [0, 16) hold 16 bytes, but shape and dtype BF16 need 18
 // METADATA: error: {{.*}}: safetensors header: '__metadata__' value of 'epoch' is not a string
+// DEEP-ARRAYS: offloadio-checkpoint: error: {{.*}}deep-arrays.safetensors: safetensors header: arrays and objects nested more than 128 levels deep at byte 144
+// DEEP-OBJECTS: offloadio-checkpoint: error: {{.*}}deep-objects.safetensors: safetensors header: arrays and objects nested more than 128 levels deep at byte 768
+// DUPLICATE-METADATA: error: {{.*}}: safetensors header: '__metadata__' appears twice
+// NOT-UTF8: error: {{.*}}: safetensors header: not UTF-8: invalid byte sequence at byte 3
 // USAGE: error: unknown option '--tensors' for load
 // USAGE: usage: offloadio-checkpoint save FILE
 // SIZE-ARG: error: --max-bytes: not a size: '12Q'

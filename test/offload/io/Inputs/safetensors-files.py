@@ -4,6 +4,8 @@
 json module, independent of examples/checkpoint.
 
   safetensors-files.py malformed DIR   writes one malformed file per case
+  safetensors-files.py duplicates FILE writes a valid file that names a
+                                       tensor twice (the last entry counts)
   safetensors-files.py check FILE SEED verifies a file that
                                        offloadio-checkpoint save wrote: the
                                        header, the layout, every data byte
@@ -21,6 +23,18 @@ M64 = (1 << 64) - 1
 def header(entries):
     text = json.dumps(entries).encode()
     return struct.pack("<Q", len(text)) + text
+
+
+def raw_header(text):
+    """A header from JSON text, for what a dict cannot hold: a name twice,
+    nesting deeper than json.dumps goes, bytes that are not UTF-8."""
+    return struct.pack("<Q", len(text)) + text
+
+
+def members(*pairs):
+    """JSON object text of (name, value) pairs, names repeated as given."""
+    return ("{" + ", ".join("%s: %s" % (json.dumps(k), json.dumps(v))
+                            for k, v in pairs) + "}").encode()
 
 
 def tensor(dtype, shape, begin, end):
@@ -46,10 +60,33 @@ def malformed(directory):
         "overlap": header({"a": good, "b": tensor("F32", [4], 8, 24)}) + data,
         "size-mismatch": header({"w": tensor("BF16", [3, 3], 0, 16)}) + data,
         "metadata": header({"__metadata__": {"epoch": 3}, "w": good}) + data,
+        # Nested 100,000 levels deep: under __metadata__, and as a tensor.
+        "deep-arrays": raw_header(b'{"__metadata__": ' + b"[" * DEEP + b"]" * DEEP + b"}") + data,
+        "deep-objects": raw_header(b'{"a": ' * DEEP + b"1" + b"}" * DEEP) + data,
+        # An invalid entry, then a valid one of the same name.
+        "duplicate-dtype": raw_header(members(("w", tensor("F128", [4], 0, 16)), ("w", good))) + data,
+        "duplicate-dim": raw_header(members(("w", tensor("F32", [4, -1], 0, 16)), ("w", good))) + data,
+        "duplicate-metadata": raw_header(members(("__metadata__", {}), ("__metadata__", {}), ("w", good))) + data,
+        "not-utf8": raw_header(b'{"w\xff": 1}') + data,
     }
     for name, content in cases.items():
         with open("%s/%s.safetensors" % (directory, name), "wb") as f:
             f.write(content)
+
+
+# Deeper than any header; a recursive parser runs out of stack on it.
+DEEP = 100000
+
+
+def duplicates(path):
+    # "a" three times: the last entry, [8, 24), is the tensor; "b" fills
+    # [0, 8). Every entry is valid on its own.
+    text = members(("a", tensor("U8", [8], 0, 8)),
+                   ("b", tensor("F32", [2], 0, 8)),
+                   ("a", tensor("I64", [1], 16, 24)),
+                   ("a", tensor("F16", [2, 4], 8, 24)))
+    with open(path, "wb") as f:
+        f.write(raw_header(text) + bytes(range(24)))
 
 
 def pattern_word(seed, key, word):
@@ -133,6 +170,8 @@ def flip(path):
 if __name__ == "__main__":
     if sys.argv[1] == "malformed":
         malformed(sys.argv[2])
+    elif sys.argv[1] == "duplicates":
+        duplicates(sys.argv[2])
     elif sys.argv[1] == "check":
         check(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "make":
