@@ -87,8 +87,7 @@ using FdNamesTy = std::map<int, int>;
 
 /// \p Message, which names descriptors as "fd N" or "descriptor N", with
 /// the numbers of the duplicates in \p Names replaced by the program's.
-std::string nameProgramFds(const std::string &Message,
-                           const FdNamesTy &Names) {
+std::string nameProgramFds(const std::string &Message, const FdNamesTy &Names) {
   static const char *const Words[] = {"fd ", "descriptor "};
   std::string Out;
   size_t I = 0;
@@ -106,8 +105,8 @@ std::string nameProgramFds(const std::string &Message,
       Out += Message[I++];
       continue;
     }
-    auto It = Names.find(
-        int(std::strtol(Message.c_str() + NumBegin, nullptr, 10)));
+    auto It =
+        Names.find(int(std::strtol(Message.c_str() + NumBegin, nullptr, 10)));
     Out.append(Message, I, NumBegin - I);
     if (It != Names.end())
       Out += std::to_string(It->second);
@@ -127,8 +126,7 @@ void printUnseen(const std::string &Message, const FdNamesTy &Names) {
 /// Where a depend call's task puts its outcome, and its task's event.
 class DependResultTy final : public TransferWaiterTy {
 public:
-  DependResultTy(ssize_t *Result, int *Errno, FdNamesTy Names,
-                 TaskEventTy Done)
+  DependResultTy(ssize_t *Result, int *Errno, FdNamesTy Names, TaskEventTy Done)
       : Result(Result), Errno(Errno), Names(std::move(Names)),
         Done(std::move(Done)) {}
 
@@ -154,10 +152,10 @@ private:
 /// A transfer as a detached task's operation.
 class DependTransferTy final : public DetachedOperationTy {
 public:
-  DependTransferTy(const TransferArgsTy &Args, int ProgramFd,
-                   CapturedFdTy File, ssize_t *Result, int *Errno)
-      : Args(Args), ProgramFd(ProgramFd), File(std::move(File)),
-        Result(Result), Errno(Errno) {
+  DependTransferTy(const TransferArgsTy &Args, int ProgramFd, CapturedFdTy File,
+                   ssize_t *Result, int *Errno)
+      : Args(Args), ProgramFd(ProgramFd), File(std::move(File)), Result(Result),
+        Errno(Errno) {
     this->Args.Fd = this->File.get();
   }
 
@@ -210,8 +208,7 @@ struct CapturedBatchTy {
 
 /// Capture the descriptors of the \p Count operations of \p Ops: one
 /// duplicate per descriptor.
-std::unique_ptr<CapturedBatchTy> captureBatch(ompx_io_op_t *Ops,
-                                              size_t Count) {
+std::unique_ptr<CapturedBatchTy> captureBatch(ompx_io_op_t *Ops, size_t Count) {
   auto B = std::make_unique<CapturedBatchTy>();
   B->ProgramOps = Ops;
   std::map<int, int> DupOf; // program's fd: duplicate, or -errno
@@ -311,8 +308,8 @@ public:
       Done.fulfill();
       return;
     }
-    auto *Pending = new BatchDoneTy(Batch, std::move(Ops), Failed,
-                                    std::move(Done));
+    auto *Pending =
+        new BatchDoneTy(Batch, std::move(Ops), Failed, std::move(Done));
     // In flight since the submission above: the registration cannot fail.
     if (!notifyBatchDone(Batch, &BatchDoneTy::run, Pending))
       BatchDoneTy::run(Pending);

@@ -128,9 +128,8 @@ int DetachedTasksTy::spawn(std::unique_ptr<DetachedOperationTy> Op,
   }
   int32_t Gtid = Entries.GlobalThreadNum(&Loc);
   // Untied, or threads waiting in taskwait may hang (DetachedTask.h).
-  auto *Task = reinterpret_cast<OperationTaskTy *>(
-      Entries.TaskAlloc(&Loc, Gtid, libomp::TaskDetachable,
-                        sizeof(OperationTaskTy), 0, runTask));
+  auto *Task = reinterpret_cast<OperationTaskTy *>(Entries.TaskAlloc(
+      &Loc, Gtid, libomp::TaskDetachable, sizeof(OperationTaskTy), 0, runTask));
   if (!Task) {
     Why = "__kmpc_omp_task_alloc of " + std::to_string(sizeof(OperationTaskTy)) +
           " bytes failed";
@@ -174,8 +173,8 @@ bool DetachedTasksTy::beginTask() {
   return true;
 }
 
-void DetachedTasksTy::endTask(omp_event_handle_t Event,
-                              std::thread::id Creator, bool Started) {
+void DetachedTasksTy::endTask(omp_event_handle_t Event, std::thread::id Creator,
+                              bool Started) {
   Entries.FulfillEvent(Event);
   // Notified under the lock: finishAtExit, waiting, sees the counts of a
   // task only once it is fulfilled.

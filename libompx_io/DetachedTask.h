@@ -135,8 +135,7 @@ private:
   bool beginTask();
   /// Fulfill \p Event, of a task that \p Creator created, then stop
   /// counting the task, and its operation if \p Started.
-  void endTask(omp_event_handle_t Event, std::thread::id Creator,
-               bool Started);
+  void endTask(omp_event_handle_t Event, std::thread::id Creator, bool Started);
 
   LibompTaskEntriesTy Entries;
   libomp::IdentTy Loc; ///< The location libomp's calls are given.

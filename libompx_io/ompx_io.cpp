@@ -440,9 +440,8 @@ void ompxio::submitNotified(const TransferArgsTy &Args,
       Outcome = {-1, errno, Diverted.message()};
     } else if (!R.Fns) {
       Outcome = {R.HostResult, R.HostErrno,
-                 R.HostResult < 0
-                     ? hostMessage(Args.Call, R.HostErrno, Args.Fd)
-                     : std::string()};
+                 R.HostResult < 0 ? hostMessage(Args.Call, R.HostErrno, Args.Fd)
+                                  : std::string()};
     } else {
       const PluginFnsTy &Fns = *R.Fns;
       void *Inner = R.Inner;
