@@ -429,38 +429,37 @@ void reportNotified(void *Arg) {
 
 void ompxio::submitNotified(const TransferArgsTy &Args,
                             std::unique_ptr<TransferWaiterTy> Waiter) {
+  // The outcome goes to the waiter; the calling thread (any OpenMP thread
+  // running a task) keeps its errno and last error.
+  std::optional<ErrorDiversionTy> Diverted(std::in_place);
+  RequestTy R;
   TransferOutcomeTy Outcome;
-  {
-    // The outcome goes to the waiter; the calling thread (any OpenMP thread
-    // running a task) keeps its errno and last error.
-    ErrorDiversionTy Diverted;
-    RequestTy R;
-    if (startTransfer(Args.Call, Args.IsWrite, Args.Fd, Args.Buf, Args.Count,
-                      Args.Offset, Args.Device, R)) {
-      Outcome = {-1, errno, Diverted.message()};
-    } else if (!R.Fns) {
-      Outcome = {R.HostResult, R.HostErrno,
-                 R.HostResult < 0 ? hostMessage(Args.Call, R.HostErrno, Args.Fd)
-                                  : std::string()};
-    } else {
-      const PluginFnsTy &Fns = *R.Fns;
-      void *Inner = R.Inner;
-      // Owned by the notification once it is registered: it may run, and
-      // release it, before IONotify returns.
-      auto *N = new NotifiedRequestTy{R, Args, std::move(Waiter)};
-      int32_t Errno = Fns.IONotify(Inner, reportNotified, N);
-      if (!Errno)
-        return;
-      std::unique_ptr<NotifiedRequestTy> Unregistered(N);
-      Waiter = std::move(Unregistered->Waiter);
-      Outcome = {-1, Errno, pluginMessage(Fns, Errno, Args.Call, Args.Device)};
-      // Still ours to release; its own result adds nothing to the failure.
-      int64_t Bytes;
-      (void)Fns.IOWait(Inner, &Bytes);
-    }
+  if (startTransfer(Args.Call, Args.IsWrite, Args.Fd, Args.Buf, Args.Count,
+                    Args.Offset, Args.Device, R)) {
+    Outcome = {-1, errno, Diverted->message()};
+  } else if (!R.Fns) {
+    Outcome = {R.HostResult, R.HostErrno,
+               R.HostResult < 0 ? hostMessage(Args.Call, R.HostErrno, Args.Fd)
+                                : std::string()};
+  } else {
+    const PluginFnsTy &Fns = *R.Fns;
+    void *Inner = R.Inner;
+    // Owned by the notification once it is registered: it may run, and
+    // release it, before IONotify returns.
+    auto *N = new NotifiedRequestTy{R, Args, std::move(Waiter)};
+    int32_t Errno = Fns.IONotify(Inner, reportNotified, N);
+    if (!Errno)
+      return;
+    std::unique_ptr<NotifiedRequestTy> Unregistered(N);
+    Waiter = std::move(Unregistered->Waiter);
+    Outcome = {-1, Errno, pluginMessage(Fns, Errno, Args.Call, Args.Device)};
+    // Still ours to release; its own result adds nothing to the failure.
+    int64_t Bytes;
+    (void)Fns.IOWait(Inner, &Bytes);
   }
   // Outside the diversion: completing a task may run the program's tasks
   // that depend on it, here.
+  Diverted.reset();
   Waiter->transferDone(std::move(Outcome));
 }
 
