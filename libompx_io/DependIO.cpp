@@ -5,16 +5,32 @@
 // completion notification (NotifiedTransfer.h, BatchDone.h); the engine
 // thread that completes it stores the result and fulfills the task. No
 // thread waits for a transfer.
+//
+// The calls duplicate the program's descriptors, as the async calls do at
+// submission: the task transfers from the file a descriptor named at the
+// call, whatever the program does with the number before the task starts.
+// The task submits the transfer with the duplicate, which the plugin
+// duplicates in turn, and closes it; the messages a failure prints name the
+// program's numbers again.
 #include "BatchDone.h"
 #include "DetachedTask.h"
 #include "Diagnostics.h"
 #include "NotifiedTransfer.h"
 #include "ompx_io_depend.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <map>
 #include <memory>
 #include <string>
+#include <unistd.h>
+#include <utility>
+#include <vector>
 
 #define OMPX_API extern "C" __attribute__((visibility("default")))
 
@@ -22,11 +38,97 @@ using namespace ompxio;
 
 namespace {
 
+/// A duplicate of one of the program's descriptors, made at a depend call;
+/// move-only, closed with its owner.
+class CapturedFdTy {
+public:
+  CapturedFdTy() = default;
+  explicit CapturedFdTy(int Fd) : Fd(Fd) {}
+  CapturedFdTy(CapturedFdTy &&Other) noexcept
+      : Fd(std::exchange(Other.Fd, -1)) {}
+  CapturedFdTy &operator=(CapturedFdTy &&Other) noexcept {
+    std::swap(Fd, Other.Fd);
+    return *this;
+  }
+  CapturedFdTy(const CapturedFdTy &) = delete;
+  ~CapturedFdTy() {
+    // A duplicate's close only drops a reference to the open file, which
+    // the program's descriptor or the plugin's duplicate still holds:
+    // nothing is written back, nothing can fail that anyone could act on.
+    if (Fd >= 0)
+      (void)::close(Fd);
+  }
+
+  int get() const { return Fd; }
+
+private:
+  int Fd = -1;
+};
+
+/// Duplicate the program's \p Fd into \p Out; 0, or the errno with the
+/// reason in \p Why.
+int captureFd(int Fd, CapturedFdTy &Out, std::string &Why) {
+  int Dup = ::fcntl(Fd, F_DUPFD_CLOEXEC, 0);
+  if (Dup >= 0) {
+    Out = CapturedFdTy(Dup);
+    return 0;
+  }
+  int Errno = errno;
+  Why = Errno == EBADF ? "fd " + std::to_string(Fd) + " is not open"
+                       : "fcntl(fd " + std::to_string(Fd) +
+                             ", F_DUPFD_CLOEXEC) to capture it for the "
+                             "task: " +
+                             std::strerror(Errno);
+  return Errno;
+}
+
+/// The program's descriptors by their duplicates' numbers.
+using FdNamesTy = std::map<int, int>;
+
+/// \p Message, which names descriptors as "fd N" or "descriptor N", with
+/// the numbers of the duplicates in \p Names replaced by the program's.
+std::string nameProgramFds(const std::string &Message, const FdNamesTy &Names) {
+  static const char *const Words[] = {"fd ", "descriptor "};
+  std::string Out;
+  size_t I = 0;
+  while (I < Message.size()) {
+    size_t NumBegin = I;
+    for (const char *Word : Words)
+      if (Message.compare(I, std::strlen(Word), Word) == 0 &&
+          (I == 0 || !std::isalnum(static_cast<unsigned char>(Message[I - 1]))))
+        NumBegin = I + std::strlen(Word);
+    size_t NumEnd = NumBegin;
+    while (NumEnd < Message.size() &&
+           std::isdigit(static_cast<unsigned char>(Message[NumEnd])))
+      ++NumEnd;
+    if (NumBegin == I || NumEnd == NumBegin) {
+      Out += Message[I++];
+      continue;
+    }
+    auto It =
+        Names.find(int(std::strtol(Message.c_str() + NumBegin, nullptr, 10)));
+    Out.append(Message, I, NumBegin - I);
+    if (It != Names.end())
+      Out += std::to_string(It->second);
+    else
+      Out.append(Message, NumBegin, NumEnd - NumBegin);
+    I = NumEnd;
+  }
+  return Out;
+}
+
+/// Print \p Message, a failure no one else will see, on stderr.
+void printUnseen(const std::string &Message, const FdNamesTy &Names) {
+  std::fprintf(stderr, "%s: %s\n", linePrefix().c_str(),
+               nameProgramFds(Message, Names).c_str());
+}
+
 /// Where a depend call's task puts its outcome, and its task's event.
 class DependResultTy final : public TransferWaiterTy {
 public:
-  DependResultTy(ssize_t *Result, int *Errno, TaskEventTy Done)
-      : Result(Result), Errno(Errno), Done(std::move(Done)) {}
+  DependResultTy(ssize_t *Result, int *Errno, FdNamesTy Names, TaskEventTy Done)
+      : Result(Result), Errno(Errno), Names(std::move(Names)),
+        Done(std::move(Done)) {}
 
   void transferDone(TransferOutcomeTy Outcome) override {
     if (Result)
@@ -35,8 +137,7 @@ public:
       *Errno = Outcome.Errno;
     // With nowhere to put the errno, the failure would go unseen.
     else if (Outcome.Result < 0)
-      std::fprintf(stderr, "%s: %s\n", linePrefix().c_str(),
-                   Outcome.Message.c_str());
+      printUnseen(Outcome.Message, Names);
     // Last: the program may read the results once the task completed.
     Done.fulfill();
   }
@@ -44,51 +145,126 @@ public:
 private:
   ssize_t *Result;
   int *Errno;
+  FdNamesTy Names;
   TaskEventTy Done;
 };
 
 /// A transfer as a detached task's operation.
 class DependTransferTy final : public DetachedOperationTy {
 public:
-  DependTransferTy(const TransferArgsTy &Args, ssize_t *Result, int *Errno)
-      : Args(Args), Result(Result), Errno(Errno) {}
+  DependTransferTy(const TransferArgsTy &Args, int ProgramFd, CapturedFdTy File,
+                   ssize_t *Result, int *Errno)
+      : Args(Args), ProgramFd(ProgramFd), File(std::move(File)), Result(Result),
+        Errno(Errno) {
+    this->Args.Fd = this->File.get();
+  }
 
   void start(TaskEventTy Done) override {
-    submitNotified(Args, std::make_unique<DependResultTy>(Result, Errno,
-                                                          std::move(Done)));
+    // The duplicate closes with this object, when start returns: the
+    // transfer holds the plugin's own by then.
+    submitNotified(Args, std::make_unique<DependResultTy>(
+                             Result, Errno, FdNamesTy{{File.get(), ProgramFd}},
+                             std::move(Done)));
   }
 
 private:
-  TransferArgsTy Args;
+  TransferArgsTy Args; ///< With the duplicate's descriptor.
+  int ProgramFd;
+  CapturedFdTy File;
   ssize_t *Result;
   int *Errno;
 };
 
-/// A batch's completion: the task's event and where its failure count goes.
+/// A batch task's operations: the program's array, and the copy submitted
+/// with the duplicates made at the call.
+struct CapturedBatchTy {
+  ompx_io_op_t *ProgramOps = nullptr;
+  /// The operations whose descriptor was captured, with the duplicate's;
+  /// Ops[J] is ProgramOps[Index[J]]. Their results are written here.
+  std::vector<ompx_io_op_t> Ops;
+  std::vector<size_t> Index;
+  /// The operations whose descriptor could not be captured, and why
+  /// (errno).
+  std::vector<std::pair<size_t, int>> Refused;
+  std::vector<CapturedFdTy> Files;
+  FdNamesTy Names;
+
+  /// Copy the results into the program's array: those of Ops, or, with
+  /// \p BatchErrno, -1 and that errno for each; the refused operations'.
+  /// The number of refused operations.
+  size_t deliver(int BatchErrno) const {
+    for (size_t J = 0; J < Ops.size(); ++J) {
+      ompx_io_op_t &Out = ProgramOps[Index[J]];
+      Out.result = BatchErrno ? -1 : Ops[J].result;
+      Out.error = BatchErrno ? BatchErrno : Ops[J].error;
+    }
+    for (const auto &[I, Errno] : Refused) {
+      ProgramOps[I].result = -1;
+      ProgramOps[I].error = Errno;
+    }
+    return Refused.size();
+  }
+};
+
+/// Capture the descriptors of the \p Count operations of \p Ops: one
+/// duplicate per descriptor.
+std::unique_ptr<CapturedBatchTy> captureBatch(ompx_io_op_t *Ops, size_t Count) {
+  auto B = std::make_unique<CapturedBatchTy>();
+  B->ProgramOps = Ops;
+  std::map<int, int> DupOf; // program's fd: duplicate, or -errno
+  for (size_t I = 0; I < Count; ++I) {
+    auto It = DupOf.find(Ops[I].fd);
+    if (It == DupOf.end()) {
+      CapturedFdTy File;
+      std::string Why;
+      int Errno = captureFd(Ops[I].fd, File, Why);
+      It = DupOf.emplace(Ops[I].fd, Errno ? -Errno : File.get()).first;
+      if (!Errno) {
+        B->Names.emplace(File.get(), Ops[I].fd);
+        B->Files.push_back(std::move(File));
+      }
+    }
+    if (It->second < 0) {
+      B->Refused.emplace_back(I, -It->second);
+      continue;
+    }
+    B->Ops.push_back(Ops[I]);
+    B->Ops.back().fd = It->second;
+    B->Index.push_back(I);
+  }
+  return B;
+}
+
+/// A batch's completion: the task's event and where its results go.
 class BatchDoneTy {
 public:
-  BatchDoneTy(ompx_io_batch_t Batch, ssize_t *Failed, TaskEventTy Done)
-      : Batch(Batch), Failed(Failed), Done(std::move(Done)) {}
+  BatchDoneTy(ompx_io_batch_t Batch, std::unique_ptr<CapturedBatchTy> Ops,
+              ssize_t *Failed, TaskEventTy Done)
+      : Batch(Batch), Ops(std::move(Ops)), Failed(Failed),
+        Done(std::move(Done)) {}
 
   /// The batch's notification: collect it (every operation is done, so the
-  /// wait does not wait), store the count, complete the task.
+  /// wait does not wait), store the results and the count, complete the
+  /// task.
   static void run(void *Self) {
     std::unique_ptr<BatchDoneTy> This(static_cast<BatchDoneTy *>(Self));
-    // This thread is a plugin's engine thread, or the program's thread that
-    // runs the task: its errno and last error belong to no batch.
-    int SavedErrno = errno;
-    std::string SavedError = lastError();
-    ssize_t N = ompx_io_batch_wait(This->Batch);
+    ssize_t N;
+    {
+      // This thread is a plugin's engine thread, or the program's thread
+      // that runs the task: its errno and last error belong to no batch.
+      ErrorDiversionTy Diverted;
+      N = ompx_io_batch_wait(This->Batch);
+    }
+    size_t Refused = This->Ops->deliver(0);
     if (This->Failed)
-      *This->Failed = N;
-    errno = SavedErrno;
-    lastError() = std::move(SavedError);
+      *This->Failed = N < 0 ? N : N + ssize_t(Refused);
     // Last: the program may read the results once the task completed.
     This->Done.fulfill();
   }
 
 private:
   ompx_io_batch_t Batch;
+  std::unique_ptr<CapturedBatchTy> Ops;
   ssize_t *Failed;
   TaskEventTy Done;
 };
@@ -96,50 +272,57 @@ private:
 /// A batch as a detached task's operation.
 class DependBatchTy final : public DetachedOperationTy {
 public:
-  DependBatchTy(ompx_io_op_t *Ops, size_t Count, ssize_t *Failed)
-      : Ops(Ops), Count(Count), Failed(Failed) {}
+  DependBatchTy(std::unique_ptr<CapturedBatchTy> Ops, ssize_t *Failed)
+      : Ops(std::move(Ops)), Failed(Failed) {}
 
   void start(TaskEventTy Done) override {
-    // The task runs on any thread of the program: it keeps its errno and
-    // last error; the batch's outcome goes into the operations.
-    int SavedErrno = errno;
-    std::string SavedError = lastError();
-    ompx_io_batch_t Batch;
-    if (ompx_io_batch_submit(Ops, Count, &Batch)) {
-      int Errno = errno;
+    ompx_io_batch_t Batch = nullptr;
+    int Errno = 0;
+    std::string Why;
+    if (!Ops->Ops.empty()) {
+      // The task runs on any thread of the program: it keeps its errno and
+      // last error; the batch's outcome goes into the operations.
+      ErrorDiversionTy Diverted;
+      if (ompx_io_batch_submit(Ops->Ops.data(), Ops->Ops.size(), &Batch)) {
+        Errno = errno;
+        Why = Diverted.message();
+      }
+    }
+    // The plugins hold duplicates of their own from the submission on.
+    Ops->Files.clear();
+    if (Errno) {
       // With nowhere to put the count, the refusal would go unseen.
       if (!Failed)
-        std::fprintf(stderr, "%s: %s\n", linePrefix().c_str(),
-                     lastError().c_str());
-      for (size_t I = 0; I < Count; ++I) {
-        Ops[I].result = -1;
-        Ops[I].error = Errno;
-      }
+        printUnseen(Why, Ops->Names);
+      Ops->deliver(Errno);
       if (Failed)
         *Failed = -1;
-      errno = SavedErrno;
-      lastError() = std::move(SavedError);
       Done.fulfill();
       return;
     }
-    errno = SavedErrno;
-    lastError() = std::move(SavedError);
-    auto *Pending = new BatchDoneTy(Batch, Failed, std::move(Done));
+    if (!Batch) {
+      // Every descriptor was refused at the call.
+      size_t Refused = Ops->deliver(0);
+      if (Failed)
+        *Failed = ssize_t(Refused);
+      Done.fulfill();
+      return;
+    }
+    auto *Pending =
+        new BatchDoneTy(Batch, std::move(Ops), Failed, std::move(Done));
     // In flight since the submission above: the registration cannot fail.
     if (!notifyBatchDone(Batch, &BatchDoneTy::run, Pending))
       BatchDoneTy::run(Pending);
   }
 
 private:
-  ompx_io_op_t *Ops;
-  size_t Count;
+  std::unique_ptr<CapturedBatchTy> Ops;
   ssize_t *Failed;
 };
 
-/// Check the depend list of \p Call and create the task that runs \p Op;
-/// 0, or -1 with errno.
-int spawnDependTask(const char *Call, std::unique_ptr<DetachedOperationTy> Op,
-                    int DepobjCount, omp_depend_t *DepobjList) {
+/// Check the depend list of \p Call; 0, or -1 with errno.
+int checkDependList(const char *Call, int DepobjCount,
+                    omp_depend_t *DepobjList) {
   if (DepobjCount < 0)
     return fail(EINVAL, std::string(Call) + ": depobj_count " +
                             std::to_string(DepobjCount) + " is negative");
@@ -147,6 +330,12 @@ int spawnDependTask(const char *Call, std::unique_ptr<DetachedOperationTy> Op,
     return fail(EINVAL, std::string(Call) + ": depobj_list is NULL and "
                                             "depobj_count is " +
                             std::to_string(DepobjCount));
+  return 0;
+}
+
+/// Create the task of \p Call that runs \p Op; 0, or -1 with errno.
+int spawnDependTask(const char *Call, std::unique_ptr<DetachedOperationTy> Op,
+                    int DepobjCount, omp_depend_t *DepobjList) {
   std::string Why;
   DetachedTasksTy *Tasks = detachedTasks(Why);
   if (!Tasks)
@@ -160,10 +349,17 @@ int spawnDependTask(const char *Call, std::unique_ptr<DetachedOperationTy> Op,
 int transferDepend(const char *Call, bool IsWrite, int Fd, void *Buf,
                    size_t Count, off_t Offset, int Device, ssize_t *Result,
                    int *Errno, int DepobjCount, omp_depend_t *DepobjList) {
+  if (checkDependList(Call, DepobjCount, DepobjList))
+    return -1;
+  CapturedFdTy File;
+  std::string Why;
+  if (int Refused = captureFd(Fd, File, Why))
+    return fail(Refused, std::string(Call) + ": " + Why);
   TransferArgsTy Args{Call, IsWrite, Fd, Buf, Count, Offset, Device};
-  return spawnDependTask(
-      Call, std::make_unique<DependTransferTy>(Args, Result, Errno),
-      DepobjCount, DepobjList);
+  return spawnDependTask(Call,
+                         std::make_unique<DependTransferTy>(
+                             Args, Fd, std::move(File), Result, Errno),
+                         DepobjCount, DepobjList);
 }
 
 } // namespace
@@ -176,9 +372,11 @@ OMPX_API int ompx_io_batch_submit_depend(ompx_io_op_t *Ops, size_t Count,
     return fail(EINVAL, std::string(Call) + ": ops is NULL");
   if (!Count)
     return fail(EINVAL, std::string(Call) + ": nops is 0");
-  return spawnDependTask(Call,
-                         std::make_unique<DependBatchTy>(Ops, Count, Failed),
-                         DepobjCount, DepobjList);
+  if (checkDependList(Call, DepobjCount, DepobjList))
+    return -1;
+  return spawnDependTask(
+      Call, std::make_unique<DependBatchTy>(captureBatch(Ops, Count), Failed),
+      DepobjCount, DepobjList);
 }
 
 OMPX_API int ompx_target_pread_depend(int Fd, void *Buf, size_t Count,

@@ -16,11 +16,31 @@
 
 using namespace ompxio;
 
+namespace {
+/// This thread's innermost ErrorDiversionTy, or null.
+ErrorDiversionTy *&innermostDiversion() {
+  OFFLOADIO_STATIC_TLS thread_local ErrorDiversionTy *Innermost = nullptr;
+  return Innermost;
+}
+} // namespace
+
 std::string &ompxio::lastError() {
+  if (ErrorDiversionTy *D = innermostDiversion())
+    return D->Message;
   // Per thread, as errno: a failure of one thread must not replace the
   // message another thread is about to read.
   OFFLOADIO_STATIC_TLS thread_local std::string Message;
   return Message;
+}
+
+ErrorDiversionTy::ErrorDiversionTy()
+    : Outer(innermostDiversion()), SavedErrno(errno) {
+  innermostDiversion() = this;
+}
+
+ErrorDiversionTy::~ErrorDiversionTy() {
+  innermostDiversion() = Outer;
+  errno = SavedErrno;
 }
 
 int ompxio::fail(int Errno, std::string Message) {

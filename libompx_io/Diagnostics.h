@@ -12,11 +12,38 @@
 
 namespace ompxio {
 
-/// This thread's last failure message, as ompx_io_last_error returns it.
+/// Where this thread's failures are recorded: its last failure message, as
+/// ompx_io_last_error returns it, or, while an ErrorDiversionTy is alive on
+/// the thread, the innermost diversion's message.
 std::string &lastError();
 
-/// Set errno to \p Errno and this thread's last error to \p Message; -1.
+/// Set errno to \p Errno and lastError() to \p Message; -1.
 int fail(int Errno, std::string Message);
+
+/// While alive, the failures of library calls that this thread makes on
+/// behalf of another call (a depend task's body, a completion notification)
+/// are recorded here instead of in the thread's last error, and errno is
+/// restored at the end. The thread's message is not touched, so the text
+/// ompx_io_last_error handed out stays valid until the thread's next failed
+/// call of its own. No program code may run inside one: the program's
+/// failures, and its ompx_io_last_error, would meet the diversion's
+/// message. Scopes nest; on the stack only.
+class ErrorDiversionTy {
+public:
+  ErrorDiversionTy();
+  ~ErrorDiversionTy();
+  ErrorDiversionTy(const ErrorDiversionTy &) = delete;
+  ErrorDiversionTy &operator=(const ErrorDiversionTy &) = delete;
+
+  /// The last failure recorded since this scope began; "" when none.
+  const std::string &message() const { return Message; }
+
+private:
+  friend std::string &lastError();
+  std::string Message;
+  ErrorDiversionTy *Outer; ///< The scope this one is nested in, or null.
+  int SavedErrno;
+};
 
 /// The prefix of the library's stderr lines: "ompx-io[<pid>]".
 std::string linePrefix();

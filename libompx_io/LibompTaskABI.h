@@ -2,8 +2,9 @@
 //
 // The few types of libomp's task ABI that libompx_io needs to create a
 // detached task with dependences, as clang 16 emits them for
-// `#pragma omp task detach(Event) depend(depobj: Obj)`. They mirror LLVM 16
-// libomp (Debian's libomp5-16, openmp/runtime/src/kmp.h): ident_t,
+// `#pragma omp task untied detach(Event) depend(depobj: Obj)`, and to wait
+// for tasks as for `#pragma omp taskwait`. They mirror LLVM 16 libomp
+// (Debian's libomp5-16, openmp/runtime/src/kmp.h): ident_t,
 // kmp_task_t, kmp_depend_info_t, the compiler half of kmp_tasking_flags_t,
 // and the exported __kmpc_* entry points' signatures. libomp's own header is
 // not installed, hence these copies; the static_asserts pin the layouts
@@ -59,9 +60,8 @@ struct DependInfoTy {
   uint8_t Flags; ///< in 1, out 2, mutexinoutset 4, inoutset 8, all 0x80.
 };
 
-/// kmp_tasking_flags_t, compiler bits: tied, and detachable (the task has
-/// an allow-completion event).
-constexpr int32_t TaskTied = 0x01;
+/// kmp_tasking_flags_t, compiler bits: detachable (the task has an
+/// allow-completion event). Without the tied bit (0x01) a task is untied.
 constexpr int32_t TaskDetachable = 0x40;
 
 /// __kmpc_global_thread_num.
@@ -81,6 +81,9 @@ using TaskWithDepsFnTy = int32_t (*)(IdentTy *Loc, int32_t Gtid, TaskTy *Task,
                                      DependInfoTy *NoAliasDeps);
 /// omp_fulfill_event.
 using FulfillEventFnTy = void (*)(omp_event_handle_t Event);
+/// __kmpc_omp_taskwait: wait for the children of the calling thread's
+/// current task, running tasks meanwhile.
+using TaskwaitFnTy = int32_t (*)(IdentTy *Loc, int32_t Gtid);
 
 static_assert(sizeof(void *) == 8, "the layouts below are LP64's");
 static_assert(sizeof(IdentTy) == 24 && offsetof(IdentTy, Source) == 16,

@@ -366,13 +366,12 @@ void ompxio::submitNotified(const TransferArgsTy &Args,
                             std::unique_ptr<TransferWaiterTy> Waiter) {
   // The outcome goes to the waiter; the calling thread (any OpenMP thread
   // running a task) keeps its errno and last error.
-  int SavedErrno = errno;
-  std::string SavedError = lastError();
+  std::optional<ErrorDiversionTy> Diverted(std::in_place);
   RequestTy R;
   TransferOutcomeTy Outcome;
   if (startTransfer(Args.Call, Args.IsWrite, Args.Fd, Args.Buf, Args.Count,
                     Args.Offset, Args.Device, R)) {
-    Outcome = {-1, errno, lastError()};
+    Outcome = {-1, errno, Diverted->message()};
   } else if (!R.Fns) {
     Outcome = {R.HostResult, R.HostErrno,
                R.HostResult < 0 ? std::string(Args.Call) + ": " + R.HostWhy
@@ -384,10 +383,8 @@ void ompxio::submitNotified(const TransferArgsTy &Args,
     // release it, before IONotify returns.
     auto *N = new NotifiedRequestTy{R, Args, std::move(Waiter)};
     int32_t Errno = Fns.IONotify(Inner, reportNotified, N);
-    if (!Errno) {
-      errno = SavedErrno;
+    if (!Errno)
       return;
-    }
     std::unique_ptr<NotifiedRequestTy> Unregistered(N);
     Waiter = std::move(Unregistered->Waiter);
     Outcome = {-1, Errno, pluginMessage(Fns, Errno, Args.Call, Args.Device)};
@@ -395,8 +392,9 @@ void ompxio::submitNotified(const TransferArgsTy &Args,
     int64_t Bytes;
     (void)Fns.IOWait(Inner, &Bytes);
   }
-  errno = SavedErrno;
-  lastError() = std::move(SavedError);
+  // Outside the diversion: completing a task may run the program's tasks
+  // that depend on it, here.
+  Diverted.reset();
   Waiter->transferDone(std::move(Outcome));
 }
 
