@@ -126,9 +126,10 @@ void printUnseen(const std::string &Message, const FdNamesTy &Names) {
 /// Where a depend call's task puts its outcome, and its task's event.
 class DependResultTy final : public TransferWaiterTy {
 public:
-  DependResultTy(ssize_t *Result, int *Errno, FdNamesTy Names, TaskEventTy Done)
+  DependResultTy(ssize_t *Result, int *Errno, FdNamesTy Names,
+                 CapturedFdTy File, TaskEventTy Done)
       : Result(Result), Errno(Errno), Names(std::move(Names)),
-        Done(std::move(Done)) {}
+        File(std::move(File)), Done(std::move(Done)) {}
 
   void transferDone(TransferOutcomeTy Outcome) override {
     if (Result)
@@ -146,6 +147,9 @@ private:
   ssize_t *Result;
   int *Errno;
   FdNamesTy Names;
+  /// The duplicate the transfer reads or writes: kept until it is done,
+  /// since a transfer waiting for a request starts only later.
+  CapturedFdTy File;
   TaskEventTy Done;
 };
 
@@ -160,10 +164,9 @@ public:
   }
 
   void start(TaskEventTy Done) override {
-    // The duplicate closes with this object, when start returns: the
-    // transfer holds the plugin's own by then.
+    FdNamesTy Names{{File.get(), ProgramFd}};
     submitNotified(Args, std::make_unique<DependResultTy>(
-                             Result, Errno, FdNamesTy{{File.get(), ProgramFd}},
+                             Result, Errno, std::move(Names), std::move(File),
                              std::move(Done)));
   }
 

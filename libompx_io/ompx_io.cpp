@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <type_traits>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -346,6 +347,64 @@ struct NotifiedRequestTy {
 /// The completion notification of a NotifiedRequestTy, run by the plugin
 /// once its request is done: take the result (releasing the request), then
 /// hand it to the waiter.
+/// Notified transfers that found their device's requests all taken
+/// (EAGAIN, OMPX_IO_MAX_REQUESTS) while other notified transfers were in
+/// flight: each completion starts the oldest of them, so that many depend
+/// tasks whose dependences are met at once all run, instead of failing
+/// with EAGAIN. Where none is in flight, nothing would start them: the
+/// refusal stands.
+class WaitingTransfersTy {
+public:
+  /// One more notified transfer is in flight.
+  void started() {
+    std::lock_guard<std::mutex> Guard(Lock);
+    ++InFlight;
+  }
+  /// A notified transfer in flight completed (or was never registered):
+  /// start the waiting ones while their devices take them. A transfer that
+  /// completes while this thread starts waiting ones is counted and left
+  /// to the loop already running here.
+  void finished() {
+    {
+      std::lock_guard<std::mutex> Guard(Lock);
+      --InFlight;
+    }
+    thread_local bool Starting = false;
+    if (Starting)
+      return;
+    Starting = true;
+    for (;;) {
+      std::pair<TransferArgsTy, std::unique_ptr<TransferWaiterTy>> Next;
+      {
+        std::lock_guard<std::mutex> Guard(Lock);
+        if (Waiting.empty())
+          break;
+        Next = std::move(Waiting.front());
+        Waiting.pop_front();
+      }
+      if (!startNotified(Next.first, Next.second, /*Kept=*/true))
+        break;
+    }
+    Starting = false;
+  }
+
+  /// Start \p Args, kept or new, for \p Waiter; false when it was kept
+  /// (again) for later.
+  bool startNotified(const TransferArgsTy &Args,
+                     std::unique_ptr<TransferWaiterTy> &Waiter, bool Kept);
+
+private:
+  std::mutex Lock;
+  size_t InFlight = 0;
+  std::deque<std::pair<TransferArgsTy, std::unique_ptr<TransferWaiterTy>>>
+      Waiting;
+};
+
+WaitingTransfersTy &waitingTransfers() {
+  static WaitingTransfersTy Waiting;
+  return Waiting;
+}
+
 void reportNotified(void *Arg) {
   std::unique_ptr<NotifiedRequestTy> N(static_cast<NotifiedRequestTy *>(Arg));
   const PluginFnsTy &Fns = *N->Request.Fns;
@@ -359,11 +418,23 @@ void reportNotified(void *Arg) {
   std::unique_ptr<TransferWaiterTy> Waiter = std::move(N->Waiter);
   N.reset();
   Waiter->transferDone(std::move(Outcome));
+  Waiter.reset();
+  waitingTransfers().finished();
 }
 } // namespace
 
 void ompxio::submitNotified(const TransferArgsTy &Args,
                             std::unique_ptr<TransferWaiterTy> Waiter) {
+  (void)waitingTransfers().startNotified(Args, Waiter, /*Kept=*/false);
+}
+
+bool WaitingTransfersTy::startNotified(const TransferArgsTy &Args,
+                                       std::unique_ptr<TransferWaiterTy> &Waiter,
+                                       bool Kept) {
+  // In flight from before the request is taken: another transfer that
+  // finds the requests all taken meanwhile must see that this one will
+  // complete and start it.
+  started();
   // The outcome goes to the waiter; the calling thread (any OpenMP thread
   // running a task) keeps its errno and last error.
   std::optional<ErrorDiversionTy> Diverted(std::in_place);
@@ -371,6 +442,19 @@ void ompxio::submitNotified(const TransferArgsTy &Args,
   TransferOutcomeTy Outcome;
   if (startTransfer(Args.Call, Args.IsWrite, Args.Fd, Args.Buf, Args.Count,
                     Args.Offset, Args.Device, R)) {
+    if (errno == EAGAIN) {
+      std::lock_guard<std::mutex> Guard(Lock);
+      // Others than this one are in flight: one of them starts it.
+      if (InFlight > 1) {
+        --InFlight;
+        // Kept ones go back first, to start in the order they came.
+        if (Kept)
+          Waiting.push_front({Args, std::move(Waiter)});
+        else
+          Waiting.push_back({Args, std::move(Waiter)});
+        return false;
+      }
+    }
     Outcome = {-1, errno, Diverted->message()};
   } else if (!R.Fns) {
     Outcome = {R.HostResult, R.HostErrno,
@@ -384,7 +468,7 @@ void ompxio::submitNotified(const TransferArgsTy &Args,
     auto *N = new NotifiedRequestTy{R, Args, std::move(Waiter)};
     int32_t Errno = Fns.IONotify(Inner, reportNotified, N);
     if (!Errno)
-      return;
+      return true;
     std::unique_ptr<NotifiedRequestTy> Unregistered(N);
     Waiter = std::move(Unregistered->Waiter);
     Outcome = {-1, Errno, pluginMessage(Fns, Errno, Args.Call, Args.Device)};
@@ -396,6 +480,9 @@ void ompxio::submitNotified(const TransferArgsTy &Args,
   // that depend on it, here.
   Diverted.reset();
   Waiter->transferDone(std::move(Outcome));
+  Waiter.reset();
+  finished();
+  return true;
 }
 
 OMPX_API int ompx_target_pread_async(int Fd, void *Buf, size_t Count,

@@ -6,8 +6,10 @@
 // another thread than the one that created it; none of the threads waiting
 // in taskwait may be left without a task it is allowed to run (the hang of
 // issue 27: every thread spinning in taskwait, the IO workers idle).
-// timeout turns a hang into a failure. Two threads of 8 pairs, and eight
-// of 16 (more would pass OMPX_IO_MAX_REQUESTS: the reads start at once).
+// timeout turns a hang into a failure. Two threads of 8 pairs, eight of 16,
+// and eight of 64 with room for only 4 requests per device: transfers whose
+// tasks start while OMPX_IO_MAX_REQUESTS are in flight wait for one to
+// complete, instead of failing with EAGAIN.
 //
 // REQUIRES: ompx-io
 // The order these tasks run in is libomp's, which TSan cannot see (libomp
@@ -18,6 +20,8 @@
 // RUN: %libomptarget-compile-generic
 // RUN: timeout 60 %libomptarget-run-generic %t.dat 2 8 | %fcheck-generic
 // RUN: timeout 60 %libomptarget-run-generic %t.dat 8 16 | %fcheck-generic
+// RUN: env OMPX_IO_MAX_REQUESTS=4 \
+// RUN:   timeout 120 %libomptarget-run-generic %t.dat 8 64 | %fcheck-generic
 
 #include <fcntl.h>
 #include <omp.h>
