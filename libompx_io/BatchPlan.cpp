@@ -107,6 +107,7 @@ std::vector<BatchRefusalTy> ompxio::planBatch(const ompx_io_op_t *Ops,
   // Destinations: a read's buffer may meet no other operation's buffer on
   // its device; two writes may share a source.
   std::vector<RangeTy> Buffers;
+  Buffers.reserve(Count);
   for (size_t I = 0; I < Count; ++I)
     if (Checkable(I) && Ops[I].device_buf) {
       uint64_t Begin = uintptr_t(Ops[I].device_buf);
@@ -124,6 +125,7 @@ std::vector<BatchRefusalTy> ompxio::planBatch(const ompx_io_op_t *Ops,
   // device land whole, in order).
   std::map<int, std::pair<struct stat, int>> Files; // fd: stat, flags
   std::vector<RangeTy> FileRanges;
+  FileRanges.reserve(Count);
   for (size_t I = 0; I < Count; ++I) {
     if (!Checkable(I))
       continue;

@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The cost of submitting one ompx_io batch of many operations whose ranges
+// cover each other, per operation: the checks across operations
+// (libompx_io), the plugin's checks and gathering, then the wait. Patterns,
+// each of --ops operations of --bytes bytes on device --device:
+//   read-one-range        reads of one file range into distinct buffers
+//                         (all valid: reads never conflict);
+//   write-one-source      writes from one buffer to distinct file ranges,
+//                         apart so that none are gathered (all valid);
+//   read-one-destination  reads of distinct ranges into one buffer (all
+//                         refused);
+//   write-one-range       writes from distinct buffers to one file range
+//                         (all refused);
+//   append-and-reads      O_APPEND writes and reads of distinct ranges, by
+//                         turns (all refused: an append covers the file);
+//   random-mix            reads and writes at random buffers and offsets of
+//                         a window as large as the batch's data (some
+//                         refused).
+// Prints a table, one "BATCHPLAN key=value" line per pattern and a RESULT
+// line of microseconds per operation for submit (wall clock; the submitting
+// thread's CPU time beside it, since a shared machine's wall clock counts
+// waits for a core); asserts nothing but that each pattern fails exactly
+// the operations it must.
+//
+// Usage: batch-plan-bench [--ops N] [--bytes B] [--device D] [--repeat R]
+//                         [--pattern NAME]... [--file PATH]
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench-util.h"
+#include "ompx_io.h"
+
+enum PatternTy {
+  ReadOneRange,
+  WriteOneSource,
+  ReadOneDestination,
+  WriteOneRange,
+  AppendAndReads,
+  RandomMix,
+  NumPatterns
+};
+
+static const char *const PatternNames[NumPatterns] = {
+    "read-one-range",  "write-one-source", "read-one-destination",
+    "write-one-range", "append-and-reads", "random-mix"};
+
+struct OptionsTy {
+  size_t Ops, Bytes;
+  int Device, Repeat;
+  const char *Path;
+  int Selected[NumPatterns];
+};
+
+struct FilesTy {
+  int Fd;       ///< Read and write.
+  int AppendFd; ///< The same file, O_APPEND.
+};
+
+/// CPU seconds of the calling thread: on a shared machine, what submit
+/// itself spent, without the time it waited for a core.
+static double threadCpuNow(void) {
+  struct timespec T;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T);
+  return (double)T.tv_sec + (double)T.tv_nsec * 1e-9;
+}
+
+static void die(const char *What) {
+  fprintf(stderr, "batch-plan-bench: %s: %s\n", What,
+          errno ? strerror(errno) : "failed");
+  exit(1);
+}
+
+static uint64_t mix(uint64_t Z) {
+  Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebull;
+  return Z ^ (Z >> 31);
+}
+
+static size_t parseSize(const char *Text) {
+  char *End;
+  unsigned long long V = strtoull(Text, &End, 10);
+  if (*End == 'k' || *End == 'K')
+    V <<= 10, ++End;
+  else if (*End == 'm' || *End == 'M')
+    V <<= 20, ++End;
+  if (*End || !V) {
+    fprintf(stderr, "batch-plan-bench: bad size '%s'\n", Text);
+    exit(2);
+  }
+  return (size_t)V;
+}
+
+static void parse(int Argc, char **Argv, struct OptionsTy *O) {
+  *O = (struct OptionsTy){1000000, 1, 0, 1, NULL, {0}};
+  int Any = 0;
+  for (int I = 1; I < Argc; ++I) {
+    const char *A = Argv[I];
+    const char *V = I + 1 < Argc ? Argv[I + 1] : NULL;
+    if (!strcmp(A, "--ops") && V)
+      O->Ops = parseSize(V), ++I;
+    else if (!strcmp(A, "--bytes") && V)
+      O->Bytes = parseSize(V), ++I;
+    else if (!strcmp(A, "--device") && V)
+      O->Device = atoi(V), ++I;
+    else if (!strcmp(A, "--repeat") && V)
+      O->Repeat = atoi(V) > 0 ? atoi(V) : 1, ++I;
+    else if (!strcmp(A, "--file") && V)
+      O->Path = V, ++I;
+    else if (!strcmp(A, "--pattern") && V) {
+      int P = 0;
+      while (P < NumPatterns && strcmp(PatternNames[P], V))
+        ++P;
+      if (P == NumPatterns) {
+        fprintf(stderr, "batch-plan-bench: unknown pattern '%s'\n", V);
+        exit(2);
+      }
+      O->Selected[P] = Any = 1;
+      ++I;
+    } else {
+      fprintf(stderr,
+              "usage: batch-plan-bench [--ops N] [--bytes B] [--device D] "
+              "[--repeat R] [--pattern NAME]... [--file PATH]\n");
+      exit(2);
+    }
+  }
+  if (O->Ops < 2) {
+    fprintf(stderr, "batch-plan-bench: --ops must be at least 2\n");
+    exit(2);
+  }
+  for (int P = 0; P < NumPatterns && !Any; ++P)
+    O->Selected[P] = 1;
+}
+
+/// Fill \p Ops with pattern \p P over \p Dev; the number of operations that
+/// must fail, or -1 when that depends on the draw.
+static long long fill(enum PatternTy P, const struct OptionsTy *O,
+                      const struct FilesTy *F, char *Dev, ompx_io_op_t *Ops) {
+  size_t N = O->Ops, B = O->Bytes;
+  for (size_t I = 0; I < N; ++I) {
+    ompx_io_op_t *Op = &Ops[I];
+    switch (P) {
+    case ReadOneRange:
+      *Op = (ompx_io_op_t){OMPX_IO_OP_READ, F->Fd, Dev + I * B, B, 0,
+                           O->Device, 0, 0};
+      break;
+    case WriteOneSource:
+      *Op = (ompx_io_op_t){OMPX_IO_OP_WRITE, F->Fd, Dev, B,
+                           (off_t)(2 * I * B), O->Device, 0, 0};
+      break;
+    case ReadOneDestination:
+      *Op = (ompx_io_op_t){OMPX_IO_OP_READ, F->Fd, Dev, B, (off_t)(I * B),
+                           O->Device, 0, 0};
+      break;
+    case WriteOneRange:
+      *Op = (ompx_io_op_t){OMPX_IO_OP_WRITE, F->Fd, Dev + I * B, B, 0,
+                           O->Device, 0, 0};
+      break;
+    case AppendAndReads:
+      *Op = (ompx_io_op_t){I % 2 ? OMPX_IO_OP_READ : OMPX_IO_OP_WRITE,
+                           I % 2 ? F->Fd : F->AppendFd, Dev + I * B, B,
+                           (off_t)(I * B), O->Device, 0, 0};
+      break;
+    case RandomMix: {
+      uint64_t R = mix(I + 1);
+      *Op = (ompx_io_op_t){(int)(R & 1), F->Fd, Dev + (R >> 1) % N * B, B,
+                           (off_t)((R >> 32) % N * B), O->Device, 0, 0};
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  return P == ReadOneRange || P == WriteOneSource ? 0
+         : P == RandomMix                         ? -1
+                                                  : (long long)N;
+}
+
+int main(int Argc, char **Argv) {
+  struct OptionsTy O;
+  parse(Argc, Argv, &O);
+  if (O.Device == omp_get_initial_device() || O.Device < 0 ||
+      O.Device >= omp_get_num_devices()) {
+    fprintf(stderr, "batch-plan-bench: --device %d is not an offload device "
+                    "(%d present)\n", O.Device, omp_get_num_devices());
+    return 2;
+  }
+  char Path[4096];
+  if (O.Path)
+    snprintf(Path, sizeof(Path), "%s", O.Path);
+  else
+    snprintf(Path, sizeof(Path), "/tmp/batch-plan-bench-%d", (int)getpid());
+  struct FilesTy F;
+  F.Fd = open(Path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+  if (F.Fd < 0)
+    die(Path);
+  F.AppendFd = open(Path, O_WRONLY | O_APPEND);
+  if (F.AppendFd < 0)
+    die(Path);
+  // Twice the batch's data: write-one-source leaves a gap after each range.
+  if (ftruncate(F.Fd, (off_t)(2 * O.Ops * O.Bytes)) != 0)
+    die("ftruncate");
+  char *Dev = omp_target_alloc(O.Ops * O.Bytes, O.Device);
+  ompx_io_op_t *Ops = malloc(O.Ops * sizeof(*Ops));
+  if (!Dev || !Ops)
+    die("allocating the buffers");
+
+  // Load the plugin and the library first: their start is not planning.
+  ompx_io_op_t Warm = {OMPX_IO_OP_READ, F.Fd, Dev, O.Bytes, 0, O.Device, 0, 0};
+  ompx_io_batch_t Batch;
+  if (ompx_io_batch_submit(&Warm, 1, &Batch) != 0 ||
+      ompx_io_batch_wait(Batch) != 0)
+    die(ompx_io_last_error());
+  benchPrintPlugin(BENCH_PLUGIN_PREFIX);
+  printf("batch-plan-bench: %zu operations of %zu bytes on device %d, best "
+         "of %d\n\n", O.Ops, O.Bytes, O.Device, O.Repeat);
+  printf("%-22s %9s %13s %13s %11s %11s %11s\n", "pattern", "failed",
+         "submit us/op", "(cpu us/op)", "wait us/op", "submit s", "wait s");
+
+  double SubmitUs[NumPatterns] = {0};
+  int Broken = 0;
+  for (int P = 0; P < NumPatterns; ++P) {
+    if (!O.Selected[P])
+      continue;
+    double BestSubmit = 0, BestCpu = 0, BestWait = 0;
+    ssize_t Failed = 0;
+    for (int R = 0; R < O.Repeat; ++R) {
+      long long Want = fill((enum PatternTy)P, &O, &F, Dev, Ops);
+      double C0 = threadCpuNow(), T0 = benchNow();
+      if (ompx_io_batch_submit(Ops, O.Ops, &Batch) != 0)
+        die(ompx_io_last_error());
+      double T1 = benchNow(), C1 = threadCpuNow();
+      Failed = ompx_io_batch_wait(Batch);
+      double T2 = benchNow();
+      if (Failed < 0)
+        die(ompx_io_last_error());
+      if (Want >= 0 && Failed != Want) {
+        fprintf(stderr, "batch-plan-bench: %s: %zd operations failed, %lld "
+                        "expected: %s\n", PatternNames[P], Failed, Want,
+                Failed ? ompx_io_last_error() : "");
+        Broken = 1;
+      }
+      if (!R || T1 - T0 < BestSubmit)
+        BestSubmit = T1 - T0;
+      if (!R || C1 - C0 < BestCpu)
+        BestCpu = C1 - C0;
+      if (!R || T2 - T1 < BestWait)
+        BestWait = T2 - T1;
+    }
+    SubmitUs[P] = BestSubmit * 1e6 / (double)O.Ops;
+    double CpuUs = BestCpu * 1e6 / (double)O.Ops;
+    double WaitUs = BestWait * 1e6 / (double)O.Ops;
+    printf("%-22s %9zd %13.3f %13.3f %11.3f %11.3f %11.3f\n", PatternNames[P],
+           Failed, SubmitUs[P], CpuUs, WaitUs, BestSubmit, BestWait);
+    printf("BATCHPLAN pattern=%s ops=%zu bytes=%zu failed=%zd submit_s=%.6f "
+           "submit_cpu_s=%.6f wait_s=%.6f submit_us_per_op=%.4f "
+           "submit_cpu_us_per_op=%.4f wait_us_per_op=%.4f\n",
+           PatternNames[P], O.Ops, O.Bytes, Failed, BestSubmit, BestCpu,
+           BestWait, SubmitUs[P], CpuUs, WaitUs);
+    fflush(stdout);
+  }
+  printf("RESULT");
+  for (int P = 0; P < NumPatterns; ++P)
+    if (O.Selected[P])
+      printf(" %s=%.4f", PatternNames[P], SubmitUs[P]);
+  printf(" correct=%s\n", Broken ? "no" : "yes");
+
+  omp_target_free(Dev, O.Device);
+  free(Ops);
+  close(F.AppendFd);
+  close(F.Fd);
+  if (unlink(Path) != 0)
+    die("unlink");
+  return Broken;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# run-batch-plan-bench.sh [--target TRIPLE] [batch-plan-bench options]
+#
+# Compiles tools/bench/batch-plan-bench.c for TRIPLE (default
+# x86_64-pc-linux-gnu) and runs it with our plugin: one ompx_io batch of
+# 1,000,000 operations per pattern whose buffers or file ranges cover each
+# other (reads of one range, writes of one source, reads into one
+# destination, writes to one range, appends among reads, a random mix),
+# printing microseconds per operation for submit and for wait. Options
+# after the target go to the benchmark (--ops N, --bytes B (1 by default),
+# --device D, --repeat R, --pattern NAME (repeatable), --file PATH; the
+# file defaults to OFFLOADIO_BUILD_DIR/tools-bench/ and is removed
+# afterwards). The log is OFFLOADIO_BUILD_DIR/tools-bench/
+# batch-plan-bench.ours.log. Figures are printed, never asserted: the exit
+# status is non-zero only when something broke (a failed call, or a pattern
+# failing other operations than it must).
+set -euo pipefail
+# shellcheck source=tools/bench/common.sh
+source "$(dirname "$0")/common.sh"
+
+case ${1:-} in
+-h | --help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
+triple=x86_64-pc-linux-gnu
+if [[ ${1:-} == --target ]]; then
+  triple=${2:?--target needs a triple}
+  shift 2
+fi
+bench_set_target "$triple"
+command -v "$CLANG" >/dev/null || bench_die "compiler '$CLANG' not found (set CLANG)"
+[[ -e $build/lib/libomptarget.rtl.$PLUGIN.nextgen.so && -e $build/lib/libompx_io.so ]] ||
+  bench_die "our $PLUGIN plugin or libompx_io is missing from $build/lib: build first (OFFLOADIO_BUILD_DIR=$build)"
+out=$build/tools-bench
+exe=$out/batch-plan-bench-$PLUGIN
+echo "== compiling batch-plan-bench for $triple"
+bench_compile "$bench_root/tools/bench/batch-plan-bench.c" "$exe" \
+  -I"$bench_root/include" -I"$build/include" -L"$build/lib" -lompx_io \
+  -Wl,-rpath,"$build/lib"
+echo "== batch-plan-bench ($triple, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+bench_run ours "$out/batch-plan-bench.ours.log" "$exe" \
+  --file "$out/batch-plan-bench.data" "$@" ||
+  bench_die "batch-plan-bench failed"
