@@ -4,6 +4,9 @@
 // cover each other, per operation: the checks across operations
 // (libompx_io), the plugin's checks and gathering, then the wait. Patterns,
 // each of --ops operations of --bytes bytes on device --device:
+//   distinct              the baseline, run first: reads of distinct file
+//                         ranges, apart, into distinct buffers (nothing
+//                         overlaps, nothing is gathered);
 //   read-one-range        reads of one file range into distinct buffers
 //                         (all valid: reads never conflict);
 //   write-one-source      writes from one buffer to distinct file ranges,
@@ -17,7 +20,8 @@
 //   random-mix            reads and writes at random buffers and offsets of
 //                         a window as large as the batch's data (some
 //                         refused).
-// Prints a table, one "BATCHPLAN key=value" line per pattern and a RESULT
+// Prints a table (each pattern's submit time also as a ratio to the
+// baseline's), one "BATCHPLAN key=value" line per pattern and a RESULT
 // line of microseconds per operation for submit (wall clock; the submitting
 // thread's CPU time beside it, since a shared machine's wall clock counts
 // waits for a core); asserts nothing but that each pattern fails exactly
@@ -39,6 +43,7 @@
 #include "ompx_io.h"
 
 enum PatternTy {
+  Distinct,
   ReadOneRange,
   WriteOneSource,
   ReadOneDestination,
@@ -49,8 +54,9 @@ enum PatternTy {
 };
 
 static const char *const PatternNames[NumPatterns] = {
-    "read-one-range",  "write-one-source", "read-one-destination",
-    "write-one-range", "append-and-reads", "random-mix"};
+    "distinct",        "read-one-range",   "write-one-source",
+    "read-one-destination", "write-one-range", "append-and-reads",
+    "random-mix"};
 
 struct OptionsTy {
   size_t Ops, Bytes;
@@ -137,6 +143,7 @@ static void parse(int Argc, char **Argv, struct OptionsTy *O) {
   }
   for (int P = 0; P < NumPatterns && !Any; ++P)
     O->Selected[P] = 1;
+  O->Selected[Distinct] = 1;
 }
 
 /// Fill \p Ops with pattern \p P over \p Dev; the number of operations that
@@ -147,6 +154,10 @@ static long long fill(enum PatternTy P, const struct OptionsTy *O,
   for (size_t I = 0; I < N; ++I) {
     ompx_io_op_t *Op = &Ops[I];
     switch (P) {
+    case Distinct:
+      *Op = (ompx_io_op_t){OMPX_IO_OP_READ, F->Fd, Dev + I * B, B,
+                           (off_t)(2 * I * B), O->Device, 0, 0};
+      break;
     case ReadOneRange:
       *Op = (ompx_io_op_t){OMPX_IO_OP_READ, F->Fd, Dev + I * B, B, 0,
                            O->Device, 0, 0};
@@ -178,7 +189,7 @@ static long long fill(enum PatternTy P, const struct OptionsTy *O,
       break;
     }
   }
-  return P == ReadOneRange || P == WriteOneSource ? 0
+  return P == Distinct || P == ReadOneRange || P == WriteOneSource ? 0
          : P == RandomMix                         ? -1
                                                   : (long long)N;
 }
@@ -221,55 +232,59 @@ int main(int Argc, char **Argv) {
   benchPrintPlugin(BENCH_PLUGIN_PREFIX);
   printf("batch-plan-bench: %zu operations of %zu bytes on device %d, best "
          "of %d\n\n", O.Ops, O.Bytes, O.Device, O.Repeat);
-  printf("%-22s %9s %13s %13s %11s %11s %11s\n", "pattern", "failed",
-         "submit us/op", "(cpu us/op)", "wait us/op", "submit s", "wait s");
-
-  double SubmitUs[NumPatterns] = {0};
+  double SubmitS[NumPatterns] = {0}, CpuS[NumPatterns] = {0};
+  double WaitS[NumPatterns] = {0};
+  ssize_t Failed[NumPatterns] = {0};
   int Broken = 0;
   for (int P = 0; P < NumPatterns; ++P) {
     if (!O.Selected[P])
       continue;
-    double BestSubmit = 0, BestCpu = 0, BestWait = 0;
-    ssize_t Failed = 0;
     for (int R = 0; R < O.Repeat; ++R) {
       long long Want = fill((enum PatternTy)P, &O, &F, Dev, Ops);
       double C0 = threadCpuNow(), T0 = benchNow();
       if (ompx_io_batch_submit(Ops, O.Ops, &Batch) != 0)
         die(ompx_io_last_error());
       double T1 = benchNow(), C1 = threadCpuNow();
-      Failed = ompx_io_batch_wait(Batch);
+      Failed[P] = ompx_io_batch_wait(Batch);
       double T2 = benchNow();
-      if (Failed < 0)
+      if (Failed[P] < 0)
         die(ompx_io_last_error());
-      if (Want >= 0 && Failed != Want) {
+      if (Want >= 0 && Failed[P] != Want) {
         fprintf(stderr, "batch-plan-bench: %s: %zd operations failed, %lld "
-                        "expected: %s\n", PatternNames[P], Failed, Want,
-                Failed ? ompx_io_last_error() : "");
+                        "expected: %s\n", PatternNames[P], Failed[P], Want,
+                Failed[P] ? ompx_io_last_error() : "");
         Broken = 1;
       }
-      if (!R || T1 - T0 < BestSubmit)
-        BestSubmit = T1 - T0;
-      if (!R || C1 - C0 < BestCpu)
-        BestCpu = C1 - C0;
-      if (!R || T2 - T1 < BestWait)
-        BestWait = T2 - T1;
+      if (!R || T1 - T0 < SubmitS[P])
+        SubmitS[P] = T1 - T0;
+      if (!R || C1 - C0 < CpuS[P])
+        CpuS[P] = C1 - C0;
+      if (!R || T2 - T1 < WaitS[P])
+        WaitS[P] = T2 - T1;
     }
-    SubmitUs[P] = BestSubmit * 1e6 / (double)O.Ops;
-    double CpuUs = BestCpu * 1e6 / (double)O.Ops;
-    double WaitUs = BestWait * 1e6 / (double)O.Ops;
-    printf("%-22s %9zd %13.3f %13.3f %11.3f %11.3f %11.3f\n", PatternNames[P],
-           Failed, SubmitUs[P], CpuUs, WaitUs, BestSubmit, BestWait);
-    printf("BATCHPLAN pattern=%s ops=%zu bytes=%zu failed=%zd submit_s=%.6f "
-           "submit_cpu_s=%.6f wait_s=%.6f submit_us_per_op=%.4f "
-           "submit_cpu_us_per_op=%.4f wait_us_per_op=%.4f\n",
-           PatternNames[P], O.Ops, O.Bytes, Failed, BestSubmit, BestCpu,
-           BestWait, SubmitUs[P], CpuUs, WaitUs);
-    fflush(stdout);
   }
+
+  double PerOp = 1e6 / (double)O.Ops;
+  printf("%-21s %8s %13s %12s %10s %11s\n", "pattern", "failed",
+         "submit us/op", "(cpu us/op)", "x distinct", "wait us/op");
+  for (int P = 0; P < NumPatterns; ++P)
+    if (O.Selected[P])
+      printf("%-21s %8zd %13.3f %12.3f %10.2f %11.3f\n", PatternNames[P],
+             Failed[P], SubmitS[P] * PerOp, CpuS[P] * PerOp,
+             SubmitS[P] / SubmitS[Distinct], WaitS[P] * PerOp);
+  printf("\n");
+  for (int P = 0; P < NumPatterns; ++P)
+    if (O.Selected[P])
+      printf("BATCHPLAN pattern=%s ops=%zu bytes=%zu failed=%zd submit_s=%.6f "
+             "submit_cpu_s=%.6f wait_s=%.6f submit_us_per_op=%.4f "
+             "submit_cpu_us_per_op=%.4f wait_us_per_op=%.4f ratio=%.4f\n",
+             PatternNames[P], O.Ops, O.Bytes, Failed[P], SubmitS[P], CpuS[P],
+             WaitS[P], SubmitS[P] * PerOp, CpuS[P] * PerOp, WaitS[P] * PerOp,
+             SubmitS[P] / SubmitS[Distinct]);
   printf("RESULT");
   for (int P = 0; P < NumPatterns; ++P)
     if (O.Selected[P])
-      printf(" %s=%.4f", PatternNames[P], SubmitUs[P]);
+      printf(" %s=%.4f", PatternNames[P], SubmitS[P] * PerOp);
   printf(" correct=%s\n", Broken ? "no" : "yes");
 
   omp_target_free(Dev, O.Device);

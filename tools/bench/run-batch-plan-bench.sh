@@ -7,7 +7,8 @@
 # 1,000,000 operations per pattern whose buffers or file ranges cover each
 # other (reads of one range, writes of one source, reads into one
 # destination, writes to one range, appends among reads, a random mix),
-# printing microseconds per operation for submit and for wait. Options
+# printing microseconds per operation for submit and for wait, and each
+# submit beside the baseline's, a batch where nothing overlaps. Options
 # after the target go to the benchmark (--ops N, --bytes B (1 by default),
 # --device D, --repeat R, --pattern NAME (repeatable), --file PATH; the
 # file defaults to OFFLOADIO_BUILD_DIR/tools-bench/ and is removed
@@ -20,7 +21,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh"
 
 case ${1:-} in
--h | --help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 esac
 triple=x86_64-pc-linux-gnu
 if [[ ${1:-} == --target ]]; then
