@@ -71,9 +71,16 @@ bool IORangeIndexTy::insert(uint64_t Key, uintptr_t Begin, uintptr_t End) {
   N.End = N.MaxEnd = End;
   N.Key = Key;
   N.Priority = priorityOf(Key);
-  NodeTy *L, *R;
-  split(Root, N, L, R);
-  Root = merge(merge(L, &N), R);
+  // Down to where N's priority puts it, the new node under every node
+  // passed; there, the subtree splits around N into its children.
+  NodeTy **Link = &Root;
+  while (*Link && (*Link)->Priority >= N.Priority) {
+    (*Link)->MaxEnd = std::max((*Link)->MaxEnd, End);
+    Link = before(N, **Link) ? &(*Link)->Left : &(*Link)->Right;
+  }
+  split(*Link, N, N.Left, N.Right);
+  update(N);
+  *Link = &N;
   return true;
 }
 
