@@ -110,11 +110,12 @@ std::vector<BatchRefusalTy> ompxio::planBatch(const ompx_io_op_t *Ops,
   Buffers.reserve(Count);
   for (size_t I = 0; I < Count; ++I)
     if (Checkable(I) && Ops[I].device_buf) {
+      uint64_t Device = uint64_t(int64_t(Ops[I].device_num));
       uint64_t Begin = uintptr_t(Ops[I].device_buf);
-      Buffers.push_back({{uint64_t(int64_t(Ops[I].device_num)), 0}, Begin,
-                         Begin + std::min<uint64_t>(Ops[I].count,
-                                                    UINT64_MAX - Begin),
-                         I, 1, isRead(Ops[I]) ? 1u : 0u});
+      uint64_t End =
+          Begin + std::min<uint64_t>(Ops[I].count, UINT64_MAX - Begin);
+      unsigned Meets = isRead(Ops[I]) ? 1 : 0;
+      Buffers.push_back({{Device, 0}, Begin, End, I, 1, Meets});
     }
   std::vector<size_t> BufferPartner(Count, NoPartner);
   findPartners(Buffers, BufferPartner);
@@ -150,8 +151,8 @@ std::vector<BatchRefusalTy> ompxio::planBatch(const ompx_io_op_t *Ops,
     unsigned Meets = Kind == FileRead     ? FileWrite | FileAppend
                      : Kind == FileAppend ? FileRead | FileWrite
                                           : FileRead | FileWrite | FileAppend;
-    FileRanges.push_back({{uint64_t(St.st_dev), uint64_t(St.st_ino)}, Begin,
-                          End, I, Kind, Meets});
+    uint64_t File[2] = {uint64_t(St.st_dev), uint64_t(St.st_ino)};
+    FileRanges.push_back({{File[0], File[1]}, Begin, End, I, Kind, Meets});
   }
   std::vector<size_t> FilePartner(Count, NoPartner);
   findPartners(FileRanges, FilePartner);

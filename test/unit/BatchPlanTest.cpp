@@ -85,11 +85,14 @@ protected:
     // Taken before any conflict is: refused operations still conflict.
     std::vector<bool> IsCheckable(N);
     for (size_t I = 0; I < N; ++I)
-      IsCheckable[I] = !Out[I].Errno && Ops[I].count && Ops[I].offset >= 0 &&
-                       Ops[I].count <= uint64_t(INT64_MAX) - uint64_t(Ops[I].offset);
+      IsCheckable[I] =
+          !Out[I].Errno && Ops[I].count && Ops[I].offset >= 0 &&
+          Ops[I].count <= uint64_t(INT64_MAX) - uint64_t(Ops[I].offset);
     auto Checkable = [&](size_t I) { return IsCheckable[I]; };
     auto IsRead = [&](size_t I) { return Ops[I].opcode == OMPX_IO_OP_READ; };
-    auto BufBegin = [&](size_t I) { return uint64_t(uintptr_t(Ops[I].device_buf)); };
+    auto BufBegin = [&](size_t I) {
+      return uint64_t(uintptr_t(Ops[I].device_buf));
+    };
     auto BufEnd = [&](size_t I) {
       uint64_t B = BufBegin(I);
       return Ops[I].count > UINT64_MAX - B ? UINT64_MAX : B + Ops[I].count;
@@ -131,8 +134,9 @@ protected:
             },
             BufBegin);
         if (P != SIZE_MAX) {
-          Out[I] = {EINVAL, "its destination overlaps the buffer of "
-                            "operation " + std::to_string(P)};
+          std::string Name = std::to_string(P);
+          Out[I] = {EINVAL,
+                    "its destination overlaps the buffer of operation " + Name};
           continue;
         }
       }
@@ -143,8 +147,7 @@ protected:
           I,
           [&](size_t J) {
             return Checkable(J) && Model[Ops[J].fd].File == File &&
-                   !(IsRead(I) && IsRead(J)) &&
-                   !(IsAppend(I) && IsAppend(J)) &&
+                   !(IsRead(I) && IsRead(J)) && !(IsAppend(I) && IsAppend(J)) &&
                    FileBegin(J) < FileEnd(I) && FileBegin(I) < FileEnd(J);
           },
           FileBegin);
@@ -216,15 +219,15 @@ TEST_F(BatchPlanTest, RandomSmallBatchesMatchThePairwiseModel) {
       int Opcode = Below(20) ? int(Below(2)) : 7;
       // Buffers mostly in a small window, so that they meet; some NULL,
       // some running past the end of the address space.
-      void *Buf = Below(15) ? addr(0x10000 + Below(48))
+      void *Buf = Below(15)  ? addr(0x10000 + Below(48))
                   : Below(2) ? nullptr
                              : addr(UINTPTR_MAX - Below(8));
       size_t Count = Below(10) ? 1 + Below(16) : 0;
-      off_t Offset = Below(15) ? off_t(Below(48))
+      off_t Offset = Below(15)  ? off_t(Below(48))
                      : Below(2) ? -1
                                 : off_t(INT64_MAX - int64_t(Below(8)));
-      Op = op(Opcode, Fds[Below(Fds.size())], Buf, Count, Offset,
-              int(Below(2)));
+      Op =
+          op(Opcode, Fds[Below(Fds.size())], Buf, Count, Offset, int(Below(2)));
     }
     expectModel(Ops, Seed);
     if (HasFailure())
@@ -251,22 +254,29 @@ TEST_F(BatchPlanTest, RandomBatchesOfOneRangeMatchThePairwiseModel) {
 TEST_F(BatchPlanTest, NamesTheFirstConflictBeforeElseTheFirstAfter) {
   // Three reads into one destination: 0 names the next after it, 1 and 2
   // the first before them.
-  std::vector<ompx_io_op_t> Ops = {op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 0),
-                                   op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 16),
-                                   op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 32)};
+  std::vector<ompx_io_op_t> Ops = {
+      op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 0),
+      op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 16),
+      op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 32)};
   auto Got = planBatch(Ops.data(), Ops.size());
-  EXPECT_EQ(Got[0].Reason, "its destination overlaps the buffer of operation 1");
-  EXPECT_EQ(Got[1].Reason, "its destination overlaps the buffer of operation 0");
-  EXPECT_EQ(Got[2].Reason, "its destination overlaps the buffer of operation 0");
+  EXPECT_EQ(Got[0].Reason,
+            "its destination overlaps the buffer of operation 1");
+  EXPECT_EQ(Got[1].Reason,
+            "its destination overlaps the buffer of operation 0");
+  EXPECT_EQ(Got[2].Reason,
+            "its destination overlaps the buffer of operation 0");
 
   // By start, not by index: operation 2's file range starts first.
   Ops = {op(OMPX_IO_OP_WRITE, FdA, addr(0x1000), 16, 8),
          op(OMPX_IO_OP_READ, FdA, addr(0x2000), 16, 12),
          op(OMPX_IO_OP_WRITE, FdAOther, addr(0x3000), 16, 0)};
   Got = planBatch(Ops.data(), Ops.size());
-  EXPECT_EQ(Got[0].Reason, "its file range overlaps that of operation 2, a write");
-  EXPECT_EQ(Got[1].Reason, "its file range overlaps that of operation 2, a write");
-  EXPECT_EQ(Got[2].Reason, "its file range overlaps that of operation 0, a write");
+  EXPECT_EQ(Got[0].Reason,
+            "its file range overlaps that of operation 2, a write");
+  EXPECT_EQ(Got[1].Reason,
+            "its file range overlaps that of operation 2, a write");
+  EXPECT_EQ(Got[2].Reason,
+            "its file range overlaps that of operation 0, a write");
 
   // A read between two appends: reads never conflict with reads, appends
   // never with appends, so each append names the read.
@@ -276,9 +286,11 @@ TEST_F(BatchPlanTest, NamesTheFirstConflictBeforeElseTheFirstAfter) {
          op(OMPX_IO_OP_READ, FdA, addr(0x4000), 16, 200)};
   Got = planBatch(Ops.data(), Ops.size());
   EXPECT_EQ(Got[0].Reason, "its file range overlaps that of operation 1");
-  EXPECT_EQ(Got[1].Reason, "its file range overlaps that of operation 0, a write");
+  EXPECT_EQ(Got[1].Reason,
+            "its file range overlaps that of operation 0, a write");
   EXPECT_EQ(Got[2].Reason, "its file range overlaps that of operation 1");
-  EXPECT_EQ(Got[3].Reason, "its file range overlaps that of operation 0, a write");
+  EXPECT_EQ(Got[3].Reason,
+            "its file range overlaps that of operation 0, a write");
 }
 
 TEST_F(BatchPlanTest, ConflictsOnlyWithinOneDeviceAndOneFile) {

@@ -54,8 +54,9 @@ enum PatternTy {
 };
 
 static const char *const PatternNames[NumPatterns] = {
-    "distinct",        "read-one-range",   "write-one-source",
-    "read-one-destination", "write-one-range", "append-and-reads",
+    "distinct",         "read-one-range",
+    "write-one-source", "read-one-destination",
+    "write-one-range",  "append-and-reads",
     "random-mix"};
 
 struct OptionsTy {
@@ -84,21 +85,11 @@ static void die(const char *What) {
   exit(1);
 }
 
-static uint64_t mix(uint64_t Z) {
-  Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebull;
-  return Z ^ (Z >> 31);
-}
-
-static size_t parseSize(const char *Text) {
+static size_t parseCount(const char *Text) {
   char *End;
   unsigned long long V = strtoull(Text, &End, 10);
-  if (*End == 'k' || *End == 'K')
-    V <<= 10, ++End;
-  else if (*End == 'm' || *End == 'M')
-    V <<= 20, ++End;
   if (*End || !V) {
-    fprintf(stderr, "batch-plan-bench: bad size '%s'\n", Text);
+    fprintf(stderr, "batch-plan-bench: not a positive count: '%s'\n", Text);
     exit(2);
   }
   return (size_t)V;
@@ -111,9 +102,9 @@ static void parse(int Argc, char **Argv, struct OptionsTy *O) {
     const char *A = Argv[I];
     const char *V = I + 1 < Argc ? Argv[I + 1] : NULL;
     if (!strcmp(A, "--ops") && V)
-      O->Ops = parseSize(V), ++I;
+      O->Ops = parseCount(V), ++I;
     else if (!strcmp(A, "--bytes") && V)
-      O->Bytes = parseSize(V), ++I;
+      O->Bytes = parseCount(V), ++I;
     else if (!strcmp(A, "--device") && V)
       O->Device = atoi(V), ++I;
     else if (!strcmp(A, "--repeat") && V)
@@ -155,34 +146,45 @@ static long long fill(enum PatternTy P, const struct OptionsTy *O,
     ompx_io_op_t *Op = &Ops[I];
     switch (P) {
     case Distinct:
-      *Op = (ompx_io_op_t){OMPX_IO_OP_READ, F->Fd, Dev + I * B, B,
-                           (off_t)(2 * I * B), O->Device, 0, 0};
+      *Op = (ompx_io_op_t){OMPX_IO_OP_READ,    F->Fd,     Dev + I * B, B,
+                           (off_t)(2 * I * B), O->Device, 0,           0};
       break;
     case ReadOneRange:
-      *Op = (ompx_io_op_t){OMPX_IO_OP_READ, F->Fd, Dev + I * B, B, 0,
-                           O->Device, 0, 0};
+      *Op = (ompx_io_op_t){
+          OMPX_IO_OP_READ, F->Fd, Dev + I * B, B, 0, O->Device, 0, 0};
       break;
     case WriteOneSource:
-      *Op = (ompx_io_op_t){OMPX_IO_OP_WRITE, F->Fd, Dev, B,
-                           (off_t)(2 * I * B), O->Device, 0, 0};
+      *Op = (ompx_io_op_t){OMPX_IO_OP_WRITE,   F->Fd,     Dev, B,
+                           (off_t)(2 * I * B), O->Device, 0,   0};
       break;
     case ReadOneDestination:
-      *Op = (ompx_io_op_t){OMPX_IO_OP_READ, F->Fd, Dev, B, (off_t)(I * B),
-                           O->Device, 0, 0};
+      *Op = (ompx_io_op_t){OMPX_IO_OP_READ, F->Fd,     Dev, B,
+                           (off_t)(I * B),  O->Device, 0,   0};
       break;
     case WriteOneRange:
-      *Op = (ompx_io_op_t){OMPX_IO_OP_WRITE, F->Fd, Dev + I * B, B, 0,
-                           O->Device, 0, 0};
+      *Op = (ompx_io_op_t){
+          OMPX_IO_OP_WRITE, F->Fd, Dev + I * B, B, 0, O->Device, 0, 0};
       break;
     case AppendAndReads:
       *Op = (ompx_io_op_t){I % 2 ? OMPX_IO_OP_READ : OMPX_IO_OP_WRITE,
-                           I % 2 ? F->Fd : F->AppendFd, Dev + I * B, B,
-                           (off_t)(I * B), O->Device, 0, 0};
+                           I % 2 ? F->Fd : F->AppendFd,
+                           Dev + I * B,
+                           B,
+                           (off_t)(I * B),
+                           O->Device,
+                           0,
+                           0};
       break;
     case RandomMix: {
-      uint64_t R = mix(I + 1);
-      *Op = (ompx_io_op_t){(int)(R & 1), F->Fd, Dev + (R >> 1) % N * B, B,
-                           (off_t)((R >> 32) % N * B), O->Device, 0, 0};
+      uint64_t R = benchMix(I + 1);
+      *Op = (ompx_io_op_t){(int)(R & 1),
+                           F->Fd,
+                           Dev + (R >> 1) % N * B,
+                           B,
+                           (off_t)((R >> 32) % N * B),
+                           O->Device,
+                           0,
+                           0};
       break;
     }
     default:
@@ -190,8 +192,8 @@ static long long fill(enum PatternTy P, const struct OptionsTy *O,
     }
   }
   return P == Distinct || P == ReadOneRange || P == WriteOneSource ? 0
-         : P == RandomMix                         ? -1
-                                                  : (long long)N;
+         : P == RandomMix                                          ? -1
+                          : (long long)N;
 }
 
 int main(int Argc, char **Argv) {
@@ -199,8 +201,10 @@ int main(int Argc, char **Argv) {
   parse(Argc, Argv, &O);
   if (O.Device == omp_get_initial_device() || O.Device < 0 ||
       O.Device >= omp_get_num_devices()) {
-    fprintf(stderr, "batch-plan-bench: --device %d is not an offload device "
-                    "(%d present)\n", O.Device, omp_get_num_devices());
+    fprintf(stderr,
+            "batch-plan-bench: --device %d is not an offload device "
+            "(%d present)\n",
+            O.Device, omp_get_num_devices());
     return 2;
   }
   char Path[4096];
@@ -232,7 +236,8 @@ int main(int Argc, char **Argv) {
     die(ompx_io_last_error());
   benchPrintPlugin(BENCH_PLUGIN_PREFIX);
   printf("batch-plan-bench: %zu operations of %zu bytes on device %d, best "
-         "of %d\n\n", O.Ops, O.Bytes, O.Device, O.Repeat);
+         "of %d\n\n",
+         O.Ops, O.Bytes, O.Device, O.Repeat);
   double SubmitS[NumPatterns] = {0}, CpuS[NumPatterns] = {0};
   double WaitS[NumPatterns] = {0};
   ssize_t Failed[NumPatterns] = {0};
@@ -251,8 +256,10 @@ int main(int Argc, char **Argv) {
       if (Failed[P] < 0)
         die(ompx_io_last_error());
       if (Want >= 0 && Failed[P] != Want) {
-        fprintf(stderr, "batch-plan-bench: %s: %zd operations failed, %lld "
-                        "expected: %s\n", PatternNames[P], Failed[P], Want,
+        fprintf(stderr,
+                "batch-plan-bench: %s: %zd operations failed, %lld "
+                "expected: %s\n",
+                PatternNames[P], Failed[P], Want,
                 Failed[P] ? ompx_io_last_error() : "");
         Broken = 1;
       }
@@ -266,8 +273,8 @@ int main(int Argc, char **Argv) {
   }
 
   double PerOp = 1e6 / (double)O.Ops;
-  printf("%-21s %8s %13s %12s %10s %11s\n", "pattern", "failed",
-         "submit us/op", "(cpu us/op)", "x distinct", "wait us/op");
+  printf("%-21s %8s %13s %12s %10s %11s\n", "pattern", "failed", "submit us/op",
+         "(cpu us/op)", "x distinct", "wait us/op");
   for (int P = 0; P < NumPatterns; ++P)
     if (O.Selected[P])
       printf("%-21s %8zd %13.3f %12.3f %10.2f %11.3f\n", PatternNames[P],

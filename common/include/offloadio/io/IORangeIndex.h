@@ -35,7 +35,7 @@ public:
 private:
   struct NodeTy {
     uintptr_t Begin, End;
-    uintptr_t MaxEnd;  ///< The largest End of this node and those below.
+    uintptr_t MaxEnd; ///< The largest End of this node and those below.
     uint64_t Key;
     uint64_t Priority; ///< Heap order: a parent's is at least its children's.
     NodeTy *Left = nullptr, *Right = nullptr;
