@@ -190,14 +190,15 @@ protected:
 
   static ompx_io_op_t op(int Opcode, int Fd, void *Buf, size_t Count,
                          off_t Offset, int Device = 0) {
-    ompx_io_op_t Op{};
-    Op.opcode = Opcode;
-    Op.fd = Fd;
-    Op.device_buf = Buf;
-    Op.count = Count;
-    Op.offset = Offset;
-    Op.device_num = Device;
-    return Op;
+    return {Opcode, Fd, Buf, Count, Offset, Device, 0, 0};
+  }
+
+  /// planBatch of \p Ops gives each operation the reason \p Want says.
+  static void expectReasons(const std::vector<ompx_io_op_t> &Ops,
+                            const std::vector<std::string> &Want) {
+    std::vector<BatchRefusalTy> Got = planBatch(Ops.data(), Ops.size());
+    for (size_t I = 0; I < Ops.size(); ++I)
+      EXPECT_EQ(Got[I].Reason, Want[I]) << "op " << I;
   }
 
   /// Device addresses; planBatch never touches the memory.
@@ -252,45 +253,33 @@ TEST_F(BatchPlanTest, RandomBatchesOfOneRangeMatchThePairwiseModel) {
 }
 
 TEST_F(BatchPlanTest, NamesTheFirstConflictBeforeElseTheFirstAfter) {
+  const std::string Buffer = "its destination overlaps the buffer of "
+                             "operation ";
+  const std::string File = "its file range overlaps that of operation ";
   // Three reads into one destination: 0 names the next after it, 1 and 2
   // the first before them.
-  std::vector<ompx_io_op_t> Ops = {
-      op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 0),
-      op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 16),
-      op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 32)};
-  auto Got = planBatch(Ops.data(), Ops.size());
-  EXPECT_EQ(Got[0].Reason,
-            "its destination overlaps the buffer of operation 1");
-  EXPECT_EQ(Got[1].Reason,
-            "its destination overlaps the buffer of operation 0");
-  EXPECT_EQ(Got[2].Reason,
-            "its destination overlaps the buffer of operation 0");
-
+  expectReasons({op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 0),
+                 op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 16),
+                 op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 32)},
+                {Buffer + "1", Buffer + "0", Buffer + "0"});
   // By start, not by index: operation 2's file range starts first.
-  Ops = {op(OMPX_IO_OP_WRITE, FdA, addr(0x1000), 16, 8),
-         op(OMPX_IO_OP_READ, FdA, addr(0x2000), 16, 12),
-         op(OMPX_IO_OP_WRITE, FdAOther, addr(0x3000), 16, 0)};
-  Got = planBatch(Ops.data(), Ops.size());
-  EXPECT_EQ(Got[0].Reason,
-            "its file range overlaps that of operation 2, a write");
-  EXPECT_EQ(Got[1].Reason,
-            "its file range overlaps that of operation 2, a write");
-  EXPECT_EQ(Got[2].Reason,
-            "its file range overlaps that of operation 0, a write");
-
+  expectReasons(
+      {op(OMPX_IO_OP_WRITE, FdA, addr(0x1000), 16, 8),
+       op(OMPX_IO_OP_READ, FdA, addr(0x2000), 16, 12),
+       op(OMPX_IO_OP_WRITE, FdAOther, addr(0x3000), 16, 0)},
+      {File + "2, a write", File + "2, a write", File + "0, a write"});
   // A read between two appends: reads never conflict with reads, appends
   // never with appends, so each append names the read.
-  Ops = {op(OMPX_IO_OP_WRITE, FdAAppend, addr(0x1000), 16, 0),
-         op(OMPX_IO_OP_READ, FdA, addr(0x2000), 16, 100),
-         op(OMPX_IO_OP_WRITE, FdAAppend, addr(0x3000), 16, 0),
-         op(OMPX_IO_OP_READ, FdA, addr(0x4000), 16, 200)};
-  Got = planBatch(Ops.data(), Ops.size());
-  EXPECT_EQ(Got[0].Reason, "its file range overlaps that of operation 1");
-  EXPECT_EQ(Got[1].Reason,
-            "its file range overlaps that of operation 0, a write");
-  EXPECT_EQ(Got[2].Reason, "its file range overlaps that of operation 1");
-  EXPECT_EQ(Got[3].Reason,
-            "its file range overlaps that of operation 0, a write");
+  expectReasons(
+      {op(OMPX_IO_OP_WRITE, FdAAppend, addr(0x1000), 16, 0),
+       op(OMPX_IO_OP_READ, FdA, addr(0x2000), 16, 100),
+       op(OMPX_IO_OP_WRITE, FdAAppend, addr(0x3000), 16, 0),
+       op(OMPX_IO_OP_READ, FdA, addr(0x4000), 16, 200)},
+      {File + "1", File + "0, a write", File + "1", File + "0, a write"});
+  // A destination conflict is named before a file-range one.
+  expectReasons({op(OMPX_IO_OP_READ, FdA, addr(0x1000), 16, 0),
+                 op(OMPX_IO_OP_WRITE, FdA, addr(0x1000), 16, 0)},
+                {Buffer + "1", File + "0"});
 }
 
 TEST_F(BatchPlanTest, ConflictsOnlyWithinOneDeviceAndOneFile) {

@@ -71,19 +71,7 @@ struct FilesTy {
   int AppendFd; ///< The same file, O_APPEND.
 };
 
-/// CPU seconds of the calling thread: on a shared machine, what submit
-/// itself spent, without the time it waited for a core.
-static double threadCpuNow(void) {
-  struct timespec T;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T);
-  return (double)T.tv_sec + (double)T.tv_nsec * 1e-9;
-}
-
-static void die(const char *What) {
-  fprintf(stderr, "batch-plan-bench: %s: %s\n", What,
-          errno ? strerror(errno) : "failed");
-  exit(1);
-}
+static void die(const char *What) { benchDie("batch-plan-bench", What); }
 
 static size_t parseCount(const char *Text) {
   char *End;
@@ -247,10 +235,10 @@ int main(int Argc, char **Argv) {
       continue;
     for (int R = 0; R < O.Repeat; ++R) {
       long long Want = fill((enum PatternTy)P, &O, &F, Dev, Ops);
-      double C0 = threadCpuNow(), T0 = benchNow();
+      double C0 = benchThreadCpuNow(), T0 = benchNow();
       if (ompx_io_batch_submit(Ops, O.Ops, &Batch) != 0)
         die(ompx_io_last_error());
-      double T1 = benchNow(), C1 = threadCpuNow();
+      double T1 = benchNow(), C1 = benchThreadCpuNow();
       Failed[P] = ompx_io_batch_wait(Batch);
       double T2 = benchNow();
       if (Failed[P] < 0)

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <stdint.h>
@@ -22,6 +23,21 @@
 static inline double benchNow(void) {
   struct timespec T;
   clock_gettime(CLOCK_MONOTONIC, &T);
+  return (double)T.tv_sec + (double)T.tv_nsec * 1e-9;
+}
+
+/// Print "PROGRAM: WHAT: <errno's text, or failed>" and exit with 1.
+static inline void benchDie(const char *Program, const char *What) {
+  fprintf(stderr, "%s: %s: %s\n", Program, What,
+          errno ? strerror(errno) : "failed");
+  exit(1);
+}
+
+/// CPU seconds of the calling thread: on a shared machine, what a call
+/// itself spent, without the time it waited for a core.
+static inline double benchThreadCpuNow(void) {
+  struct timespec T;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T);
   return (double)T.tv_sec + (double)T.tv_nsec * 1e-9;
 }
 

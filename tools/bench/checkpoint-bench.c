@@ -70,11 +70,7 @@ struct RowTy {
 static struct RowTy Rows[MaxRows];
 static int NumRows;
 
-static void die(const char *What) {
-  fprintf(stderr, "checkpoint-bench: %s: %s\n", What,
-          errno ? strerror(errno) : "failed");
-  exit(1);
-}
+static void die(const char *What) { benchDie("checkpoint-bench", What); }
 
 static uint64_t parseSize(const char *Text) {
   char *End;
