@@ -33,12 +33,13 @@ public:
   size_t size() const { return Nodes.size(); }
 
 private:
+  /// One range, and its place in the tree.
   struct NodeTy {
-    uintptr_t Begin, End;
-    uintptr_t MaxEnd; ///< The largest End of this node and those below.
-    uint64_t Key;
+    uintptr_t Begin, End; ///< The range.
+    uintptr_t MaxEnd;     ///< The largest End of this node and those below.
+    uint64_t Key;         ///< Its key; orders ranges of one Begin.
     uint64_t Priority; ///< Heap order: a parent's is at least its children's.
-    NodeTy *Left = nullptr, *Right = nullptr;
+    NodeTy *Left = nullptr, *Right = nullptr; ///< Earlier, later ranges.
   };
   /// Whether \p A comes before \p B: by Begin, then by key.
   static bool before(const NodeTy &A, const NodeTy &B) {
