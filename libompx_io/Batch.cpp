@@ -290,7 +290,8 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
   for (size_t I = 0; I < Count; ++I) {
     const ompx_io_op_t &Op = Ops[I];
     if (Refusals[I].Errno) {
-      B->Early.push_back({I, -1, Refusals[I].Errno, Refusals[I].Reason});
+      B->Early.push_back(
+          {I, -1, Refusals[I].Errno, std::move(Refusals[I].Reason)});
       continue;
     }
     const offloadio::DescriptorFactsTy &Facts = FactsOf(Op.fd);

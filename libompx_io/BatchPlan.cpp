@@ -13,45 +13,79 @@ using namespace ompxio;
 
 namespace {
 
-/// One operation's range in some space (device memory or a file), for the
-/// sweep below.
+/// One operation's range in some space (device memory or a file).
 struct RangeTy {
   uint64_t Space[2]; ///< Which memory or file: ranges of one space meet.
   uint64_t Begin, End;
   size_t Index;
+  unsigned Kind;  ///< One bit: the kind of operation, as Meets sees it.
+  unsigned Meets; ///< Kinds it conflicts with; 0: never refused here.
 };
 
-/// Call \p Meet(A, B) for every pair of ranges of \p Ranges that overlap in
-/// one space. Sorted by start, each range meets only those still open when
-/// it starts: few, unless many ranges cover each other.
-template <typename MeetTy> void sweep(std::vector<RangeTy> &Ranges, MeetTy Meet) {
+/// No conflicting operation.
+constexpr size_t NoPartner = SIZE_MAX;
+
+/// Kinds are bits of a mask below this.
+constexpr unsigned MaskLimit = 8;
+
+/// For each range R of \p Ranges with a Meets mask, set Partner[R.Index] to
+/// the operation R conflicts with (BatchPlan.h says which one), when there
+/// is one. Sorted by start, a range meets only earlier ranges that end
+/// after it starts, found with running maxima of their ends, and later
+/// ranges that start before it ends, of which the next of a kind it meets
+/// is the first: O(n log n) however many ranges cover each other.
+void findPartners(std::vector<RangeTy> &Ranges, std::vector<size_t> &Partner) {
   auto Key = [](const RangeTy &R) {
     return std::make_tuple(R.Space[0], R.Space[1], R.Begin, R.Index);
   };
   std::sort(Ranges.begin(), Ranges.end(),
             [&](const RangeTy &A, const RangeTy &B) { return Key(A) < Key(B); });
-  std::vector<const RangeTy *> Open;
-  for (const RangeTy &R : Ranges) {
-    Open.erase(std::remove_if(Open.begin(), Open.end(),
-                              [&](const RangeTy *O) {
-                                return O->Space[0] != R.Space[0] ||
-                                       O->Space[1] != R.Space[1] ||
-                                       O->End <= R.Begin;
-                              }),
-               Open.end());
-    for (const RangeTy *O : Open)
-      Meet(O->Index, R.Index);
-    Open.push_back(&R);
+  // Per position of a space: the largest end so far, and the next
+  // position, of the kinds of one mask.
+  std::vector<uint64_t> MaxEnd(Ranges.size());
+  std::vector<size_t> Next(Ranges.size());
+  for (size_t First = 0, Last; First < Ranges.size(); First = Last) {
+    unsigned Masks = 0; // Bit M: some range of the space meets mask M.
+    for (Last = First; Last < Ranges.size() &&
+                       Ranges[Last].Space[0] == Ranges[First].Space[0] &&
+                       Ranges[Last].Space[1] == Ranges[First].Space[1];
+         ++Last)
+      Masks |= 1u << Ranges[Last].Meets;
+    for (unsigned M = 1; M < MaskLimit; ++M) {
+      if (!(Masks & (1u << M)))
+        continue;
+      uint64_t Running = 0; // Every range ends after 0: 0 is none.
+      for (size_t J = First; J < Last; ++J) {
+        if (Ranges[J].Kind & M)
+          Running = std::max(Running, Ranges[J].End);
+        MaxEnd[J] = Running;
+      }
+      for (size_t J = Last, After = Last; J-- > First;) {
+        Next[J] = After;
+        if (Ranges[J].Kind & M)
+          After = J;
+      }
+      for (size_t J = First; J < Last; ++J) {
+        const RangeTy &R = Ranges[J];
+        if (R.Meets != M)
+          continue;
+        // The first earlier range of a kind R meets still open at R.Begin
+        // is where the running maximum first passes R.Begin.
+        auto It = std::upper_bound(MaxEnd.begin() + First, MaxEnd.begin() + J,
+                                   R.Begin);
+        if (It != MaxEnd.begin() + J)
+          Partner[R.Index] = Ranges[It - MaxEnd.begin()].Index;
+        else if (Next[J] < Last && Ranges[Next[J]].Begin < R.End)
+          Partner[R.Index] = Ranges[Next[J]].Index;
+      }
+    }
   }
 }
 
 bool isRead(const ompx_io_op_t &Op) { return Op.opcode == OMPX_IO_OP_READ; }
 
-/// Refuse operation \p I with EINVAL for \p Reason, unless it already is.
-void refuse(std::vector<BatchRefusalTy> &Out, size_t I, std::string Reason) {
-  if (!Out[I].Errno)
-    Out[I] = {EINVAL, std::move(Reason)};
-}
+/// Kinds of operation against file ranges (bits of RangeTy::Kind).
+enum : unsigned { FileRead = 1, FileWrite = 2, FileAppend = 4 };
 
 } // namespace
 
@@ -73,23 +107,18 @@ std::vector<BatchRefusalTy> ompxio::planBatch(const ompx_io_op_t *Ops,
   // Destinations: a read's buffer may meet no other operation's buffer on
   // its device; two writes may share a source.
   std::vector<RangeTy> Buffers;
+  Buffers.reserve(Count);
   for (size_t I = 0; I < Count; ++I)
     if (Checkable(I) && Ops[I].device_buf) {
+      uint64_t Device = uint64_t(int64_t(Ops[I].device_num));
       uint64_t Begin = uintptr_t(Ops[I].device_buf);
-      Buffers.push_back({{uint64_t(int64_t(Ops[I].device_num)), 0}, Begin,
-                         Begin + std::min<uint64_t>(Ops[I].count,
-                                                    UINT64_MAX - Begin),
-                         I});
+      uint64_t End =
+          Begin + std::min<uint64_t>(Ops[I].count, UINT64_MAX - Begin);
+      unsigned Meets = isRead(Ops[I]) ? 1 : 0;
+      Buffers.push_back({{Device, 0}, Begin, End, I, 1, Meets});
     }
-  std::vector<BatchRefusalTy> Found(Count);
-  sweep(Buffers, [&](size_t A, size_t B) {
-    if (isRead(Ops[A]))
-      refuse(Found, A, "its destination overlaps the buffer of operation " +
-                           std::to_string(B));
-    if (isRead(Ops[B]))
-      refuse(Found, B, "its destination overlaps the buffer of operation " +
-                           std::to_string(A));
-  });
+  std::vector<size_t> BufferPartner(Count, NoPartner);
+  findPartners(Buffers, BufferPartner);
 
   // File ranges: of one file, where one of the two writes. A write through
   // an O_APPEND descriptor lands at the end of file, wherever that is: it
@@ -97,7 +126,7 @@ std::vector<BatchRefusalTy> ompxio::planBatch(const ompx_io_op_t *Ops,
   // device land whole, in order).
   std::map<int, std::pair<struct stat, int>> Files; // fd: stat, flags
   std::vector<RangeTy> FileRanges;
-  std::vector<bool> Append(Count);
+  FileRanges.reserve(Count);
   for (size_t I = 0; I < Count; ++I) {
     if (!Checkable(I))
       continue;
@@ -115,22 +144,27 @@ std::vector<BatchRefusalTy> ompxio::planBatch(const ompx_io_op_t *Ops,
     // positions (pipes, ttys) have no ranges to overlap.
     if (Flags < 0 || !(S_ISREG(St.st_mode) || S_ISBLK(St.st_mode)))
       continue;
-    Append[I] = !isRead(Ops[I]) && (Flags & O_APPEND);
-    uint64_t Begin = Append[I] ? 0 : uint64_t(Ops[I].offset);
-    uint64_t End = Append[I] ? UINT64_MAX : Begin + Ops[I].count;
-    FileRanges.push_back(
-        {{uint64_t(St.st_dev), uint64_t(St.st_ino)}, Begin, End, I});
+    bool Append = !isRead(Ops[I]) && (Flags & O_APPEND);
+    uint64_t Begin = Append ? 0 : uint64_t(Ops[I].offset);
+    uint64_t End = Append ? UINT64_MAX : Begin + Ops[I].count;
+    unsigned Kind = isRead(Ops[I]) ? FileRead : Append ? FileAppend : FileWrite;
+    unsigned Meets = Kind == FileRead     ? FileWrite | FileAppend
+                     : Kind == FileAppend ? FileRead | FileWrite
+                                          : FileRead | FileWrite | FileAppend;
+    uint64_t File[2] = {uint64_t(St.st_dev), uint64_t(St.st_ino)};
+    FileRanges.push_back({{File[0], File[1]}, Begin, End, I, Kind, Meets});
   }
-  sweep(FileRanges, [&](size_t A, size_t B) {
-    if ((isRead(Ops[A]) && isRead(Ops[B])) || (Append[A] && Append[B]))
-      return;
-    refuse(Found, A, "its file range overlaps that of operation " +
-                         std::to_string(B) + (isRead(Ops[B]) ? "" : ", a write"));
-    refuse(Found, B, "its file range overlaps that of operation " +
-                         std::to_string(A) + (isRead(Ops[A]) ? "" : ", a write"));
-  });
-  for (size_t I = 0; I < Count; ++I)
-    if (Found[I].Errno)
-      Out[I] = std::move(Found[I]);
+  std::vector<size_t> FilePartner(Count, NoPartner);
+  findPartners(FileRanges, FilePartner);
+
+  for (size_t I = 0; I < Count; ++I) {
+    if (size_t P = BufferPartner[I]; P != NoPartner)
+      Out[I] = {EINVAL, "its destination overlaps the buffer of operation " +
+                            std::to_string(P)};
+    else if (size_t P = FilePartner[I]; P != NoPartner)
+      Out[I] = {EINVAL, "its file range overlaps that of operation " +
+                            std::to_string(P) +
+                            (isRead(Ops[P]) ? "" : ", a write")};
+  }
   return Out;
 }

@@ -7,6 +7,13 @@
 // st_ino) that overlap where one of the two operations writes. Refused
 // operations fail with EINVAL; the others are left to the plugins, whose
 // checks of descriptors and buffers come after these.
+//
+// A refusal names one operation it conflicts with. Of the operations whose
+// range (buffer, or file range) conflicts with this one's, ordered by the
+// start of that range and then by index: the first that comes before this
+// one in that order, else the first after it. A destination conflict is
+// named before a file-range one. Planning takes O(n log n) time for n
+// operations, however their ranges overlap.
 #ifndef OMPX_IO_BATCHPLAN_H
 #define OMPX_IO_BATCHPLAN_H
 

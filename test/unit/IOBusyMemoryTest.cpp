@@ -2,7 +2,8 @@
 //
 // IOBusyMemoryTy: markings of memory in use by transfers, the wait of a
 // free for them, and the hold-back of markings while a free runs; plus a
-// randomised run of overlapping markings against a list of ranges.
+// randomised run of overlapping markings against a list of ranges, and
+// frees among half a million markings.
 #include "offloadio/io/IOBusyMemory.h"
 
 #include "gtest/gtest.h"
@@ -13,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <thread>
+#include <vector>
 
 using namespace offloadio;
 
@@ -155,6 +157,32 @@ TEST(IOBusyMemoryTest, RandomisedAgainstAListOfRanges) {
       ASSERT_FALSE(B.waitUntilIdle(at(Begin), Size));
   }
   Marks.clear();
+  EXPECT_EQ(B.busyRanges(), 0u);
+}
+
+TEST(IOBusyMemoryTest, FreesAmongHalfAMillionMarkings) {
+  // A batch marks every operation's buffer: each free, and each release a
+  // free waits through, must not scan them all.
+  constexpr size_t N = 500000;
+  IOBusyMemoryTy B;
+  std::vector<IOBusyMarkTy> Marks;
+  Marks.reserve(N);
+  for (size_t I = 0; I < N; ++I)
+    Marks.emplace_back(B, at(0x10000 + 32 * I), 16);
+  for (size_t I = 0; I < N; ++I) {
+    ASSERT_TRUE(B.isBusy(at(0x10000 + 32 * I + 15), 1)) << I;
+    ASSERT_FALSE(B.waitUntilIdle(at(0x10000 + 32 * I + 16), 16)) << I;
+    ASSERT_FALSE(B.beginFree(at(0x10000 + 32 * I + 16), 16)) << I;
+    B.endFree(at(0x10000 + 32 * I + 16), 16);
+  }
+  // A free of the last buffer waits through every release before it.
+  std::atomic<bool> Waited{false};
+  std::thread T([&] { Waited = B.beginFree(at(0x10000 + 32 * (N - 1)), 16); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Marks.clear();
+  T.join();
+  EXPECT_TRUE(Waited.load());
+  B.endFree(at(0x10000 + 32 * (N - 1)), 16);
   EXPECT_EQ(B.busyRanges(), 0u);
 }
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Helpers shared by the stand-alone benchmark programs in tools/bench:
-// timing, medians, and which offload plugin libomptarget loaded (it silently
-// falls back to the stock plugin when ours is rejected, so a benchmark must
-// say which one it measured).
+// timing, medians, pseudo-random values, and which offload plugin libomptarget
+// loaded (it silently falls back to the stock plugin when ours is rejected, so
+// a benchmark must say which one it measured).
 #ifndef OFFLOADIO_BENCH_UTIL_H
 #define OFFLOADIO_BENCH_UTIL_H
 
@@ -11,8 +11,10 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,29 @@ static inline double benchNow(void) {
   struct timespec T;
   clock_gettime(CLOCK_MONOTONIC, &T);
   return (double)T.tv_sec + (double)T.tv_nsec * 1e-9;
+}
+
+/// Print "PROGRAM: WHAT: <errno's text, or failed>" and exit with 1.
+static inline void benchDie(const char *Program, const char *What) {
+  fprintf(stderr, "%s: %s: %s\n", Program, What,
+          errno ? strerror(errno) : "failed");
+  exit(1);
+}
+
+/// CPU seconds of the calling thread: on a shared machine, what a call
+/// itself spent, without the time it waited for a core.
+static inline double benchThreadCpuNow(void) {
+  struct timespec T;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &T);
+  return (double)T.tv_sec + (double)T.tv_nsec * 1e-9;
+}
+
+/// splitmix64's finaliser: a well-mixed 64-bit value from \p Z, for
+/// reproducible pseudo-random data and sizes.
+static inline uint64_t benchMix(uint64_t Z) {
+  Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebull;
+  return Z ^ (Z >> 31);
 }
 
 static int benchCmpDouble(const void *A, const void *B) {

@@ -70,17 +70,7 @@ struct RowTy {
 static struct RowTy Rows[MaxRows];
 static int NumRows;
 
-static void die(const char *What) {
-  fprintf(stderr, "checkpoint-bench: %s: %s\n", What,
-          errno ? strerror(errno) : "failed");
-  exit(1);
-}
-
-static uint64_t mix(uint64_t Z) {
-  Z = (Z ^ (Z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  Z = (Z ^ (Z >> 27)) * 0x94d049bb133111ebull;
-  return Z ^ (Z >> 31);
-}
+static void die(const char *What) { benchDie("checkpoint-bench", What); }
 
 static uint64_t parseSize(const char *Text) {
   char *End;
@@ -123,11 +113,11 @@ static void planCheckpoint(struct CheckpointTy *C, uint64_t Total) {
     addTensor(C, scaled(384ull << 20, Scale));
   uint64_t SmallBytes = 0, Small[1800];
   for (int I = 0; I < 1800; ++I)
-    SmallBytes += Small[I] = scaled((4 + mix(++Seed) % 61) << 10, Scale);
+    SmallBytes += Small[I] = scaled((4 + benchMix(++Seed) % 61) << 10, Scale);
   uint64_t MediumTarget = Total > C->DataBytes + SmallBytes
                               ? Total - C->DataBytes - SmallBytes : 0;
   for (uint64_t Medium = 0; Medium < MediumTarget;) {
-    uint64_t Bytes = scaled((4 + mix(++Seed) % 61) << 20, Scale);
+    uint64_t Bytes = scaled((4 + benchMix(++Seed) % 61) << 20, Scale);
     if (Bytes > MediumTarget - Medium)
       Bytes = roundUp(MediumTarget - Medium);
     addTensor(C, Bytes);
@@ -169,7 +159,7 @@ static void planCheckpoint(struct CheckpointTy *C, uint64_t Total) {
   uint64_t *Words = (uint64_t *)C->Mirror;
 #pragma omp parallel for schedule(static)
   for (uint64_t W = 0; W < C->DataBytes / 8; ++W)
-    Words[W] = mix(W + 1);
+    Words[W] = benchMix(W + 1);
 }
 
 static void clearDevice(struct CheckpointTy *C, int Dev) {

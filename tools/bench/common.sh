@@ -153,3 +153,31 @@ bench_row() {
   b=$(bench_result "$STOCK_LOG" "$3")
   printf "%-${1}s %10.3f %10.3f %11s\n" "$2" "$a" "$b" "$(bench_ratio "$a" "$b")"
 }
+
+# bench_ompx_io_program NAME FILE [--target TRIPLE] [ARGS...]: compiles
+# tools/bench/NAME.c, a program of libompx_io, for TRIPLE (default
+# x86_64-pc-linux-gnu) and runs it with our plugin and libompx_io, given
+# --file $build/tools-bench/FILE and ARGS; its log is
+# $build/tools-bench/NAME.ours.log.
+bench_ompx_io_program() {
+  local name=$1 file=$2
+  shift 2
+  local triple=x86_64-pc-linux-gnu
+  if [[ ${1:-} == --target ]]; then
+    triple=${2:?--target needs a triple}
+    shift 2
+  fi
+  bench_set_target "$triple"
+  command -v "$CLANG" >/dev/null || bench_die "compiler '$CLANG' not found (set CLANG)"
+  [[ -e $build/lib/libomptarget.rtl.$PLUGIN.nextgen.so && -e $build/lib/libompx_io.so ]] ||
+    bench_die "our $PLUGIN plugin or libompx_io is missing from $build/lib: build first (OFFLOADIO_BUILD_DIR=$build)"
+  local out=$build/tools-bench
+  local exe=$out/$name-$PLUGIN
+  echo "== compiling $name for $triple"
+  bench_compile "$bench_root/tools/bench/$name.c" "$exe" \
+    -I"$bench_root/include" -I"$build/include" -L"$build/lib" -lompx_io \
+    -Wl,-rpath,"$build/lib"
+  echo "== $name ($triple, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  bench_run ours "$out/$name.ours.log" "$exe" --file "$out/$file" "$@" ||
+    bench_die "$name failed"
+}

@@ -17,7 +17,7 @@ IOBusyMemoryTy::TicketTy IOBusyMemoryTy::acquire(const void *Begin,
   std::unique_lock<std::mutex> Guard(Lock);
   Released.wait(Guard, [&] { return !freeingLocked(Addr, End); });
   TicketTy Ticket = NextTicket++;
-  Ranges[Ticket] = {Addr, End};
+  Ranges.insert(Ticket, Addr, End);
   return Ticket;
 }
 
@@ -32,10 +32,7 @@ void IOBusyMemoryTy::release(TicketTy Ticket) {
 }
 
 bool IOBusyMemoryTy::overlapsLocked(uintptr_t Begin, uintptr_t End) const {
-  for (auto &[Ticket, R] : Ranges)
-    if (R.Begin < End && Begin < R.End)
-      return true;
-  return false;
+  return Ranges.overlaps(Begin, End);
 }
 
 bool IOBusyMemoryTy::freeingLocked(uintptr_t Begin, uintptr_t End) const {

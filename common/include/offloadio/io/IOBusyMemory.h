@@ -8,10 +8,11 @@
 #ifndef OFFLOADIO_IO_IOBUSYMEMORY_H
 #define OFFLOADIO_IO_IOBUSYMEMORY_H
 
+#include "offloadio/io/IORangeIndex.h"
+
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <mutex>
 #include <vector>
 
@@ -57,9 +58,9 @@ private:
 
   mutable std::mutex Lock;
   std::condition_variable Released;
-  /// Markings by ticket. Requests in flight are few (OMPX_IO_MAX_REQUESTS),
-  /// so a scan is enough.
-  std::map<TicketTy, RangeTy> Ranges;
+  /// Markings by ticket. A batch marks every operation's buffer, so they
+  /// may be many, and overlap each other any way.
+  IORangeIndexTy Ranges;
   TicketTy NextTicket = 1;
   /// Frees in progress (beginFree to endFree).
   std::vector<RangeTy> Freeing;
