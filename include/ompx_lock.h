@@ -30,10 +30,14 @@ extern "C" {
  *  tells for offload-io's. */
 void *llvm_omp_target_lock_mem(void *ptr, size_t size, int device_num);
 
-/** Release one lock of the region that starts at ptr, taken with
- *  llvm_omp_target_lock_mem on device_num; the last release unpins it.
- *  Does nothing when device_num is not a device; the plugin reports other
- *  errors (ptr is not a locked region's start) on stderr. */
+/** Release one lock taken at ptr with llvm_omp_target_lock_mem on
+ *  device_num: a lock of the region that starts at ptr, or of a sub-buffer
+ *  locked at ptr inside a region (which shares that region's pinning); the
+ *  region's last lock unpins it. Does nothing when device_num is not a
+ *  device. Other errors change nothing and are reported on stderr: ptr is
+ *  in no locked region, or no outstanding lock was taken at ptr (another
+ *  byte of a region, or a lock released already), as after locking
+ *  [h, h + 1 MiB) an unlock of h + 4096 is refused and h still locked. */
 void llvm_omp_target_unlock_mem(void *ptr, int device_num);
 
 /** A locked host region, as the plugin's map holds it. */

@@ -720,7 +720,7 @@ void PluginFuzzerTy::cleanUp() {
   while (!Model.Regions.empty()) {
     const auto &R = Model.Regions.front();
     if (!R.External || R.References > 1) {
-      unlock(0, R.Start);
+      unlock(0, R.LockStarts.back());
       continue;
     }
     size_t Index = Buffers.size();
