@@ -254,8 +254,7 @@ Error PinnedMemoryMapTy::registerExternal(void *HstPtr, void *DevAccessiblePtr,
         "the {1} region {2} ({3} references)",
         formatRange(Start, End), It->second.External ? "external" : "locked",
         formatRange(It->first, It->second.End), It->second.References);
-  Regions.emplace_hint(It, Start,
-                       RegionTy{End, DevAccessiblePtr, 1, 0, true});
+  Regions.emplace_hint(It, Start, RegionTy{End, DevAccessiblePtr, 1, 0, true});
   return Error::success();
 }
 

@@ -72,9 +72,9 @@ TEST(EnvarTest, ParseSizeSuffixesAreBinaryAndCaseInsensitive) {
 TEST(EnvarTest, ParseSizeIsDecimalOnly) {
   // No radix prefixes, and no leading zero: "010M" is neither 8 MiB (octal,
   // as the integer settings read it) nor silently 10 MiB, but refused.
-  for (const char *S : {"0x10", "0X10", "0x10K", "0xffffffffffffffff", "010",
-                        "010M", "08", "00", "00K", "0b1", "0B1", "0o7", "007k",
-                        " 010 "})
+  for (const char *S :
+       {"0x10", "0X10", "0x10K", "0xffffffffffffffff", "010", "010M", "08",
+        "00", "00K", "0b1", "0B1", "0o7", "007k", " 010 "})
     EXPECT_EQ(parseSize(S), std::nullopt) << "'" << S << "'";
   EXPECT_EQ(parseSize("0"), std::optional<uint64_t>(0));
   EXPECT_EQ(parseSize("10"), std::optional<uint64_t>(10));

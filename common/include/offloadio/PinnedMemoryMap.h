@@ -166,7 +166,8 @@ private:
 
   /// Of \p Region's locks, those taken at \p Start, its first byte.
   static uint64_t locksAtStart(const RegionTy &Region) {
-    return Region.References - Region.SubBufferLocks - (Region.External ? 1 : 0);
+    return Region.References - Region.SubBufferLocks -
+           (Region.External ? 1 : 0);
   }
 
   /// Convert an entry to its public snapshot.
