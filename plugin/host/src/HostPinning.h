@@ -25,7 +25,7 @@ namespace host {
 struct ProcMapQueryTy {
   /// sizeof(ProcMapQueryTy).
   uint64_t Size = sizeof(ProcMapQueryTy);
-  /// In: a ProcMapQueryFlags combination.
+  /// In: a ProcMapQueryFlagsTy combination.
   uint64_t QueryFlags = 0;
   /// In: the address looked up.
   uint64_t QueryAddr = 0;
@@ -33,7 +33,7 @@ struct ProcMapQueryTy {
   uint64_t VmaStart = 0;
   /// Out: one past the mapping's last byte.
   uint64_t VmaEnd = 0;
-  /// Out: ProcMapQueryFlags VmaReadable, VmaWritable, VmaExecutable and
+  /// Out: ProcMapQueryFlagsTy VmaReadable, VmaWritable, VmaExecutable and
   /// VmaShared.
   uint64_t VmaFlags = 0;
   /// Out: the mapping's page size (unused here).
@@ -57,10 +57,14 @@ struct ProcMapQueryTy {
 };
 
 /// Flags of ProcMapQueryTy (enum procmap_query_flags).
-enum ProcMapQueryFlags : uint64_t {
+enum ProcMapQueryFlagsTy : uint64_t {
+  /// The mapping may be read.
   VmaReadable = 0x01,
+  /// The mapping may be written.
   VmaWritable = 0x02,
+  /// The mapping may be executed.
   VmaExecutable = 0x04,
+  /// The mapping is shared, not private.
   VmaShared = 0x08,
   /// Without a mapping at QueryAddr, answer the next one above it.
   CoveringOrNextVma = 0x10,

@@ -34,15 +34,10 @@ std::string range(uintptr_t Start, uintptr_t End) {
 
 /// Consume an error, returning its code and storing its message.
 ErrorCode codeOf(Error Err, std::string *Msg = nullptr) {
-  if (!Err)
-    return ErrorCode::Success;
-  ErrorCode Code = ErrorCode::Internal;
-  llvm::handleAllErrors(std::move(Err), [&](const OffloadErrorTy &E) {
-    Code = E.getCode();
-    if (Msg)
-      *Msg = E.getMessage();
-  });
-  return Code;
+  ErrorDetailsTy Details = takeErrorDetails(std::move(Err));
+  if (Msg)
+    *Msg = Details.Message;
+  return Details.Code;
 }
 
 /// The real calls, counted; optionally without PROCMAP_QUERY (ENOTTY, as a
