@@ -25,9 +25,9 @@ extern "C" {
  *  of ptr, or NULL when size is 0, the device is not ready, or the plugin
  *  refuses the lock (the memory is not mapped, or it overlaps a locked
  *  region without lying inside it). Locks of the same region count: each
- *  needs its llvm_omp_target_unlock_mem. Whether memory really is pinned
- *  depends on the plugin that serves the device; ompx_target_lock_info
- *  tells for offload-io's. */
+ *  needs its llvm_omp_target_unlock_mem, at the same ptr. Whether memory
+ *  really is pinned depends on the plugin that serves the device;
+ *  ompx_target_lock_info tells for offload-io's. */
 void *llvm_omp_target_lock_mem(void *ptr, size_t size, int device_num);
 
 /** Release one lock taken at ptr with llvm_omp_target_lock_mem on
