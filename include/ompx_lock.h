@@ -25,15 +25,19 @@ extern "C" {
  *  of ptr, or NULL when size is 0, the device is not ready, or the plugin
  *  refuses the lock (the memory is not mapped, or it overlaps a locked
  *  region without lying inside it). Locks of the same region count: each
- *  needs its llvm_omp_target_unlock_mem. Whether memory really is pinned
- *  depends on the plugin that serves the device; ompx_target_lock_info
- *  tells for offload-io's. */
+ *  needs its llvm_omp_target_unlock_mem, at the same ptr. Whether memory
+ *  really is pinned depends on the plugin that serves the device;
+ *  ompx_target_lock_info tells for offload-io's. */
 void *llvm_omp_target_lock_mem(void *ptr, size_t size, int device_num);
 
-/** Release one lock of the region that starts at ptr, taken with
- *  llvm_omp_target_lock_mem on device_num; the last release unpins it.
- *  Does nothing when device_num is not a device; the plugin reports other
- *  errors (ptr is not a locked region's start) on stderr. */
+/** Release one lock taken at ptr with llvm_omp_target_lock_mem on
+ *  device_num: a lock of the region that starts at ptr, or of a sub-buffer
+ *  locked at ptr inside a region (which shares that region's pinning); the
+ *  region's last lock unpins it. Does nothing when device_num is not a
+ *  device. Other errors change nothing and are reported on stderr: ptr is
+ *  in no locked region, or no outstanding lock was taken at ptr (another
+ *  byte of a region, or a lock released already), as after locking
+ *  [h, h + 1 MiB) an unlock of h + 4096 is refused and h still locked. */
 void llvm_omp_target_unlock_mem(void *ptr, int device_num);
 
 /** A locked host region, as the plugin's map holds it. */

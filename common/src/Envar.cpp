@@ -3,6 +3,7 @@
 #include "offloadio/StaticTLS.h"
 #include "offloadio/Info.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,10 +44,14 @@ std::optional<uint64_t> offloadio::parseSize(StringRef Value) {
     if (Scale != 1)
       S = S.drop_back();
   }
-  uint64_t N;
-  if (S.empty() || S.getAsInteger(0, N))
+  // Decimal digits only, and no leading zero: "010M" would be 8 MiB to a
+  // reader that senses the radix as parseInt does, and 10 MiB to one that
+  // does not; neither reading is what every user expects, so it is refused.
+  if (S.empty() || !llvm::all_of(S, llvm::isDigit) ||
+      (S.size() > 1 && S.front() == '0'))
     return std::nullopt;
-  if (N > UINT64_MAX / Scale)
+  uint64_t N;
+  if (S.getAsInteger(10, N) || N > UINT64_MAX / Scale)
     return std::nullopt;
   return N * Scale;
 }

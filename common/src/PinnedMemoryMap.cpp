@@ -124,6 +124,12 @@ Expected<void *> PinnedMemoryMapTy::lock(void *HstPtr, size_t Size,
     if (It->first <= Start && End <= Region.End) {
       if (Shared)
         *Shared = toInfo(*It);
+      // A sub-buffer's lock is released at its own pointer, so remember
+      // where it was taken.
+      if (Start != It->first) {
+        ++InteriorLocks[Start];
+        ++Region.SubBufferLocks;
+      }
       ++Region.References;
       return static_cast<char *>(Region.DevAccessiblePtr) + (Start - It->first);
     }
@@ -153,7 +159,7 @@ Expected<void *> PinnedMemoryMapTy::lock(void *HstPtr, size_t Size,
                      "device-accessible address",
                      formatRange(Start, End));
   }
-  Regions.emplace_hint(It, Start, RegionTy{End, *DevOrErr, 1, false});
+  Regions.emplace_hint(It, Start, RegionTy{End, *DevOrErr, 1, 0, false});
   return *DevOrErr;
 }
 
@@ -174,7 +180,39 @@ Error PinnedMemoryMapTy::unlock(void *HstPtr) {
                      "cannot unlock {0:x}: the external region {1} has no "
                      "user locks; release it with unregisterExternal",
                      Addr, formatRange(It->first, Region.End));
+  // Only a pointer that a lock was taken at releases one: any other byte
+  // of the region (a stray or offset pointer) would release a lock that
+  // belongs to someone else, and the owner's own unlock would then fail.
+  auto Interior = InteriorLocks.end();
+  if (Addr != It->first) {
+    Interior = InteriorLocks.find(Addr);
+    if (Interior == InteriorLocks.end())
+      return makeError(
+          ErrorCode::NotFound,
+          "cannot unlock {0:x}: it lies inside the {1} region {2} ({3} "
+          "references), but no lock was taken there; unlock the pointer "
+          "that was locked ({4:x} for the region itself)",
+          Addr, Region.External ? "external" : "locked",
+          formatRange(It->first, Region.End), Region.References, It->first);
+  } else if (locksAtStart(Region) == 0) {
+    return makeError(ErrorCode::NotFound,
+                     "cannot unlock {0:x}: every lock taken there is "
+                     "released; the {1} locks left on the region {2} are "
+                     "locks of sub-buffers inside it, each released at its "
+                     "own pointer",
+                     Addr, Region.SubBufferLocks,
+                     formatRange(It->first, Region.End));
+  }
+  // Called once the lock is certainly released.
+  auto forgetInterior = [&] {
+    if (Interior == InteriorLocks.end())
+      return;
+    --Region.SubBufferLocks;
+    if (--Interior->second == 0)
+      InteriorLocks.erase(Interior);
+  };
   if (Region.References > 1) {
+    forgetInterior();
     --Region.References;
     return Error::success();
   }
@@ -190,6 +228,7 @@ Error PinnedMemoryMapTy::unlock(void *HstPtr) {
                       llvm::formatv("cannot unlock {0}: unpinning failed",
                                     formatRange(It->first, Region.End))
                           .str());
+  forgetInterior();
   Regions.erase(It);
   return Error::success();
 }
@@ -215,7 +254,7 @@ Error PinnedMemoryMapTy::registerExternal(void *HstPtr, void *DevAccessiblePtr,
         "the {1} region {2} ({3} references)",
         formatRange(Start, End), It->second.External ? "external" : "locked",
         formatRange(It->first, It->second.End), It->second.References);
-  Regions.emplace_hint(It, Start, RegionTy{End, DevAccessiblePtr, 1, true});
+  Regions.emplace_hint(It, Start, RegionTy{End, DevAccessiblePtr, 1, 0, true});
   return Error::success();
 }
 
@@ -268,6 +307,7 @@ Error PinnedMemoryMapTy::releaseAll() {
   // Keeping a region whose unpinning failed would only make the destructor
   // try again on a backend that already refused.
   Regions.clear();
+  InteriorLocks.clear();
   return Result;
 }
 
@@ -334,8 +374,10 @@ void PinnedMemoryMapTy::dump(llvm::raw_ostream &OS) const {
   std::shared_lock<std::shared_mutex> Guard(Mutex);
   OS << llvm::formatv("pinned memory map: {0} regions\n", Regions.size());
   for (const auto &[Start, Region] : Regions)
-    OS << llvm::formatv("  {0} -> {1:x}, {2} references{3}\n",
+    OS << llvm::formatv("  {0} -> {1:x}, {2} references ({3} of "
+                        "sub-buffers){4}\n",
                         formatRange(Start, Region.End),
                         reinterpret_cast<uintptr_t>(Region.DevAccessiblePtr),
-                        Region.References, Region.External ? ", external" : "");
+                        Region.References, Region.SubBufferLocks,
+                        Region.External ? ", external" : "");
 }

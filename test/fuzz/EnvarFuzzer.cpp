@@ -7,15 +7,16 @@
 //  - parseInt: an optional '-', then digits in the radix that llvm's
 //    getAsInteger senses from the prefix (0x/0X hex, 0b/0B binary, 0o
 //    octal, a leading 0 octal, else decimal), within int64_t.
-//  - parseSize: the same without the sign, then at most one K/M/G (any
-//    case, binary multiples), within uint64_t.
+//  - parseSize: decimal digits without a leading zero (0 itself allowed),
+//    then at most one K/M/G (any case, binary multiples), within uint64_t.
 //  - the readers: the parsed value when it is valid and inside the declared
 //    [Min, Max] (for readChoiceEnv: the index of the choice, compared
 //    case-insensitively), else the default together with exactly one warning
 //    on stderr naming the variable, the value and the default; nothing
 //    printed otherwise, and the default without a warning when unset.
 // Each input also round-trips values taken from it through their canonical
-// spellings (decimal, hex, octal, suffixed, padded with whitespace).
+// spellings (decimal, hex, octal, suffixed, padded with whitespace; sizes
+// only decimal, and hex or octal spellings of a size must be refused).
 //
 // Input: one byte choosing the reader (or the round trips), the text, and
 // 24 bytes at the end for the numbers a check needs (range, default,
@@ -145,6 +146,12 @@ std::optional<uint64_t> refSize(const std::string &Text) {
     if (Shift)
       S.pop_back();
   }
+  // Decimal only: refMagnitude would take a radix prefix or a leading 0.
+  if (S.empty() || (S.size() > 1 && S[0] == '0'))
+    return std::nullopt;
+  for (char C : S)
+    if (C < '0' || C > '9')
+      return std::nullopt;
   std::optional<unsigned __int128> N = refMagnitude(S);
   if (!N || (*N << Shift) > UINT64_MAX)
     return std::nullopt;
@@ -205,6 +212,9 @@ void checkWarning(const std::string &Out, bool Warn, const std::string &Value,
 /// Set the variable, or unset it (rarely) to check that an unset variable
 /// gives the default quietly. Returns whether it is set.
 bool setVar(FuzzedDataProvider &Input, const std::string &Value) {
+  // A value is reported once per process (the marker says it was): each
+  // input starts as if none had been.
+  unsetenv(reportedMarkerName(Var).c_str());
   if (Input.ConsumeIntegral<uint8_t>() < 4) {
     unsetenv(Var);
     return false;
@@ -352,13 +362,16 @@ void fuzzRoundTrips(FuzzedDataProvider &Input) {
   uint64_t U = Input.ConsumeIntegral<uint64_t>();
   char Octal[32];
   std::snprintf(Octal, sizeof(Octal), "0%llo", (unsigned long long)U);
-  std::string Spellings[] = {std::to_string(U),
-                             "0x" + llvm::utohexstr(U, /*LowerCase=*/true),
-                             "0X" + llvm::utohexstr(U), U ? Octal : "0"};
-  for (const std::string &S : Spellings) {
-    std::string P = padded(Input, S);
-    OFFLOADIO_FUZZ_CHECK(parseSize(P) == U, "parseSize('{0}') != {1}",
-                         llvm::StringRef(P), U);
+  std::string P = padded(Input, std::to_string(U));
+  OFFLOADIO_FUZZ_CHECK(parseSize(P) == U, "parseSize('{0}') != {1}",
+                       llvm::StringRef(P), U);
+  // Sizes are decimal: other radixes are refused, not read as another value.
+  std::string Refused[] = {"0x" + llvm::utohexstr(U, /*LowerCase=*/true),
+                           "0X" + llvm::utohexstr(U), Octal};
+  for (const std::string &S : Refused) {
+    P = padded(Input, S);
+    OFFLOADIO_FUZZ_CHECK(!parseSize(P), "parseSize('{0}') accepted",
+                         llvm::StringRef(P));
   }
   static const char Suffixes[] = {'K', 'M', 'G'};
   for (unsigned I = 0; I < 3; ++I) {
@@ -366,7 +379,7 @@ void fuzzRoundTrips(FuzzedDataProvider &Input) {
     if (U % Unit)
       continue;
     char Suffix = Input.ConsumeBool() ? Suffixes[I] : char(Suffixes[I] + 32);
-    std::string P = padded(Input, std::to_string(U / Unit) + Suffix);
+    P = padded(Input, std::to_string(U / Unit) + Suffix);
     OFFLOADIO_FUZZ_CHECK(parseSize(P) == U, "parseSize('{0}') != {1}",
                          llvm::StringRef(P), U);
   }
@@ -376,7 +389,7 @@ void fuzzRoundTrips(FuzzedDataProvider &Input) {
   std::string Sign = N < 0 ? "-" : "";
   for (const std::string &S :
        {std::to_string(N), Sign + "0x" + llvm::utohexstr(Magnitude)}) {
-    std::string P = padded(Input, S);
+    P = padded(Input, S);
     OFFLOADIO_FUZZ_CHECK(parseInt(P) == N, "parseInt('{0}') != {1}",
                          llvm::StringRef(P), N);
   }
@@ -388,7 +401,7 @@ void fuzzRoundTrips(FuzzedDataProvider &Input) {
   for (char &C : Word)
     if (Input.ConsumeBool())
       C = llvm::toUpper(C);
-  std::string P = padded(Input, Word);
+  P = padded(Input, Word);
   OFFLOADIO_FUZZ_CHECK(parseBool(P) == (K < 4), "parseBool('{0}')",
                        llvm::StringRef(P));
 }

@@ -77,9 +77,10 @@ private:
 };
 
 /// An address next to one of the model's \p Regions, chosen by \p Input:
-/// its start, inside it, its end, its last byte, or just below it (which
-/// may wrap to the top of the address space); with no region, \p Base plus
-/// a small offset. Boundaries are where interval maps go wrong.
+/// its start, inside it, its end, its last byte, just below it (which may
+/// wrap to the top of the address space), or a pointer one of its locks was
+/// taken at (where an unlock succeeds); with no region, \p Base plus a small
+/// offset. Boundaries are where interval maps go wrong.
 template <typename RegionsTy>
 uintptr_t pickNearRegion(FuzzedDataProvider &Input, const RegionsTy &Regions,
                          uintptr_t Base) {
@@ -87,9 +88,14 @@ uintptr_t pickNearRegion(FuzzedDataProvider &Input, const RegionsTy &Regions,
     return Base + Input.ConsumeIntegral<uint8_t>();
   const auto &R = Regions[Input.ConsumeIntegralInRange<size_t>(
       0, Regions.size() - 1)];
-  switch (Input.ConsumeIntegralInRange<unsigned>(0, 4)) {
+  switch (Input.ConsumeIntegralInRange<unsigned>(0, 5)) {
   case 0:
     return R.Start;
+  case 5:
+    return R.LockStarts.empty()
+               ? R.Start
+               : R.LockStarts[Input.ConsumeIntegralInRange<size_t>(
+                     0, R.LockStarts.size() - 1)];
   case 1:
     return R.Start +
            Input.ConsumeIntegralInRange<uintptr_t>(0, R.End - R.Start - 1);

@@ -8,9 +8,11 @@
 // Not loaded by libomptarget, the plugin finds no omp_target_alloc to probe
 // and takes the global device numbers of data_lock/data_unlock as its local
 // ones (GenericPluginTy::resolveGlobalDeviceId), which is what this fuzzer
-// expects. The host plugin's "pinning" is bookkeeping: the device-accessible
-// address of a locked byte is the byte itself, so the model runs with device
-// offset 0.
+// expects. The device-accessible address of a byte the host plugin locked is
+// the byte itself, so the model runs with device offset 0; the plugin pins
+// (mlock) only memory mapped readable and writable, so a lock that would
+// make a new region elsewhere is refused with InvalidArgument, which this
+// fuzzer decides from /proc/self/maps.
 //
 // The input is decoded into up to MaxOps operations over three devices with
 // different pageable-copy policies (auto, staged through small bounce
@@ -51,6 +53,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -242,6 +245,29 @@ struct HostBufferTy {
   int32_t Owner;
 };
 
+/// Whether every byte of [Start, Start+Size) is mapped readable and
+/// writable in this process, as /proc/self/maps says (sorted, disjoint
+/// "start-end perms ..." lines).
+bool mappedReadWrite(uintptr_t Start, size_t Size) {
+  FILE *Maps = std::fopen("/proc/self/maps", "r");
+  OFFLOADIO_FUZZ_CHECK(Maps, "cannot open /proc/self/maps: {0}",
+                       std::strerror(errno));
+  uintptr_t Cur = Start, End = Start + Size;
+  char Line[4096];
+  while (Cur < End && std::fgets(Line, sizeof Line, Maps)) {
+    unsigned long MapStart, MapEnd;
+    char Perms[5];
+    if (std::sscanf(Line, "%lx-%lx %4s", &MapStart, &MapEnd, Perms) != 3 ||
+        MapEnd <= Cur)
+      continue;
+    if (MapStart > Cur || Perms[0] != 'r' || Perms[1] != 'w')
+      break;
+    Cur = MapEnd;
+  }
+  std::fclose(Maps);
+  return Cur >= End;
+}
+
 /// What a call must print.
 enum class ReportTy { Nothing, ErrorLine };
 
@@ -347,8 +373,8 @@ uintptr_t PluginFuzzerTy::pickAddr() {
   case 5:
     return pickNearRegion(Input, Model.Regions, addr(Buffers[0].Ptr));
   case 6:
-    // The kernel half: never memory of this process, so locking it (pure
-    // bookkeeping here) cannot collide with a HOST allocation.
+    // The kernel half: never memory of this process, so a lock there is
+    // refused as unmapped and never collides with a HOST allocation.
     return Input.ConsumeIntegral<uintptr_t>() | (uintptr_t(1) << 63);
   case 7:
     return UINTPTR_MAX - Input.ConsumeIntegral<uint16_t>();
@@ -418,10 +444,19 @@ void PluginFuzzerTy::lock(int32_t Device, uintptr_t Start, int64_t Size) {
   ErrorCode Want = ErrorCode::InvalidDevice;
   uintptr_t WantPtr = 0;
   if (Device >= 0 && Device < NumDevices) {
+    size_t RegionsBefore = Model.Regions.size();
     if (Size <= 0)
       Want = ErrorCode::InvalidArgument;
     else
       Want = Model.lock(Start, size_t(Size), false, WantPtr);
+    // A new region is pinned, which the plugin refuses for memory that is
+    // not mapped read-write.
+    if (Model.Regions.size() > RegionsBefore &&
+        !mappedReadWrite(Start, size_t(Size))) {
+      Model.Regions.pop_back();
+      Want = ErrorCode::InvalidArgument;
+      WantPtr = 0;
+    }
   }
   void *Locked = ptr(0x5a5a);
   // A refused overlap is an answer, not an error: nothing is printed.
@@ -720,7 +755,7 @@ void PluginFuzzerTy::cleanUp() {
   while (!Model.Regions.empty()) {
     const auto &R = Model.Regions.front();
     if (!R.External || R.References > 1) {
-      unlock(0, R.Start);
+      unlock(0, R.LockStarts.back());
       continue;
     }
     size_t Index = Buffers.size();

@@ -144,6 +144,9 @@ public:
     uint64_t References;
     /// Registered with registerExternal.
     bool External;
+    /// The pointer each outstanding lock was taken at, one entry a lock
+    /// (the registration of an external region has none).
+    std::vector<uintptr_t> LockStarts;
   };
 
   /// New locked regions are translated by \p DevOffset.
@@ -179,6 +182,7 @@ public:
     for (RegionTy &R : Regions) {
       if (R.Start <= Start && End <= R.End) {
         ++R.References;
+        R.LockStarts.push_back(Start);
         Dev = R.Dev + (Start - R.Start);
         return ErrorCode::Success;
       }
@@ -188,11 +192,12 @@ public:
     if (PinFails)
       return ErrorCode::BackendError;
     Dev = translatedAddress(Start, Size, DevOffset);
-    Regions.push_back({Start, End, Dev, 1, false});
+    Regions.push_back({Start, End, Dev, 1, false, {Start}});
     return ErrorCode::Success;
   }
 
-  /// unlock(); with \p UnpinFails the backend refuses a last unpin.
+  /// unlock(); with \p UnpinFails the backend refuses a last unpin. Only a
+  /// pointer that an outstanding lock was taken at releases one.
   ErrorCode unlock(uintptr_t Addr, bool UnpinFails) {
     if (!Addr)
       return ErrorCode::InvalidArgument;
@@ -200,7 +205,8 @@ public:
     if (I < 0)
       return ErrorCode::NotFound;
     RegionTy &R = Regions[I];
-    if (R.External && R.References == 1)
+    auto Lock = std::find(R.LockStarts.begin(), R.LockStarts.end(), Addr);
+    if (Lock == R.LockStarts.end())
       return ErrorCode::NotFound;
     if (R.References == 1) {
       if (UnpinFails)
@@ -208,8 +214,16 @@ public:
       Regions.erase(Regions.begin() + I);
       return ErrorCode::Success;
     }
+    R.LockStarts.erase(Lock);
     --R.References;
     return ErrorCode::Success;
+  }
+
+  /// A pointer an outstanding lock of region \p I was taken at, or 0 if it
+  /// has none.
+  uintptr_t lockStart(size_t I, uint64_t Pick) const {
+    const std::vector<uintptr_t> &Starts = Regions[I].LockStarts;
+    return Starts.empty() ? 0 : Starts[Pick % Starts.size()];
   }
 
   /// registerExternal().
@@ -218,7 +232,7 @@ public:
       return ErrorCode::InvalidArgument;
     if (intersectsAny(Start, Start + Size))
       return ErrorCode::Overlap;
-    Regions.push_back({Start, Start + Size, Dev, 1, true});
+    Regions.push_back({Start, Start + Size, Dev, 1, true, {}});
     return ErrorCode::Success;
   }
 

@@ -69,20 +69,22 @@ TEST(EnvarTest, ParseSizeSuffixesAreBinaryAndCaseInsensitive) {
   EXPECT_EQ(parseSize("0K"), std::optional<uint64_t>(0));
 }
 
-TEST(EnvarTest, ParseSizeHexAndOctal) {
-  EXPECT_EQ(parseSize("0x10"), std::optional<uint64_t>(16));
-  EXPECT_EQ(parseSize("0X10"), std::optional<uint64_t>(16));
-  EXPECT_EQ(parseSize("0x10K"), std::optional<uint64_t>(16 * 1024));
-  EXPECT_EQ(parseSize("0xffffffffffffffff"),
-            std::optional<uint64_t>(UINT64_MAX));
-  // Same radix rules as parseInt: a leading 0 is octal.
-  EXPECT_EQ(parseSize("010"), std::optional<uint64_t>(8));
-  EXPECT_EQ(parseSize("08"), std::nullopt);
+TEST(EnvarTest, ParseSizeIsDecimalOnly) {
+  // No radix prefixes, and no leading zero: "010M" is neither 8 MiB (octal,
+  // as the integer settings read it) nor silently 10 MiB, but refused.
+  for (const char *S :
+       {"0x10", "0X10", "0x10K", "0xffffffffffffffff", "010", "010M", "08",
+        "00", "00K", "0b1", "0B1", "0o7", "007k", " 010 "})
+    EXPECT_EQ(parseSize(S), std::nullopt) << "'" << S << "'";
+  EXPECT_EQ(parseSize("0"), std::optional<uint64_t>(0));
+  EXPECT_EQ(parseSize("10"), std::optional<uint64_t>(10));
+  EXPECT_EQ(parseSize("10M"), std::optional<uint64_t>(10ULL << 20));
+  EXPECT_EQ(parseSize("100"), std::optional<uint64_t>(100));
 }
 
 TEST(EnvarTest, ParseSizeOverflowIsRejected) {
   EXPECT_EQ(parseSize("18446744073709551616"), std::nullopt);
-  EXPECT_EQ(parseSize("0x10000000000000000"), std::nullopt);
+  EXPECT_EQ(parseSize("99999999999999999999"), std::nullopt);
   // 2^54 K = 2^64: one past the largest value.
   EXPECT_EQ(parseSize("18014398509481984K"), std::nullopt);
   EXPECT_EQ(parseSize("18014398509481983K"),
@@ -221,7 +223,7 @@ TEST_F(EnvarReadTest, SizeValidValues) {
   EXPECT_EQ(captured([&] { return readSizeEnv(Var, 1, 0, 1 << 20); }),
             64u * 1024);
   EXPECT_EQ(Stderr, "");
-  set("0x100");
+  set("256");
   EXPECT_EQ(captured([&] { return readSizeEnv(Var, 1, 0, 1 << 20); }), 256u);
   EXPECT_EQ(Stderr, "");
   // The bounds are inclusive.
@@ -247,6 +249,17 @@ TEST_F(EnvarReadTest, SizeInvalidFallsBackAndWarns) {
   set("99999999999999999999G");
   EXPECT_EQ(captured([&] { return readSizeEnv(Var, 7, 0, UINT64_MAX); }), 7u);
   expectWarning("99999999999999999999G", "7");
+}
+
+TEST_F(EnvarReadTest, SizeInOtherRadixFallsBackAndWarns) {
+  set("010M");
+  EXPECT_EQ(captured([&] { return readSizeEnv(Var, 4096, 0, 1 << 30); }),
+            4096u);
+  expectWarning("010M", "4096");
+  EXPECT_TRUE(contains(Stderr, "(K/M/G suffixes allowed)")) << Stderr;
+  set("0x100");
+  EXPECT_EQ(captured([&] { return readSizeEnv(Var, 1, 0, 1 << 20); }), 1u);
+  expectWarning("0x100", "1");
 }
 
 TEST_F(EnvarReadTest, SizeOutOfRangeFallsBackAndWarns) {

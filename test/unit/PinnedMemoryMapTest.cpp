@@ -167,13 +167,67 @@ TEST_F(PinnedMemoryMapTest, UnlockOfUnknownPointerChangesNothing) {
   EXPECT_EQ(Ops.Calls.size(), 1u);
 }
 
-TEST_F(PinnedMemoryMapTest, UnlockByInteriorPointer) {
+TEST_F(PinnedMemoryMapTest, UnlockOfInteriorPointerNeverLockedIsRefused) {
+  lockOk(Map, Base, 0x100000);
+  for (uintptr_t Addr : {Base + 0x1000, Base + 1, Base + 0xfffff}) {
+    std::string Msg;
+    EXPECT_EQ(codeOf(Map.unlock(ptr(Addr)), &Msg), ErrorCode::NotFound)
+        << hex(Addr);
+    EXPECT_NE(Msg.find(hex(Addr)), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find(range(Base, 0x100000)), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("no lock was taken there"), std::string::npos) << Msg;
+  }
+  // Nothing changed: the owner's unlock still releases the region.
+  EXPECT_EQ(Map.lookup(ptr(Base))->References, 1u);
+  EXPECT_EQ(Ops.numUnpins(), 0u);
+  EXPECT_FALSE(Map.unlock(ptr(Base)));
+  ASSERT_EQ(Ops.numUnpins(), 1u);
+  EXPECT_EQ(Ops.Calls.back().HstPtr, Base);
+  EXPECT_EQ(Ops.Calls.back().Size, 0x100000u);
+  EXPECT_EQ(Map.size(), 0u);
+}
+
+TEST_F(PinnedMemoryMapTest, SubBufferLockIsReleasedAtItsOwnPointerOnly) {
+  lockOk(Map, Base, 0x100000);
+  EXPECT_EQ(lockOk(Map, Base + 0x1000, 0x1000), Base + 0x1000 + DevAlias);
+  EXPECT_EQ(lockOk(Map, Base + 0x1000, 0x10), Base + 0x1000 + DevAlias);
+  EXPECT_EQ(Map.lookup(ptr(Base))->References, 3u);
+  // A byte of the sub-buffer other than its start is no lock's pointer.
+  EXPECT_EQ(codeOf(Map.unlock(ptr(Base + 0x1001))), ErrorCode::NotFound);
+  EXPECT_FALSE(Map.unlock(ptr(Base + 0x1000)));
+  EXPECT_FALSE(Map.unlock(ptr(Base + 0x1000)));
+  // Both locks taken there are released: a third unlock there is refused.
+  EXPECT_EQ(codeOf(Map.unlock(ptr(Base + 0x1000))), ErrorCode::NotFound);
+  EXPECT_EQ(Map.lookup(ptr(Base))->References, 1u);
+  EXPECT_FALSE(Map.unlock(ptr(Base)));
+  EXPECT_EQ(Ops.numUnpins(), 1u);
+  EXPECT_EQ(Map.size(), 0u);
+}
+
+TEST_F(PinnedMemoryMapTest, StartIsRefusedWhenOnlySubBufferLocksRemain) {
   lockOk(Map, Base, 0x1000);
-  EXPECT_FALSE(Map.unlock(ptr(Base + 0xfff)));
+  lockOk(Map, Base + 0x100, 0x10);
+  EXPECT_FALSE(Map.unlock(ptr(Base)));
+  std::string Msg;
+  EXPECT_EQ(codeOf(Map.unlock(ptr(Base)), &Msg), ErrorCode::NotFound);
+  EXPECT_NE(Msg.find(hex(Base)), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("the 1 locks left on the region " + range(Base, 0x1000) +
+                     " are locks of sub-buffers"),
+            std::string::npos)
+      << Msg;
+  EXPECT_EQ(Map.lookup(ptr(Base))->References, 1u);
+  EXPECT_EQ(Ops.numUnpins(), 0u);
+  // The sub-buffer's lock is the last one: releasing it unpins the region
+  // as it was locked.
+  EXPECT_FALSE(Map.unlock(ptr(Base + 0x100)));
   ASSERT_EQ(Ops.numUnpins(), 1u);
   EXPECT_EQ(Ops.Calls.back().HstPtr, Base);
   EXPECT_EQ(Ops.Calls.back().Size, 0x1000u);
   EXPECT_EQ(Map.size(), 0u);
+  // A new region at the same place knows nothing of the old sub-buffer.
+  lockOk(Map, Base, 0x1000);
+  EXPECT_EQ(codeOf(Map.unlock(ptr(Base + 0x100))), ErrorCode::NotFound);
+  EXPECT_FALSE(Map.unlock(ptr(Base)));
 }
 
 /// Expect lock(Start, Size) to be refused as overlapping the region
@@ -254,7 +308,7 @@ TEST_F(PinnedMemoryMapTest, AdjacentRegionsAreIndependent) {
   EXPECT_FALSE(Map.lookup(ptr(Base)));
   EXPECT_EQ(Map.lookup(ptr(Base + 0x100))->References, 1u);
   EXPECT_EQ(Map.lookup(ptr(Base - 0x100))->References, 1u);
-  EXPECT_FALSE(Map.unlock(ptr(Base + 0x1ff)));
+  EXPECT_FALSE(Map.unlock(ptr(Base + 0x100)));
   EXPECT_FALSE(Map.unlock(ptr(Base - 0x100)));
   EXPECT_EQ(Map.size(), 0u);
 }
@@ -334,11 +388,25 @@ TEST_F(PinnedMemoryMapTest, UnpinFailureKeepsRegion) {
   lockOk(Map, Base, 0x100);
   Ops.FailNextUnpin = true;
   std::string Msg;
-  EXPECT_EQ(codeOf(Map.unlock(ptr(Base + 8)), &Msg), ErrorCode::BackendError);
+  EXPECT_EQ(codeOf(Map.unlock(ptr(Base)), &Msg), ErrorCode::BackendError);
   EXPECT_NE(Msg.find(range(Base, 0x100)), std::string::npos) << Msg;
   ASSERT_TRUE(Map.lookup(ptr(Base)));
   EXPECT_EQ(Map.lookup(ptr(Base))->References, 1u);
   EXPECT_FALSE(Map.unlock(ptr(Base)));
+  EXPECT_EQ(Map.size(), 0u);
+  EXPECT_TRUE(Ops.Pinned.empty());
+}
+
+TEST_F(PinnedMemoryMapTest, UnpinFailureKeepsTheLastSubBufferLock) {
+  lockOk(Map, Base, 0x100);
+  lockOk(Map, Base + 8, 8);
+  EXPECT_FALSE(Map.unlock(ptr(Base)));
+  Ops.FailNextUnpin = true;
+  EXPECT_EQ(codeOf(Map.unlock(ptr(Base + 8))), ErrorCode::BackendError);
+  EXPECT_EQ(Map.lookup(ptr(Base))->References, 1u);
+  // The lock is still the sub-buffer's, released at its pointer.
+  EXPECT_EQ(codeOf(Map.unlock(ptr(Base))), ErrorCode::NotFound);
+  EXPECT_FALSE(Map.unlock(ptr(Base + 8)));
   EXPECT_EQ(Map.size(), 0u);
   EXPECT_TRUE(Ops.Pinned.empty());
 }
@@ -360,6 +428,9 @@ TEST_F(PinnedMemoryMapTest, ExternalRegionLifecycle) {
   EXPECT_NE(Msg.find("still has 1 user locks"), std::string::npos) << Msg;
   EXPECT_EQ(Map.lookup(ptr(Base))->References, 2u);
 
+  // The user's lock was taken at Base + 0x200, not at the region's start.
+  EXPECT_EQ(codeOf(Map.unlock(ptr(Base))), ErrorCode::NotFound);
+  EXPECT_EQ(Map.lookup(ptr(Base))->References, 2u);
   EXPECT_FALSE(Map.unlock(ptr(Base + 0x200)));
   // The registration reference is not the user's to drop.
   EXPECT_EQ(codeOf(Map.unlock(ptr(Base + 0x200)), &Msg), ErrorCode::NotFound);
@@ -543,9 +614,10 @@ TEST_F(PinnedMemoryMapTest, ReleaseAllUnpinsAndForgetsEverything) {
   Ops.Pinned.clear();
   EXPECT_EQ(Map.size(), 0u);
 
-  // Empty again, and usable.
+  // Empty again, and usable; the sub-buffer lock at Base + 0x10 went too.
   EXPECT_FALSE(Map.releaseAll());
   EXPECT_EQ(lockOk(Map, Base, 0x100), Base + DevAlias);
+  EXPECT_EQ(codeOf(Map.unlock(ptr(Base + 0x10))), ErrorCode::NotFound);
   EXPECT_FALSE(Map.releaseAll());
   EXPECT_TRUE(Ops.Pinned.empty());
 }
@@ -615,9 +687,15 @@ TEST_P(PinnedMemoryMapDiffTest, MatchesReferenceModel) {
   // containment, extension and interior unlocks are common.
   auto pickAddr = [&]() -> uintptr_t {
     if (!Model.Regions.empty() && below(4) != 0) {
-      const ModelTy::RegionTy &R = Model.Regions[below(Model.Regions.size())];
-      switch (below(4)) {
+      size_t I = below(Model.Regions.size());
+      const ModelTy::RegionTy &R = Model.Regions[I];
+      switch (below(5)) {
       case 0:
+        return R.Start;
+      case 4:
+        // Where a lock was taken, so that unlocks of sub-buffers succeed.
+        if (uintptr_t Start = Model.lockStart(I, Rng()))
+          return Start;
         return R.Start;
       case 1:
         return R.Start + below(R.End - R.Start);
@@ -676,9 +754,11 @@ TEST_P(PinnedMemoryMapDiffTest, MatchesReferenceModel) {
       uintptr_t Addr = pickAddr();
       bool UnpinFails = below(20) == 0;
       Ops.FailNextUnpin = UnpinFails;
+      int I = Model.containing(Addr);
+      bool AtSubBuffer = I >= 0 && Addr != Model.Regions[I].Start;
       ErrorCode WantCode = Model.unlock(Addr, UnpinFails);
       ASSERT_EQ(codeOf(Map.unlock(ptr(Addr))), WantCode) << hex(Addr);
-      note("unlock", WantCode);
+      note(AtSubBuffer ? "unlock-inside" : "unlock", WantCode);
       Ops.FailNextUnpin = false;
     } else if (Kind < 70) {
       ++Counts[2];
@@ -775,6 +855,10 @@ TEST_P(PinnedMemoryMapDiffTest, MatchesReferenceModel) {
   for (ErrorCode Code :
        {ErrorCode::Success, ErrorCode::NotFound, ErrorCode::BackendError})
     EXPECT_GT(Outcomes[std::string("unlock/") + describe(Code)], 0u);
+  // Inside a region: released where a sub-buffer lock was taken, refused
+  // elsewhere.
+  for (ErrorCode Code : {ErrorCode::Success, ErrorCode::NotFound})
+    EXPECT_GT(Outcomes[std::string("unlock-inside/") + describe(Code)], 0u);
   for (ErrorCode Code : {ErrorCode::Success, ErrorCode::Overlap})
     EXPECT_GT(Outcomes[std::string("register/") + describe(Code)], 0u);
   for (ErrorCode Code :

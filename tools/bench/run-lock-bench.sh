@@ -8,7 +8,10 @@
 #   - lock + unlock of a sub-buffer inside an existing region, 10,000
 #     separate 4 KiB regions locked, 1,000,000 pairs;
 #   - 64-byte omp_target_memcpy H2D from that locked sub-buffer with 10,000
-#     regions locked vs none (the map lookup inside a transfer).
+#     regions locked vs none (the map lookup inside a transfer);
+#   - lock of a new region (checked and pinned) with none locked, with
+#     100,000 locked, and with 20,000 more mappings in the process (--new,
+#     --many, --mappings), whose cost should grow with neither.
 # Goal on the 2-core build machine: under 0.3 us per sub-buffer pair with our
 # plugin. Figures are reported, never asserted: the exit status is 0 unless
 # something broke. See tools/bench/common.sh for CLANG, LLVM_LIB, STOCK_LIB.
@@ -22,7 +25,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
   --target) [[ $# -ge 2 ]] || bench_die "--target needs a triple"; triple=$2; shift 2 ;;
   --target=*) triple=${1#--target=}; shift ;;
-  -h | --help) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) args+=("$1"); shift ;;
   esac
 done
@@ -41,6 +44,14 @@ row "sub-buffer lock+unlock, $regions regions locked" lock_unlock_us
 row "64-byte H2D memcpy, $regions regions, source locked" memcpy64_many_us
 row "64-byte H2D memcpy, 1 region, source locked" memcpy64_one_us
 row "64-byte H2D memcpy, no region locked" memcpy64_none_us
+many=$(bench_result "$o" many)
+mappings=$(bench_result "$o" mappings)
+row "lock of a new region, none locked" new_lock_none_us
+row "lock of a new region, $many locked" new_lock_many_us
+row "same, $mappings mappings in the process" new_lock_mapped_us
+row "same on a pinned page (no mlock), none locked" pinned_page_lock_none_us
+row "same on a pinned page, $many locked" pinned_page_lock_many_us
+row "same on a pinned page, $mappings mappings" pinned_page_lock_mapped_us
 for w in ours stock; do
   log=$o
   [[ $w == stock ]] && log=$s

@@ -22,7 +22,10 @@ namespace offloadio {
 /// false/no/off/0, case-insensitively.
 std::optional<bool> parseBool(llvm::StringRef Value);
 
-/// Parse an unsigned integer with an optional K/M/G (binary) suffix.
+/// Parse a size: decimal digits without a leading zero (0 itself is
+/// allowed), then an optional K/M/G suffix of either case (binary
+/// multiples), surrounding whitespace allowed. Anything else (0x, octal,
+/// KiB, fractions, signs) or a value past UINT64_MAX is nullopt.
 std::optional<uint64_t> parseSize(llvm::StringRef Value);
 
 /// Parse a signed integer in decimal, hexadecimal (0x) or octal (0).

@@ -3,7 +3,9 @@
 // The plugin-wide map of locked (pinned) host regions. Every plugin keeps the
 // same rules: exact byte ranges, no page rounding, a reference count per
 // region, a lock that falls wholly inside a region shares it, and any other
-// intersection is refused rather than silently merged or extended.
+// intersection is refused rather than silently merged or extended. An unlock
+// names the pointer a lock was taken at, so that a stray pointer into a
+// region cannot release someone else's lock.
 #ifndef OFFLOADIO_PINNEDMEMORYMAP_H
 #define OFFLOADIO_PINNEDMEMORYMAP_H
 
@@ -95,10 +97,15 @@ public:
   Expected<void *> lock(void *HstPtr, size_t Size,
                         PinnedRegionInfoTy *Shared = nullptr);
 
-  /// Drop one reference on the region containing \p HstPtr (its start or any
-  /// byte inside it). The last reference unpins and removes the region; if
-  /// unpinning fails the region and its reference are kept. An external
-  /// region's registration reference cannot be dropped here.
+  /// Release one lock taken at \p HstPtr: a lock of the region that starts
+  /// there, or a lock of a sub-buffer that starts there inside a region. A
+  /// pointer at which no outstanding lock was taken (any other byte of a
+  /// region, or a region start whose own locks are all released while
+  /// sub-buffer locks remain) is refused with ErrorCode::NotFound and
+  /// changes nothing, as is a pointer outside every region. The last
+  /// reference unpins and removes the region; if unpinning fails the region
+  /// and the lock are kept. An external region's registration reference
+  /// cannot be dropped here.
   Error unlock(void *HstPtr);
 
   /// Insert [HstPtr, HstPtr+Size), which the runtime already allocated
@@ -147,11 +154,21 @@ private:
     void *DevAccessiblePtr;
     /// Outstanding locks, the registration of an external region included.
     uint64_t References;
+    /// Of References, the locks taken at a pointer past the first byte
+    /// (InteriorLocks holds them by pointer); the rest, less an external
+    /// region's registration, were taken at the first byte.
+    uint64_t SubBufferLocks;
     /// Registered by registerExternal, so never pinned or unpinned here.
     bool External;
   };
   /// Regions keyed by their first byte.
   using RegionMapTy = std::map<uintptr_t, RegionTy>;
+
+  /// Of \p Region's locks, those taken at \p Start, its first byte.
+  static uint64_t locksAtStart(const RegionTy &Region) {
+    return Region.References - Region.SubBufferLocks -
+           (Region.External ? 1 : 0);
+  }
 
   /// Convert an entry to its public snapshot.
   static PinnedRegionInfoTy toInfo(const RegionMapTy::value_type &Entry);
@@ -162,6 +179,10 @@ private:
   mutable std::shared_mutex Mutex;
   /// The regions, sorted by start and pairwise disjoint.
   RegionMapTy Regions;
+  /// Outstanding sub-buffer locks (taken inside a region, past its first
+  /// byte) by the pointer they were taken at, for every region at once:
+  /// regions are disjoint, so a pointer belongs to one region at most.
+  std::map<uintptr_t, uint64_t> InteriorLocks;
 };
 
 } // namespace offloadio

@@ -17,7 +17,8 @@ namespace {
 
 class HostPluginTy final : public GenericPluginTy {
 public:
-  HostPluginTy() : GenericPluginTy("x86_64"), Pinning(hostPageSize()) {}
+  HostPluginTy()
+      : GenericPluginTy("x86_64"), Pinning(hostPageSize(), PinningSys) {}
   ~HostPluginTy() override {
     // The map's own destructor would run after Pinning is gone.
     llvm::consumeError(getPinnedMap().releaseAll());
@@ -63,6 +64,8 @@ private:
     return Size > 0 ? size_t(Size) : 4096;
   }
 
+  /// The system calls of Pinning; declared first, so that it outlives it.
+  HostPinningSysTy PinningSys;
   HostPinningTy Pinning;
 };
 

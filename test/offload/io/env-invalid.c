@@ -1,7 +1,9 @@
 // Invalid OMPX_IO_* values produce one warning naming the variable, the
 // value, what is accepted and the default used instead; transfers then run
-// with the default and move exact data. Valid values (with K/M suffixes,
-// any case for the path) produce no warning.
+// with the default and move exact data. Sizes are decimal: hex and a leading
+// zero (which other readers take as octal: 010M would be 8 MiB) are
+// refused. Valid values (with K/M suffixes, any case for the path) produce
+// no warning.
 //
 // REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
@@ -21,6 +23,10 @@
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,CHUNK -DVALUE=2G
 // RUN: env OMPX_IO_CHUNK_SIZE=63K %libomptarget-run-generic %t.dat 2>&1 \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,CHUNK -DVALUE=63K
+// RUN: env OMPX_IO_CHUNK_SIZE=010M %libomptarget-run-generic %t.dat 2>&1 \
+// RUN:   | %fcheck-generic --check-prefixes=CHECK,CHUNK -DVALUE=010M
+// RUN: env OMPX_IO_CHUNK_SIZE=0x100000 %libomptarget-run-generic %t.dat 2>&1 \
+// RUN:   | %fcheck-generic --check-prefixes=CHECK,CHUNK -DVALUE=0x100000
 // RUN: env OMPX_IO_RING_DEPTH=0 %libomptarget-run-generic %t.dat 2>&1 \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,RING -DVALUE=0
 // RUN: env OMPX_IO_PATH=sideways %libomptarget-run-generic %t.dat 2>&1 \

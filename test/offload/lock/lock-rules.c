@@ -52,10 +52,12 @@ int main(void) {
                 NULL,
             "unknown device refused");
 
-  // Three references: sub, same and base. Unlock by an interior pointer
-  // works; the fourth unlock is an error (reported, no crash).
+  // Three references: sub, same and base. Each unlock names the pointer its
+  // lock was taken at; an interior pointer no lock was taken at is an error
+  // (reported, no change), and so is the fourth unlock.
   llvm_omp_target_unlock_mem(buf + 4096 + 100, dev);
   llvm_omp_target_unlock_mem(buf + 4096 + 5000, dev);
+  llvm_omp_target_unlock_mem(buf + 4096, dev);
   char *again = llvm_omp_target_lock_mem(buf + 4096 + 8, 8, dev);
   OT_EXPECT(again == base + 8, "region alive while one reference is left");
   llvm_omp_target_unlock_mem(buf + 4096 + 8, dev);
@@ -93,5 +95,6 @@ int main(void) {
 // INFO: data_lock refused: {{.*}}overlaps the locked region
 // INFO: data_lock refused: {{.*}}overlaps the locked region
 // INFO: data_lock refused: {{.*}}overlaps the locked region
-// INFO: data_unlock: {{.*}}
-// INFO: data_unlock: {{.*}}
+// INFO: data_unlock: cannot unlock {{.*}}: it lies inside the locked region {{.*}} (2 references), but no lock was taken there
+// INFO: data_unlock: cannot unlock {{.*}}: no locked region contains it
+// INFO: data_unlock: cannot unlock {{.*}}: no locked region contains it

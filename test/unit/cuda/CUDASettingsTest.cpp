@@ -53,7 +53,7 @@ TEST_F(CUDASettingsTest, ValidValues) {
   ScopedEnvTy::set(SettingsTy::GraphsVar, "off");
   ScopedEnvTy::set(SettingsTy::CompletionFlagVar, "NO");
   ScopedEnvTy::set(SettingsTy::StackSizeVar, "64K");
-  ScopedEnvTy::set(SettingsTy::HeapSizeVar, "0x40000000");
+  ScopedEnvTy::set(SettingsTy::HeapSizeVar, "1G");
   SettingsTy S = read();
   EXPECT_FALSE(S.Graphs);
   EXPECT_FALSE(S.CompletionFlag);
