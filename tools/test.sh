@@ -78,11 +78,16 @@ build_with() {
   shift
   OFFLOADIO_BUILD_DIR=$dir bash "$root/tools/build.sh" -DOFFLOADIO_WERROR=ON "$@"
 }
+# The lit tests beside test/offload/amdgpu that launch no kernel and check
+# what every device must answer alike: hostile batches, descriptors and
+# depend tasks, the order of the checks, interior unlocks.
+amdgcn_shared_tests='io/(batch-basic|batch-errors|batch-closed-fd|errors-einval|errors-linux-order|last-error|free-in-flight|depend-(threads|exit|capture|last-error|errors))[.]c|lock/(lock-rules|lock-unlock-interior)[.]c'
 amdgcn_lit() {
-  # The emulation runs no kernels: only the data-path tests of
-  # test/offload/amdgpu run here; kernels need real AMD hardware.
+  # The emulation runs no kernels: the data-path tests of test/offload/amdgpu
+  # and the shared ones above run here; kernels need real AMD hardware.
   python3 "$lit" -sv -j"$jobs" \
-    --param target=amdgcn-amd-amdhsa --filter 'amdgcn-amd-amdhsa :: offload/amdgpu/' \
+    --param target=amdgcn-amd-amdhsa \
+    --filter "amdgcn-amd-amdhsa :: offload/(amdgpu/|$amdgcn_shared_tests)" \
     "$build/test"
 }
 # Every amdgcn lit test built for each supported AMD architecture; none is
