@@ -16,15 +16,13 @@ IOWorkerStagingTy::~IOWorkerStagingTy() {
 
 TimeProfileTy *IOWorkerStagingTy::profile() { return Device.getProfile(); }
 
-Error IOWorkerStagingTy::prepare(size_t SlotSize, size_t Chunk) {
+Error IOWorkerStagingTy::prepare(size_t Chunk) {
   if (!Stream) {
     auto S = Device.acquireStream();
     if (!S)
       return S.takeError();
     Stream = *S;
   }
-  if (auto Err = Ring.reserve(SlotSize, *Stream))
-    return Err;
   if (FirstStaged == SIZE_MAX)
     FirstStaged = Chunk;
   return Error::success();
@@ -128,6 +126,9 @@ void IOWorkerTy::run() {
     } while (++Served < MaxInARow && Staging.hasUnfinished() &&
              (R = Pool.tryNextRequestOf(*Engine, I)));
     Staging.completeFinished(/*Wait=*/true);
+    // Idle rings hold their buffers for the worker's next request (pinning
+    // is slow), unless another holder needs the memory first.
+    Staging.markIdle();
     // The engine may be destroyed from here on.
     Pool.finishedWith(*Engine);
   }
