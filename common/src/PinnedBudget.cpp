@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -14,6 +15,7 @@
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace offloadio;
@@ -241,6 +243,33 @@ void PinnedBudgetTy::removeReclaimable(PinnedReclaimableTy &Holder) {
 uint64_t PinnedBudgetTy::room() const {
   PinnedBudgetStatsTy Stats = getStats();
   return Stats.Used < Stats.Cap ? Stats.Cap - Stats.Used : 0;
+}
+
+bool PinnedBudgetTy::waitForRoom(size_t Bytes,
+                                 const PinnedReclaimableTy *Self) {
+  for (unsigned Round = 0;; ++Round) {
+    size_t Busy = 0;
+    {
+      std::lock_guard<std::mutex> Guard(ReclaimLock);
+      for (PinnedReclaimableTy *Holder : Reclaimables)
+        if (Holder != Self) {
+          Holder->reclaimIdle();
+          Busy += Holder->busyBytes();
+        }
+    }
+    if (room() >= Bytes)
+      return true;
+    if (Busy < Bytes)
+      return false;
+    // The holders go idle when their transfers end, which nothing signals
+    // here: poll, backing off, as the staging pool does for copies in
+    // flight.
+    if (Round < 4)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(25u << std::min(Round - 4, 6u)));
+  }
 }
 
 size_t PinnedBudgetTy::fitBuffer(size_t Size) const {

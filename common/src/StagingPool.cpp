@@ -65,10 +65,16 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
       // A waiter that counted on this allocation looks again.
       Returned.notify_all();
       // Buffers of ours that are out come back (see the header), and the
-      // room they hold is this pool's; with none out and none being
-      // allocated, nothing would.
-      if (Wait && All.empty() && Pending == 0)
-        return Reserved.takeError();
+      // room they hold is this pool's. With none out and none being
+      // allocated, only other holders' busy memory may come back: wait for
+      // it if there is enough, else the refusal stands.
+      if (Wait && All.empty() && Pending == 0) {
+        Guard.unlock();
+        if (!Budget->waitForRoom(BufferSize, this))
+          return Reserved.takeError();
+        llvm::consumeError(Reserved.takeError());
+        continue;
+      }
       llvm::consumeError(Reserved.takeError());
     }
     if (!Wait)

@@ -282,27 +282,37 @@ TEST(IOStagingRingTest, AllocationFailurePartwayKeepsWhatItHasAndRetries) {
 
 TEST(IOStagingRingTest, TheBudgetShrinksTheRingAndRefusesAnEmptyOne) {
   constexpr size_t Slot = 4096 + IOStagingRingTy::BufferAlign;
-  // Room for two of four buffers: the ring works with two, and each holds
-  // its bytes in the budget until the ring frees it.
-  FakeIODeviceTy Device(2 * Slot);
+  // Room for four buffers; a ring adds buffers beyond its first only while
+  // a quarter of the budget stays free: it works with three, and each
+  // holds its bytes in the budget until the ring frees it.
+  FakeIODeviceTy Device(4 * Slot);
   {
     IOStagingRingTy Ring(Device, 4);
-    auto A = Ring.next(4096);
-    putInFlight(*A);
-    auto B = Ring.next(4096);
-    putInFlight(*B);
-    auto C = Ring.next(4096);
-    ASSERT_TRUE(A && B && C);
-    EXPECT_EQ(Ring.size(), 2u);
-    EXPECT_EQ(*A, *C) << "two buffers used round robin";
-    EXPECT_EQ(waitsOf(*A), 1u);
-    EXPECT_EQ(Device.Budget.getStats().Used, 2 * Slot);
-    // The refusal is not asked again for every chunk of this transfer.
-    uint64_t Refusals = Device.Budget.getStats().Refusals;
+    std::vector<IOStagingSlotTy *> Seen;
+    for (int I = 0; I < 3; ++I) {
+      auto S = Ring.next(4096);
+      ASSERT_TRUE(bool(S));
+      putInFlight(*S);
+      Seen.push_back(*S);
+    }
+    auto Wrap = Ring.next(4096);
+    ASSERT_TRUE(bool(Wrap));
+    EXPECT_EQ(Ring.size(), 3u);
+    EXPECT_EQ(*Wrap, Seen[0]) << "three buffers used round robin";
+    EXPECT_EQ(waitsOf(Seen[0]), 1u);
+    EXPECT_EQ(Device.Budget.getStats().Used, 3 * Slot);
     for (int I = 0; I < 10; ++I)
       putInFlight(*Ring.next(4096));
-    EXPECT_EQ(Device.Budget.getStats().Refusals, Refusals);
-    // The budget is full now: an empty ring fails and names it.
+    EXPECT_EQ(Ring.size(), 3u);
+    EXPECT_EQ(Device.Budget.getStats().Refusals, 0u);
+    // The budget is full now, and what fills it does not come back by
+    // itself (not a busy ring's): an empty ring fails and names the
+    // budget. The idle ring's buffers went to that other holder.
+    Ring.retireAll();
+    Ring.markIdle();
+    auto Hog = Device.Budget.reserve(4 * Slot, "something else");
+    ASSERT_TRUE(bool(Hog)) << takeErrorMessage(Hog.takeError());
+    EXPECT_EQ(Ring.size(), 0u);
     IOStagingRingTy Empty(Device, 2);
     auto Refused = Empty.next(4096);
     ASSERT_FALSE(bool(Refused));
@@ -346,32 +356,49 @@ TEST(IOStagingRingTest, AnEmptyRingTakesASmallerBufferWhenTheBudgetIsShort) {
 
 TEST(IOStagingRingTest, IdleRingsGiveTheirBuffersToAnotherHolder) {
   constexpr size_t Slot = (64 << 10) + IOStagingRingTy::BufferAlign;
-  FakeIODeviceTy Device(2 * Slot);
+  FakeIODeviceTy Device(Slot);
   IOStagingRingTy A(Device, 2), B(Device, 2);
-  putInFlight(*A.next(64 << 10));
   ASSERT_TRUE(bool(A.next(64 << 10)));
-  ASSERT_EQ(A.size(), 2u);
-  // A is busy: nothing of it is taken, and B finds no room.
-  auto Refused = B.next(64 << 10);
-  ASSERT_FALSE(bool(Refused));
-  llvm::consumeError(Refused.takeError());
-  EXPECT_EQ(A.size(), 2u);
-  // Idle, A gives its buffers back when B needs them.
-  A.retireAll();
+  EXPECT_EQ(A.busyBytes(), Slot);
+  EXPECT_EQ(A.reclaimIdle(), 0u) << "a busy ring gives nothing";
+  // Idle, A gives its buffer back when B needs it, and back again.
   A.markIdle();
+  EXPECT_EQ(A.busyBytes(), 0u);
   auto Got = B.next(64 << 10);
   ASSERT_TRUE(bool(Got)) << takeErrorMessage(Got.takeError());
   EXPECT_EQ((*Got)->Size, size_t(64) << 10);
   EXPECT_EQ(A.size(), 0u);
   EXPECT_EQ(Device.Live.size(), 1u);
   EXPECT_EQ(Device.EventsOut, 1);
-  // Back at work, A takes what B left: the other half.
   B.markIdle();
   ASSERT_TRUE(bool(A.next(64 << 10)));
-  EXPECT_EQ(B.size(), 1u) << "room enough without B's buffer";
-  EXPECT_EQ(Device.Budget.getStats().Used, 2 * Slot);
-  // A holder's own reservations never reclaim it.
-  EXPECT_EQ(A.reclaimIdle(), 0u) << "busy";
+  EXPECT_EQ(B.size(), 0u);
+  EXPECT_EQ(Device.Budget.getStats().Used, Slot);
+  EXPECT_EQ(Device.Budget.getStats().Refusals, 0u);
+}
+
+TEST(IOStagingRingTest, AnEmptyRingWaitsForBusyRingsToGoIdle) {
+  // A busy ring holds the whole budget: another ring's first buffer waits
+  // until it is idle, then takes its memory, and does not fail.
+  constexpr size_t Slot = (64 << 10) + IOStagingRingTy::BufferAlign;
+  FakeIODeviceTy Device(Slot);
+  IOStagingRingTy A(Device, 2), B(Device, 2);
+  ASSERT_TRUE(bool(A.next(64 << 10)));
+  std::atomic<bool> Idle{false};
+  std::thread Waiter([&] {
+    auto Got = B.next(64 << 10);
+    EXPECT_TRUE(Idle.load()) << "took memory a busy ring held";
+    ASSERT_TRUE(bool(Got)) << takeErrorMessage(Got.takeError());
+    EXPECT_EQ((*Got)->Size, size_t(64) << 10);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Idle = true;
+  A.markIdle();
+  Waiter.join();
+  EXPECT_EQ(A.size(), 0u);
+  EXPECT_EQ(B.size(), 1u);
+  EXPECT_LE(Device.Budget.getStats().Refusals, 2u)
+      << "the wait asks the budget again only once there is room";
 }
 
 TEST(IOStagingRingTest, ReclaimsFromOtherThreadsNeverTakeABusyRing) {

@@ -92,6 +92,11 @@ public:
   /// locked: it must not reserve in the budget. Returns the bytes given
   /// back.
   virtual size_t reclaimIdle() = 0;
+  /// Bytes held in use now that the holder makes idle by itself, whatever
+  /// the program does (a file worker finishing its chunks), so that a
+  /// refused reservation may wait for them (PinnedBudgetTy::waitForRoom).
+  /// Same calling rules as reclaimIdle().
+  virtual size_t busyBytes() const { return 0; }
 };
 
 /// A handle on a pinned-memory account; one per plugin instance.
@@ -131,6 +136,16 @@ public:
   /// Bytes that a reservation could take now (other threads may take them
   /// first).
   uint64_t room() const;
+  /// After a refusal: wait until \p Bytes are free, asking the holders
+  /// other than \p Self for their idle memory as they go idle, while they
+  /// hold at least that much in use (busyBytes). Returns whether the bytes
+  /// are free now (others may still take them first); false at once when
+  /// nothing would free them (the memory is held by something that is not
+  /// asked, or not busy), and the refusal stands. Callers that wait hold
+  /// none of this budget's memory in use themselves, so that waiters never
+  /// wait for each other; the caller must hold no lock that a holder's
+  /// reclaimIdle() takes.
+  bool waitForRoom(size_t Bytes, const PinnedReclaimableTy *Self);
   /// The size of a buffer that a holder of equal buffers (a staging pool)
   /// uses: \p Size, or a smaller one when the cap is small, so that one
   /// buffer never takes more than a share of the cap (the others' buffers

@@ -29,7 +29,9 @@
 // larger than the budget's fitBuffer() allows: a small budget gets smaller
 // buffers, so copies take more of them. A refusal while some of the pool's
 // buffers are out makes acquire() wait for one of them, by the rule above;
-// with none out it is returned, and tryAcquire() answers null. The pool is
+// with none out it waits while other holders' busy memory will come back
+// (PinnedBudgetTy::waitForRoom), else the refusal is returned; tryAcquire()
+// answers null. The pool is
 // one of the budget's reclaimable holders: the buffers it keeps free go back
 // to the budget when another holder's reservation is refused.
 #ifndef OFFLOADIO_STAGINGPOOL_H

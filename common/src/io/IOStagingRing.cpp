@@ -72,9 +72,32 @@ size_t IOStagingRingTy::reclaimIdle() {
   return Bytes;
 }
 
+size_t IOStagingRingTy::busyBytes() const {
+  return State.load(std::memory_order_acquire) == Busy
+             ? HeldBytes.load(std::memory_order_relaxed)
+             : 0;
+}
+
+bool IOStagingRingTy::roomToGrow(size_t Size) const {
+  PinnedBudgetTy &Budget = Device.getPinnedBudget();
+  return Budget.room() >=
+         Size + BufferAlign + Budget.getStats().Cap / GrowthReserve;
+}
+
+IOStagingSlotTy *IOStagingRingTy::adopt(std::unique_ptr<IOStagingSlotTy> Slot,
+                                        size_t Index, bool Insert) {
+  HeldBytes.fetch_add(Slot->Reservation.size(), std::memory_order_relaxed);
+  if (Insert)
+    Slots.insert(Slots.begin() + Index, std::move(Slot));
+  else
+    Slots[Index] = std::move(Slot);
+  return Slots[Index].get();
+}
+
 Error IOStagingRingTy::release(IOStagingSlotTy &Slot) {
   Error Err = Device.freePinnedHost(Slot.Base);
   Device.releaseEvent(Slot.Event);
+  HeldBytes.fetch_sub(Slot.Reservation.size(), std::memory_order_relaxed);
   Slot.Reservation.release();
   Slot.Base = Slot.Buffer = nullptr;
   Slot.Event = nullptr;
@@ -147,24 +170,25 @@ Expected<IOStagingSlotTy *> IOStagingRingTy::next(size_t Want) {
   own();
   Want = std::max<size_t>(Want, 1);
   Want = (Want + BufferAlign - 1) / BufferAlign * BufferAlign;
-  bool Empty = Slots.empty();
-  if (Empty || (!GrowthRefused && Slots.size() < Depth &&
-                Slots[NextSlot]->InFlight)) {
+  if (Slots.empty())
+    return first(Want);
+  if (!GrowthRefused && Slots.size() < Depth && Slots[NextSlot]->InFlight) {
     // A new buffer goes before the one in flight, which stays the next to
     // be reused: the ring keeps its order of use.
-    bool Refused = false;
-    auto Slot = allocate(Want, /*Smaller=*/Empty, Refused);
-    if (Slot) {
-      Slots.insert(Slots.begin() + NextSlot, std::move(*Slot));
-      IOStagingSlotTy *New = Slots[NextSlot].get();
+    bool Refused = !roomToGrow(Want);
+    auto Slot = Refused ? Expected<std::unique_ptr<IOStagingSlotTy>>(nullptr)
+                        : allocate(Want, /*Smaller=*/false, Refused);
+    if (Slot && *Slot) {
+      IOStagingSlotTy *New = adopt(std::move(*Slot), NextSlot, true);
       NextSlot = (NextSlot + 1) % Slots.size();
       return New;
     }
-    // An allocation that fails is an error; a budget that refuses leaves
+    // An allocation that fails is an error; a budget without room leaves
     // the ring to make do with the buffers it has.
-    if (Empty || !Refused)
+    if (!Refused)
       return Slot.takeError();
-    llvm::consumeError(Slot.takeError());
+    if (!Slot)
+      llvm::consumeError(Slot.takeError());
     GrowthRefused = true;
   }
   size_t Index = NextSlot;
@@ -183,20 +207,41 @@ Expected<IOStagingSlotTy *> IOStagingRingTy::next(size_t Want) {
     return Slot;
   // Too small for this transfer: replaced, if the budget has room for the
   // larger buffer beside it; else the transfer goes in pieces.
-  bool Refused = false;
-  auto Larger = allocate(Want, /*Smaller=*/false, Refused);
-  if (!Larger) {
+  bool Refused = !roomToGrow(Want);
+  auto Larger = Refused ? Expected<std::unique_ptr<IOStagingSlotTy>>(nullptr)
+                        : allocate(Want, /*Smaller=*/false, Refused);
+  if (!Larger || !*Larger) {
     if (!Refused)
       return Larger.takeError();
-    llvm::consumeError(Larger.takeError());
+    if (!Larger)
+      llvm::consumeError(Larger.takeError());
     GrowthRefused = true;
     return Slot;
   }
   Error Err = release(*Slot);
-  Slots[Index] = std::move(*Larger);
+  Slot = adopt(std::move(*Larger), Index, false);
   if (Err)
     return std::move(Err);
-  return Slots[Index].get();
+  return Slot;
+}
+
+Expected<IOStagingSlotTy *> IOStagingRingTy::first(size_t Want) {
+  bool Refused = false;
+  auto Slot = allocate(Want, /*Smaller=*/true, Refused);
+  // Where busy workers hold the budget, their buffers come back when they
+  // go idle: wait for that rather than fail. This ring holds nothing, so
+  // no worker waits for it.
+  size_t Least = std::min(Want, MinFallbackSize) + BufferAlign;
+  while (!Slot && Refused &&
+         Device.getPinnedBudget().waitForRoom(Least, this)) {
+    llvm::consumeError(Slot.takeError());
+    Refused = false;
+    Slot = allocate(Want, /*Smaller=*/true, Refused);
+  }
+  if (!Slot)
+    return Slot.takeError();
+  NextSlot = 0;
+  return adopt(std::move(*Slot), 0, true);
 }
 
 void IOStagingRingTy::retireAll() {

@@ -65,6 +65,11 @@ void IOWorkerStagingTy::finishNow(IORequestTy &R, size_t Processed) {
     Ring.retireAll();
     FirstStaged = SIZE_MAX;
   }
+  // Nothing of this worker's is in flight: its buffers may serve another
+  // holder from now on, before the request's completion wakes a program
+  // that may need them at once (the ring is the worker's again at its
+  // next use).
+  Ring.markIdle();
   R.finishChunks(Processed);
 }
 
@@ -85,10 +90,17 @@ void IOWorkerStagingTy::completeFinished(bool Wait) {
     // rather than in the events behind it. With nothing else in flight
     // that synchronize returns at once: give any such error to the last
     // read, as the synchronize at its end did before reads were deferred.
-    if (Unfinished.size() == 1 && FirstStaged == SIZE_MAX)
+    bool Last = Unfinished.size() == 1 && FirstStaged == SIZE_MAX;
+    if (Last)
       if (auto Err = Stream->synchronize())
         U.R->recordError(U.FirstStaged, std::move(Err));
     Device.releaseEvent(U.Landed);
+    if (Last) {
+      // Every copy that the ring's buffers fed has landed: idle, as in
+      // finishNow().
+      Ring.retireAll();
+      Ring.markIdle();
+    }
     // The request may complete and go away here.
     U.R->finishChunks(U.Processed);
     Unfinished.pop_front();

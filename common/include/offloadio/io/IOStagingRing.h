@@ -37,6 +37,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -66,6 +67,9 @@ public:
   /// The smallest buffer an empty ring takes when the budget cannot give
   /// the size asked for (or that size, if smaller).
   static constexpr size_t MinFallbackSize = 64 << 10;
+  /// A ring adds buffers beyond its first only while this share of the
+  /// budget's cap stays free after them, for other workers' first buffers.
+  static constexpr uint64_t GrowthReserve = 4;
 
   /// At most \p Depth buffers from \p Device, allocated as next() needs
   /// them; registered with the device's pinned budget.
@@ -80,11 +84,13 @@ public:
   /// flight. A new buffer is added instead while the ring is below its
   /// depth and the next one is in flight; a buffer smaller than \p Want is
   /// replaced by one of \p Want bytes (rounded up to BufferAlign). Where the
-  /// budget refuses those, the ring makes do with the buffers it has (it
-  /// then waits on wrap more often, and the caller moves \p Want bytes in
-  /// pieces of the buffer's Size), and an empty ring takes a smaller
-  /// buffer, down to MinFallbackSize; with nothing to be had it fails with
-  /// the budget's error, as it does when an allocation fails.
+  /// budget has no room for those (GrowthReserve), the ring makes do with
+  /// the buffers it has (it then waits on wrap more often, and the caller
+  /// moves \p Want bytes in pieces of the buffer's Size). An empty ring
+  /// takes a smaller buffer, down to MinFallbackSize, and waits while other
+  /// workers' busy rings hold the budget (PinnedBudgetTy::waitForRoom); with
+  /// nothing to be had it fails with the budget's error, as it does when an
+  /// allocation fails.
   Expected<IOStagingSlotTy *> next(size_t Want);
   /// Every copy recorded so far is complete (the caller synchronised the
   /// stream): no buffer is in flight.
@@ -99,6 +105,9 @@ public:
 
   /// While idle (markIdle), free every buffer; otherwise nothing.
   size_t reclaimIdle() override;
+  /// While busy, the bytes of its buffers: the owner goes idle once its
+  /// transfers are done.
+  size_t busyBytes() const override;
 
   /// Buffers held.
   size_t size() const { return Slots.size(); }
@@ -116,6 +125,15 @@ private:
   /// says whether a failure is the budget's refusal.
   Expected<std::unique_ptr<IOStagingSlotTy>>
   allocate(size_t Size, bool Smaller, bool &Refused);
+  /// The first buffer of an empty ring (next()).
+  Expected<IOStagingSlotTy *> first(size_t Want);
+  /// Whether the budget has room for a buffer of \p Size beyond the first
+  /// (GrowthReserve).
+  bool roomToGrow(size_t Size) const;
+  /// Put \p Slot in the ring at \p Index, before what is there (\p Insert)
+  /// or in its place; returns it.
+  IOStagingSlotTy *adopt(std::unique_ptr<IOStagingSlotTy> Slot, size_t Index,
+                         bool Insert);
   /// Free \p Slot's memory and event; its copy must be complete.
   Error release(IOStagingSlotTy &Slot);
   /// What the budget is told the buffers are for.
@@ -130,6 +148,8 @@ private:
   /// per chunk.
   bool GrowthRefused = false;
   std::atomic<unsigned> State{Idle};
+  /// The buffers' bytes in the budget, for busyBytes() from other threads.
+  std::atomic<size_t> HeldBytes{0};
 };
 
 } // namespace offloadio
