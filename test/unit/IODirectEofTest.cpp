@@ -21,9 +21,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <map>
 #include <mutex>
 #include <random>
+#include <string>
 #include <unistd.h>
 #include <vector>
 
@@ -38,14 +38,21 @@ constexpr char Marker = char(0xAB);
 char pat(size_t O) { return char(O * 7 + (O >> 8) * 31 + (O >> 16) * 131); }
 
 /// A file in memory behind /dev/null descriptors; O_DIRECT ones as Linux's.
+/// /dev/null has no O_DIRECT: O_NONBLOCK, which any descriptor takes and
+/// its duplicates share, marks the descriptors that stand for it.
 class EofSysTy final : public SysTy {
 public:
-  bool CallerDirect = false;     ///< The caller's descriptor has O_DIRECT.
   bool BlockDevice = false;      ///< The file is a block device.
   bool FailDirectFstat = false;  ///< fstat of an O_DIRECT descriptor fails.
   unsigned GrowAfterPreads = 0;  ///< After this many preads ...
   size_t GrowTo = 0;             ///< ... the file grows to this size.
   std::atomic<unsigned> DirectFstats{0}, DirectReads{0};
+
+  /// A descriptor of the file, with O_DIRECT if \p Direct.
+  static int open(bool Direct) {
+    return ::open("/dev/null", O_RDONLY | O_CLOEXEC | (Direct ? O_NONBLOCK : 0));
+  }
+  static bool isDirect(int Fd) { return ::fcntl(Fd, F_GETFL) & O_NONBLOCK; }
 
   void setFile(size_t Size) {
     std::lock_guard<std::mutex> Guard(Lock);
@@ -55,13 +62,13 @@ public:
   }
 
   ssize_t pread(int Fd, void *Buf, size_t Count, off_t Offset) override {
-    std::lock_guard<std::mutex> Guard(Lock);
-    bool Direct = DirectFds[Fd];
+    bool Direct = isDirect(Fd);
     if (Direct && (size_t(Offset) % Block || Count % Block ||
                    reinterpret_cast<uintptr_t>(Buf) % Block)) {
       errno = EINVAL;
       return -1;
     }
+    std::lock_guard<std::mutex> Guard(Lock);
     size_t N = size_t(Offset) < File.size()
                    ? std::min(Count, File.size() - size_t(Offset))
                    : 0;
@@ -83,13 +90,12 @@ public:
     int Flags = SysTy::getFlags(Fd);
     if (Flags < 0)
       return Flags;
-    return (Flags & ~O_ACCMODE) | O_RDONLY | (CallerDirect ? O_DIRECT : 0);
+    return (Flags & ~O_NONBLOCK) | (Flags & O_NONBLOCK ? O_DIRECT : 0);
   }
   int fstat(int Fd, struct stat *St) override {
     if (int Rc = SysTy::fstat(Fd, St))
       return Rc;
-    std::lock_guard<std::mutex> Guard(Lock);
-    if (DirectFds[Fd]) {
+    if (isDirect(Fd)) {
       ++DirectFstats;
       if (FailDirectFstat) {
         errno = EIO;
@@ -97,37 +103,27 @@ public:
       }
     }
     St->st_mode = (St->st_mode & ~S_IFMT) | (BlockDevice ? S_IFBLK : S_IFREG);
+    std::lock_guard<std::mutex> Guard(Lock);
     St->st_size = BlockDevice ? 0 : off_t(File.size());
     return 0;
   }
-  int dup(int Fd) override {
-    int New = SysTy::dup(Fd);
-    std::lock_guard<std::mutex> Guard(Lock);
-    if (New >= 0)
-      DirectFds[New] = CallerDirect;
-    return New;
-  }
-  int reopen(int Fd, int Flags) override {
-    int New = SysTy::dup(Fd);
-    std::lock_guard<std::mutex> Guard(Lock);
-    if (New >= 0)
-      DirectFds[New] = Flags & O_DIRECT;
-    return New;
-  }
+  int reopen(int, int Flags) override { return open(Flags & O_DIRECT); }
   size_t directIOAlignment(int) override { return Block; }
 
 private:
   std::mutex Lock;
   std::vector<char> File;
-  std::map<int, bool> DirectFds;
   unsigned Preads = 0;
 };
+
+/// Test names after the path.
+std::string pathName(const ::testing::TestParamInfo<IOPathTy> &Info) {
+  return ioPathName(Info.param);
+}
 
 class IODirectEofTest : public ::testing::TestWithParam<IOPathTy> {
 protected:
   void SetUp() override {
-    Fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-    ASSERT_GE(Fd, 0);
     Device = std::make_unique<FakeDeviceTy>(Plugin, /*HostAddressable=*/true);
   }
   void TearDown() override {
@@ -137,15 +133,20 @@ protected:
 
   /// O_DIRECT middles in chunks of \p DirectChunk, through the caller's
   /// O_DIRECT descriptor (Auto) or a buffered one reopened (On).
-  IOEngineTy &engine(size_t DirectChunk = 16384, unsigned Threads = 3) {
+  IOEngineTy &engine(size_t DirectChunk = 16384, unsigned Threads = 3,
+                     bool CallerDirect = false) {
+    Engine.reset();
+    if (Fd >= 0)
+      ::close(Fd);
+    Fd = EofSysTy::open(CallerDirect);
+    EXPECT_GE(Fd, 0);
     IOConfigTy C;
     C.Threads = Threads;
     C.ChunkSize = 4096;
     C.DirectChunkSize = DirectChunk;
     C.RingDepth = 2;
     C.ForcedPath = int(GetParam());
-    C.ODirect = Sys.CallerDirect ? IODirectPolicyTy::Auto : IODirectPolicyTy::On;
-    Engine.reset();
+    C.ODirect = CallerDirect ? IODirectPolicyTy::Auto : IODirectPolicyTy::On;
     Engine = std::make_unique<IOEngineTy>(Device->io(), Sys, nullptr, C);
     return *Engine;
   }
@@ -194,8 +195,7 @@ TEST_P(IODirectEofTest, ReadsAcrossTheEndLeaveTheRestAlone) {
   constexpr size_t FileSize = 300007, Room = 1 << 20;
   Sys.setFile(FileSize);
   for (bool CallerDirect : {false, true}) {
-    Sys.CallerDirect = CallerDirect;
-    engine();
+    engine(16384, 3, CallerDirect);
     char *Buf = markedBuffer(Room);
     check(Buf, Room, 0, Room, 0, FileSize);
     check(Buf, Room, 0, 256 << 10, 128 << 10, FileSize);
@@ -217,8 +217,7 @@ TEST_P(IODirectEofTest, RandomReadsMatchPread) {
     if (Round == 1)
       FileSize = 40 * Block; // An end of file on a block boundary.
     Sys.setFile(FileSize);
-    Sys.CallerDirect = Round % 2;
-    engine(size_t(4 + Rng() % 13) * Block, 1 + Rng() % 4);
+    engine(size_t(4 + Rng() % 13) * Block, 1 + Rng() % 4, Round % 2);
     char *Buf = markedBuffer(Room);
     for (int I = 0; I < 40; ++I) {
       size_t Offset = Rng() % 2 ? Rng() % (FileSize + 3 * Block)
@@ -233,9 +232,7 @@ TEST_P(IODirectEofTest, RandomReadsMatchPread) {
 
 INSTANTIATE_TEST_SUITE_P(Paths, IODirectEofTest,
                          ::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
-                         [](const auto &Info) {
-                           return std::string(ioPathName(Info.param));
-                         });
+                         pathName);
 
 /// The direct path's own checks: how it learns the end of file.
 using IODirectEofLimitTest = IODirectEofTest;
@@ -264,30 +261,23 @@ TEST_P(IODirectEofLimitTest, AFileThatGrowsDuringTheReadIsReadWhole) {
   EXPECT_EQ(Sys.DirectFstats.load(), 2u);
 }
 
-TEST_P(IODirectEofLimitTest, BlockDevicesReadToTheirEndWithODirect) {
+TEST_P(IODirectEofLimitTest, BlockDevicesGoODirectAndNoSizeGoesBuffered) {
   // A block device's fstat size is 0, and its O_DIRECT reads stop at its
   // end without writing past it: no limit, every middle chunk O_DIRECT.
-  Sys.BlockDevice = true;
-  Sys.setFile(100000);
-  engine();
-  char *Buf = markedBuffer(256 << 10);
-  check(Buf, 256 << 10, 0, 256 << 10, 0, 100000);
-  EXPECT_EQ(Sys.DirectReads.load(), 16u);
-}
-
-TEST_P(IODirectEofLimitTest, WithoutASizeTheReadIsBuffered) {
-  Sys.FailDirectFstat = true;
-  Sys.setFile(100000);
-  engine();
-  char *Buf = markedBuffer(256 << 10);
-  check(Buf, 256 << 10, 0, 256 << 10, 0, 100000);
-  EXPECT_EQ(Sys.DirectReads.load(), 0u);
+  // Without a size (fstat fails) nothing is read with O_DIRECT.
+  for (bool BlockDevice : {true, false}) {
+    Sys.BlockDevice = BlockDevice;
+    Sys.FailDirectFstat = !BlockDevice;
+    Sys.DirectReads = 0;
+    Sys.setFile(100000);
+    engine();
+    char *Buf = markedBuffer(256 << 10);
+    check(Buf, 256 << 10, 0, 256 << 10, 0, 100000);
+    EXPECT_EQ(Sys.DirectReads.load(), BlockDevice ? 16u : 0u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Direct, IODirectEofLimitTest,
-                         ::testing::Values(IOPathTy::Direct),
-                         [](const auto &Info) {
-                           return std::string(ioPathName(Info.param));
-                         });
+                         ::testing::Values(IOPathTy::Direct), pathName);
 
 } // namespace

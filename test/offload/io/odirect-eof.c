@@ -38,45 +38,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_odirect.h"
 #include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
-
-// The amdgcn device pass includes fcntl.h before _GNU_SOURCE (testing.md).
-#if !defined(O_DIRECT) && defined(__AMDGCN__)
-#define O_DIRECT 0
-#endif
 
 #define FILE_SIZE 300007
 #define BUF_SIZE (1 << 20)
 #define PAGE 4096
 #define OLD 0xAB
 
-static unsigned char host[BUF_SIZE];
-
-// Fill the device buffer with the marker.
-static void fill_old(char *dbuf, int dev) {
-  memset(host, OLD, BUF_SIZE);
-  omp_target_memcpy(dbuf, host, BUF_SIZE, 0, 0, dev, omp_get_initial_device());
-}
-
-// Bytes of the device buffer that are not the file's at foff in [0, n) and
-// not the marker in [n, BUF_SIZE).
-static size_t bad_bytes(char *dbuf, int dev, size_t n, size_t foff) {
-  omp_target_memcpy(host, dbuf, BUF_SIZE, 0, 0, omp_get_initial_device(), dev);
-  size_t bad = 0;
-  for (size_t i = 0; i < BUF_SIZE; ++i)
-    bad += i < n ? host[i] != ot_pattern(foff + i, 1) : host[i] != OLD;
-  return bad;
-}
-
-// Read count bytes at off into dbuf, expecting want of them, and check the
-// whole buffer.
+// Read count bytes at off into dbuf, filled with OLD before, expecting want
+// of them, and check the whole buffer.
 static void check(int fd, char *dbuf, int dev, size_t count, size_t off,
                   size_t want, const char *what) {
-  fill_old(dbuf, dev);
+  ot_device_fill(dbuf, dev, BUF_SIZE, OLD);
   ssize_t n = ompx_target_pread(fd, dbuf, count, (off_t)off, dev);
-  size_t bad = bad_bytes(dbuf, dev, want, off);
+  size_t bad = ot_device_read_mismatches(dbuf, dev, BUF_SIZE, want, off, 1, OLD);
   OT_EXPECT(n == (ssize_t)want && bad == 0, "%s (%zd of %zu, %zu bytes wrong)",
             what, n, want, bad);
 }
@@ -85,24 +63,8 @@ int main(int argc, char **argv) {
   if (argc < 3)
     return 2;
   setvbuf(stdout, NULL, _IONBF, 0);
-  for (size_t i = 0; i < FILE_SIZE; ++i)
-    host[i] = ot_pattern(i, 1);
-  int wfd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (wfd < 0 || write(wfd, host, FILE_SIZE) != FILE_SIZE)
-    return 3;
-  fsync(wfd);
-  close(wfd);
-
-  int flags = O_RDONLY;
-  if (!strcmp(argv[2], "direct"))
-    flags |= O_DIRECT;
-  int fd = open(argv[1], flags);
-  if (fd < 0 && errno == EINVAL && (flags & O_DIRECT)) {
-    printf("O_DIRECT unsupported\n");
-    fd = open(argv[1], O_RDONLY);
-  } else {
-    printf("O_DIRECT supported\n");
-  }
+  int fd = ot_open_pattern_file(argv[1], FILE_SIZE, 1,
+                                !strcmp(argv[2], "direct"));
 
   int dev = omp_get_default_device();
   char *alloc = omp_target_alloc(BUF_SIZE + PAGE, dev);
@@ -122,11 +84,12 @@ int main(int argc, char **argv) {
   check(fd, dbuf, dev, BUF_SIZE, FILE_SIZE, 0, "read at the end of file");
   check(fd, dbuf, dev, 4 * PAGE, 100 * PAGE, 0, "read past the end of file");
 
-  fill_old(dbuf, dev);
+  ot_device_fill(dbuf, dev, BUF_SIZE, OLD);
   ompx_io_request_t req = NULL;
   int rc = ompx_target_pread_async(fd, dbuf, BUF_SIZE, 4 * PAGE, dev, &req);
   ssize_t n = rc == 0 ? ompx_io_wait(req) : -1;
-  size_t bad = bad_bytes(dbuf, dev, FILE_SIZE - 4 * PAGE, 4 * PAGE);
+  size_t bad = ot_device_read_mismatches(dbuf, dev, BUF_SIZE,
+                                         FILE_SIZE - 4 * PAGE, 4 * PAGE, 1, OLD);
   OT_EXPECT(n == FILE_SIZE - 4 * PAGE && bad == 0,
             "async read across the end of file (%zd, %zu bytes wrong)", n,
             bad);
