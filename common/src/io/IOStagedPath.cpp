@@ -55,7 +55,7 @@ public:
     while (Done < Len) {
       auto Slot = W.ring().next(Want);
       if (!Slot) {
-        Err = Slot.takeError();
+        Err = llvm::joinErrors(std::move(Err), Slot.takeError());
         break;
       }
       size_t Piece = std::min(Len - Done, (*Slot)->Size);
@@ -120,7 +120,7 @@ private:
       if (Read)
         N = *Read;
       else
-        Err = Read.takeError();
+        Err = llvm::joinErrors(std::move(Err), Read.takeError());
     }
     if (!N)
       return 0;
@@ -149,19 +149,20 @@ private:
   size_t writePiece(const ChunkTy &C, IOStagingSlotTy &Slot, size_t From,
                     size_t Len, Error &Err) {
     char *Buffer = static_cast<char *>(Slot.Buffer);
-    Err = copy(C, Buffer, From, Len);
-    if (!Err)
-      Err = C.W.stream().recordEvent(*Slot.Event);
-    if (!Err) {
+    Error Failed = copy(C, Buffer, From, Len);
+    if (!Failed)
+      Failed = C.W.stream().recordEvent(*Slot.Event);
+    if (!Failed) {
       TimeProfileTy::ScopeTy Timed(C.W.profile(), ProfileStage::FileDmaWait);
-      Err = Slot.Event->synchronize();
+      Failed = Slot.Event->synchronize();
     }
-    if (Err)
-      return 0;
-    TimeProfileTy::ScopeTy Timed(C.W.profile(), ProfileStage::FilePwrite);
     size_t Written = 0;
-    Err = writeChunkPart(Sys, C.R, C.Index, Buffer, Len,
-                         C.FileOffset + off_t(From), Written);
+    if (!Failed) {
+      TimeProfileTy::ScopeTy Timed(C.W.profile(), ProfileStage::FilePwrite);
+      Failed = writeChunkPart(Sys, C.R, C.Index, Buffer, Len,
+                              C.FileOffset + off_t(From), Written);
+    }
+    Err = llvm::joinErrors(std::move(Err), std::move(Failed));
     return Written;
   }
 
