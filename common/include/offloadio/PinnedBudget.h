@@ -20,10 +20,12 @@
 // engine's rings, the staging pools) to give back the memory they hold but
 // do not use now, then tries again; only then does it fail with
 // OutOfResources and a message naming OFFLOADIO_PINNED_MAX. Holders that have
-// buffers out (the staging pool) wait for one of them instead, and the
-// file engine's rings make do with a smaller buffer. Holders never give
-// back idle memory on their own: pinning is slow, so memory stays with the
-// holder that used it last until someone else needs it.
+// buffers out (the staging pool) wait for one of them instead, the file
+// engine's rings make do with a smaller buffer, and holders that have none
+// wait while busy holders will give theirs back (waitForRoom). Holders
+// never give back idle memory on their own: pinning is slow, so memory
+// stays with the holder that used it last until someone else needs it.
+// Holders of other plugins of the process are not asked.
 #ifndef OFFLOADIO_PINNEDBUDGET_H
 #define OFFLOADIO_PINNEDBUDGET_H
 
