@@ -31,7 +31,8 @@ extern "C" {
 typedef struct ompx_io_request *ompx_io_request_t;
 
 /** Read count bytes of fd at offset into device memory. Returns the bytes
- *  read (short only at end of file), or -1 with errno. */
+ *  read (short only at end of file), or -1 with errno. As with pread, the
+ *  buffer past the bytes read keeps its contents, O_DIRECT or not. */
 ssize_t ompx_target_pread(int fd, void *device_buf, size_t count, off_t offset,
                           int device_num);
 /** Write count bytes of device memory to fd at offset. With O_APPEND on

@@ -4,8 +4,10 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -13,6 +15,7 @@
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace offloadio;
@@ -38,6 +41,8 @@ static_assert(std::atomic<uint64_t>::is_always_lock_free,
 
 /// The name memfd_create gives the account's file, as /proc/self/fd shows it.
 static constexpr const char *MemfdName = "offloadio-pinned-account";
+
+PinnedReclaimableTy::~PinnedReclaimableTy() = default;
 
 PinnedReservationTy::PinnedReservationTy(PinnedReservationTy &&Other) noexcept
     : Account(Other.Account), Pid(Other.Pid), Bytes(Other.Bytes) {
@@ -178,29 +183,100 @@ PinnedBudgetTy::joinProcessAccount(uint64_t Cap) {
   return std::unique_ptr<PinnedBudgetTy>(new PinnedBudgetTy(Page));
 }
 
-Expected<PinnedReservationTy>
-PinnedBudgetTy::reserve(size_t Bytes, llvm::StringRef Purpose) {
-  PinnedAccountTy *Account = &accountOfThisProcess();
-  uint64_t Cap = Account->Cap.load(std::memory_order_relaxed);
-  uint64_t Used = Account->Used.load(std::memory_order_relaxed);
-  do {
-    if (Bytes > Cap || Used > Cap - Bytes) {
-      Account->Refusals.fetch_add(1, std::memory_order_relaxed);
-      return makeError(
-          ErrorCode::OutOfResources,
-          "pinned-memory budget exhausted: {0} needs {1} bytes, but {2} of "
-          "the {3} bytes that OFFLOADIO_PINNED_MAX allows the process's "
-          "plugins are pinned already",
-          Purpose, Bytes, Used, Cap);
-    }
-  } while (!Account->Used.compare_exchange_weak(Used, Used + Bytes,
-                                                std::memory_order_relaxed));
+/// Add \p Bytes to \p Account if that keeps it within its cap; \p Used gets
+/// the bytes reserved before.
+static bool tryCharge(PinnedAccountTy &Account, size_t Bytes, uint64_t &Used) {
+  uint64_t Cap = Account.Cap.load(std::memory_order_relaxed);
+  Used = Account.Used.load(std::memory_order_relaxed);
+  do
+    if (Bytes > Cap || Used > Cap - Bytes)
+      return false;
+  while (!Account.Used.compare_exchange_weak(Used, Used + Bytes,
+                                             std::memory_order_relaxed));
   uint64_t Now = Used + Bytes;
-  uint64_t Peak = Account->Peak.load(std::memory_order_relaxed);
-  while (Peak < Now && !Account->Peak.compare_exchange_weak(
+  uint64_t Peak = Account.Peak.load(std::memory_order_relaxed);
+  while (Peak < Now && !Account.Peak.compare_exchange_weak(
                            Peak, Now, std::memory_order_relaxed))
     ;
-  return PinnedReservationTy(*Account, ::getpid(), Bytes);
+  return true;
+}
+
+Expected<PinnedReservationTy>
+PinnedBudgetTy::reserve(size_t Bytes, llvm::StringRef Purpose,
+                        PinnedReclaimableTy *Self) {
+  PinnedAccountTy *Account = &accountOfThisProcess();
+  uint64_t Used = 0;
+  if (tryCharge(*Account, Bytes, Used))
+    return PinnedReservationTy(*Account, ::getpid(), Bytes);
+  // Full: the memory other holders keep for their next transfer goes back
+  // first, whoever needs it now. Holders that are busy give nothing, so
+  // this never waits for a transfer.
+  if (Bytes <= Account->Cap.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> Guard(ReclaimLock);
+    for (PinnedReclaimableTy *Holder : Reclaimables)
+      if (Holder != Self)
+        Holder->reclaimIdle();
+  }
+  if (tryCharge(*Account, Bytes, Used))
+    return PinnedReservationTy(*Account, ::getpid(), Bytes);
+  Account->Refusals.fetch_add(1, std::memory_order_relaxed);
+  return makeError(ErrorCode::OutOfResources,
+                   "pinned-memory budget exhausted: {0} needs {1} bytes, but "
+                   "{2} of the {3} bytes that OFFLOADIO_PINNED_MAX allows the "
+                   "process's plugins are pinned already",
+                   Purpose, Bytes, Used,
+                   Account->Cap.load(std::memory_order_relaxed));
+}
+
+void PinnedBudgetTy::addReclaimable(PinnedReclaimableTy &Holder) {
+  std::lock_guard<std::mutex> Guard(ReclaimLock);
+  Reclaimables.push_back(&Holder);
+}
+
+void PinnedBudgetTy::removeReclaimable(PinnedReclaimableTy &Holder) {
+  std::lock_guard<std::mutex> Guard(ReclaimLock);
+  Reclaimables.erase(
+      std::remove(Reclaimables.begin(), Reclaimables.end(), &Holder),
+      Reclaimables.end());
+}
+
+uint64_t PinnedBudgetTy::room() const {
+  PinnedBudgetStatsTy Stats = getStats();
+  return Stats.Used < Stats.Cap ? Stats.Cap - Stats.Used : 0;
+}
+
+bool PinnedBudgetTy::waitForRoom(size_t Bytes,
+                                 const PinnedReclaimableTy *Self) {
+  for (unsigned Round = 0;; ++Round) {
+    size_t Busy = 0;
+    {
+      std::lock_guard<std::mutex> Guard(ReclaimLock);
+      for (PinnedReclaimableTy *Holder : Reclaimables)
+        if (Holder != Self) {
+          Holder->reclaimIdle();
+          Busy += Holder->busyBytes();
+        }
+    }
+    if (room() >= Bytes)
+      return true;
+    if (Busy < Bytes)
+      return false;
+    // The holders go idle when their transfers end, which nothing signals
+    // here: poll, backing off, as the staging pool does for copies in
+    // flight.
+    if (Round < 4)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(25u << std::min(Round - 4, 6u)));
+  }
+}
+
+size_t PinnedBudgetTy::fitBuffer(size_t Size) const {
+  uint64_t Share = getStats().Cap / BufferShare / MinBufferSize * MinBufferSize;
+  if (Size <= Share)
+    return Size;
+  return size_t(std::max<uint64_t>(Share, MinBufferSize));
 }
 
 PinnedBudgetStatsTy PinnedBudgetTy::getStats() const {

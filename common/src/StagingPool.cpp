@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/StagingPool.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -10,14 +11,20 @@ using namespace offloadio;
 StagingPoolTy::StagingPoolTy(size_t BufferSize, unsigned MaxBuffers,
                              AllocFnTy Alloc, FreeFnTy Free,
                              PinnedBudgetTy *Budget, std::string Purpose)
-    : BufferSize(BufferSize), MaxBuffers(std::max(1u, MaxBuffers)),
-      Alloc(std::move(Alloc)), Free(std::move(Free)), Budget(Budget),
-      Purpose(std::move(Purpose)) {
+    : BufferSize(Budget ? Budget->fitBuffer(BufferSize) : BufferSize),
+      MaxBuffers(std::max(1u, MaxBuffers)), Alloc(std::move(Alloc)),
+      Free(std::move(Free)), Budget(Budget), Purpose(std::move(Purpose)) {
   All.reserve(this->MaxBuffers);
   Available.reserve(this->MaxBuffers);
+  if (Budget)
+    Budget->addReclaimable(*this);
 }
 
-StagingPoolTy::~StagingPoolTy() { llvm::consumeError(clear()); }
+StagingPoolTy::~StagingPoolTy() {
+  if (Budget)
+    Budget->removeReclaimable(*this);
+  llvm::consumeError(clear());
+}
 
 Expected<StagingBufferTy *> StagingPoolTy::acquire() { return take(true); }
 
@@ -42,16 +49,32 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
     if (All.size() + Pending < MaxBuffers) {
       if (!Budget)
         break;
-      auto Reserved = Budget->reserve(BufferSize, Purpose);
+      // Reserved outside the lock: a refusal has the budget's other
+      // holders free their idle memory, another pool taking its own lock
+      // and calling the vendor's free. Counted as pending meanwhile, so
+      // that the room under the cap stays this caller's.
+      ++Pending;
+      Guard.unlock();
+      auto Reserved = Budget->reserve(BufferSize, Purpose, this);
+      Guard.lock();
+      --Pending;
       if (Reserved) {
         Reservation = std::move(*Reserved);
         break;
       }
+      // A waiter that counted on this allocation looks again.
+      Returned.notify_all();
       // Buffers of ours that are out come back (see the header), and the
-      // room they hold is this pool's; with none out and none being
-      // allocated, nothing would.
-      if (Wait && All.empty() && Pending == 0)
-        return Reserved.takeError();
+      // room they hold is this pool's. With none out and none being
+      // allocated, only other holders' busy memory may come back: wait for
+      // it if there is enough, else the refusal stands.
+      if (Wait && All.empty() && Pending == 0) {
+        Guard.unlock();
+        if (!Budget->waitForRoom(BufferSize, this))
+          return Reserved.takeError();
+        llvm::consumeError(Reserved.takeError());
+        continue;
+      }
       llvm::consumeError(Reserved.takeError());
     }
     if (!Wait)
@@ -162,6 +185,34 @@ void StagingPoolTy::reclaimCompleted() {
       Available.push_back(Entry.Buffer);
   }
   Returned.notify_all();
+}
+
+size_t StagingPoolTy::reclaimIdle() {
+  reclaimCompleted();
+  std::vector<std::unique_ptr<StagingBufferTy>> Idle;
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    for (StagingBufferTy *Buffer : Available) {
+      auto It = std::find_if(All.begin(), All.end(), [&](const auto &Held) {
+        return Held.get() == Buffer;
+      });
+      Idle.push_back(std::move(*It));
+      All.erase(It);
+    }
+    Available.clear();
+  }
+  if (Idle.empty())
+    return 0;
+  // Room under the cap for callers waiting there.
+  Returned.notify_all();
+  size_t Bytes = 0;
+  for (const auto &Buffer : Idle) {
+    Bytes += Buffer->Reservation.size();
+    // The buffer leaves the pool whether or not the free succeeds: nothing
+    // could use it again, and nothing would retry the free.
+    llvm::consumeError(Free(Buffer->Ptr));
+  }
+  return Bytes;
 }
 
 StagingBufferTy *StagingPoolTy::waitForOldest() {

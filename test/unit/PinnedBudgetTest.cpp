@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <sys/wait.h>
@@ -229,6 +231,136 @@ TEST(PinnedBudgetTest, AChildAfterForkOpensAnAccountOfItsOwn) {
   EXPECT_EQ(WEXITSTATUS(Status), 0);
   // Nothing the child reserved or released reached the parent's account.
   EXPECT_EQ((*Parent)->getStats().Used, 900u);
+}
+
+/// A holder of reservations that gives back those marked idle when asked,
+/// unless it is busy with them at that moment (its lock is held).
+class FakeHolderTy final : public PinnedReclaimableTy {
+public:
+  explicit FakeHolderTy(PinnedBudgetTy &Budget) : Budget(Budget) {
+    Budget.addReclaimable(*this);
+  }
+  ~FakeHolderTy() override { Budget.removeReclaimable(*this); }
+  /// Reserve \p Bytes; idle ones may be reclaimed.
+  bool hold(size_t Bytes, bool Idle) {
+    auto R = Budget.reserve(Bytes, "fake holder", this);
+    if (!R) {
+      llvm::consumeError(R.takeError());
+      return false;
+    }
+    std::lock_guard<std::mutex> Guard(Lock);
+    (Idle ? IdleHeld : BusyHeld).push_back(std::move(*R));
+    return true;
+  }
+  /// Give back every reservation.
+  void dropAll() {
+    std::lock_guard<std::mutex> Guard(Lock);
+    IdleHeld.clear();
+    BusyHeld.clear();
+  }
+  size_t reclaimIdle() override {
+    std::unique_lock<std::mutex> Guard(Lock, std::try_to_lock);
+    if (!Guard)
+      return 0;
+    ++Asked;
+    size_t Bytes = 0;
+    for (PinnedReservationTy &R : IdleHeld)
+      Bytes += R.size();
+    IdleHeld.clear();
+    return Bytes;
+  }
+  PinnedBudgetTy &Budget;
+  std::mutex Lock;
+  std::vector<PinnedReservationTy> IdleHeld, BusyHeld;
+  unsigned Asked = 0;
+};
+
+TEST(PinnedBudgetTest, ARefusalFirstTakesBackWhatOtherHoldersKeepIdle) {
+  PinnedBudgetTy Budget(1000);
+  FakeHolderTy A(Budget), B(Budget);
+  ASSERT_TRUE(A.hold(300, /*Idle=*/true));
+  ASSERT_TRUE(A.hold(300, /*Idle=*/false));
+  ASSERT_TRUE(B.hold(300, /*Idle=*/true));
+  EXPECT_EQ(A.Asked + B.Asked, 0u) << "nobody is asked while there is room";
+  // 500 do not fit beside 900: the idle 600 go back, the busy 300 stay.
+  auto R = Budget.reserve(500, "newcomer");
+  ASSERT_TRUE(bool(R)) << takeErrorMessage(R.takeError());
+  EXPECT_EQ(A.Asked, 1u);
+  EXPECT_EQ(B.Asked, 1u);
+  EXPECT_TRUE(A.IdleHeld.empty() && B.IdleHeld.empty());
+  EXPECT_EQ(Budget.getStats().Used, 800u);
+  EXPECT_EQ(Budget.getStats().Refusals, 0u) << "not refused in the end";
+  // Busy memory is not taken: this one is refused, and says why.
+  auto Refused = Budget.reserve(300, "another");
+  ASSERT_FALSE(bool(Refused));
+  EXPECT_NE(takeErrorMessage(Refused.takeError()).find("OFFLOADIO_PINNED_MAX"),
+            std::string::npos);
+  EXPECT_EQ(Budget.getStats().Refusals, 1u);
+  // Nothing can make room for more than the cap: nobody is asked.
+  unsigned Asked = A.Asked;
+  auto Huge = Budget.reserve(2000, "huge");
+  ASSERT_FALSE(bool(Huge));
+  llvm::consumeError(Huge.takeError());
+  EXPECT_EQ(A.Asked, Asked);
+}
+
+TEST(PinnedBudgetTest, AHolderIsNotAskedForItsOwnReservation) {
+  PinnedBudgetTy Budget(1000);
+  FakeHolderTy A(Budget), B(Budget);
+  ASSERT_TRUE(A.hold(600, /*Idle=*/true));
+  ASSERT_TRUE(B.hold(300, /*Idle=*/true));
+  // A's own reservation takes B's idle memory, not its own.
+  ASSERT_TRUE(A.hold(400, /*Idle=*/false));
+  EXPECT_EQ(A.Asked, 0u);
+  EXPECT_EQ(B.Asked, 1u);
+  EXPECT_EQ(A.IdleHeld.size(), 1u);
+  EXPECT_EQ(Budget.getStats().Used, 1000u);
+  {
+    // A holder that is gone is not asked.
+    FakeHolderTy C(Budget);
+  }
+  A.IdleHeld.clear();
+  EXPECT_EQ(Budget.getStats().Used, 400u);
+}
+
+TEST(PinnedBudgetTest, ConcurrentRefusalsReclaimWithoutLosingBytes) {
+  // Threads hold reservations, keep some idle, and reserve past the cap;
+  // the account never exceeds it and ends at zero.
+  PinnedBudgetTy Budget(64 << 10);
+  std::vector<std::unique_ptr<FakeHolderTy>> Holders;
+  for (int T = 0; T < 4; ++T)
+    Holders.push_back(std::make_unique<FakeHolderTy>(Budget));
+  std::vector<std::thread> Threads;
+  for (int T = 0; T < 4; ++T)
+    Threads.emplace_back([&, T] {
+      std::mt19937 Rng(T);
+      for (int I = 0; I < 3000; ++I) {
+        Holders[T]->hold(1 + Rng() % (8 << 10), Rng() % 2);
+        if (Rng() % 3 == 0)
+          Holders[T]->dropAll();
+      }
+    });
+  for (auto &T : Threads)
+    T.join();
+  EXPECT_LE(Budget.getStats().Peak, 64u << 10);
+  unsigned Asked = 0;
+  for (auto &H : Holders) {
+    Asked += H->Asked;
+    H->dropAll();
+  }
+  EXPECT_GT(Asked, 0u);
+  EXPECT_EQ(Budget.getStats().Used, 0u);
+}
+
+TEST(PinnedBudgetTest, BuffersFitASmallCap) {
+  // An eighth of the cap, in whole pages, never below one page.
+  EXPECT_EQ(PinnedBudgetTy(1ULL << 30).fitBuffer(2 << 20), size_t(2) << 20);
+  EXPECT_EQ(PinnedBudgetTy(16 << 20).fitBuffer(2 << 20), size_t(2) << 20);
+  EXPECT_EQ(PinnedBudgetTy(1 << 20).fitBuffer(2 << 20), size_t(128) << 10);
+  EXPECT_EQ(PinnedBudgetTy((1 << 20) + 100).fitBuffer(2 << 20),
+            size_t(128) << 10);
+  EXPECT_EQ(PinnedBudgetTy(1 << 20).fitBuffer(64 << 10), size_t(64) << 10);
+  EXPECT_EQ(PinnedBudgetTy(1000).fitBuffer(2 << 20), size_t(4096));
 }
 
 } // namespace

@@ -14,11 +14,13 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 using namespace offloadio;
 using namespace offloadio::unittest;
@@ -298,6 +300,90 @@ TEST(StagingPoolTest, ARefusalWithABufferOutWaitsForItsReturn) {
   EXPECT_EQ(A.Attempts, 1u);
   EXPECT_GE(Budget.getStats().Refusals, 1u);
   EXPECT_FALSE(bool(Pool.clear()));
+}
+
+TEST(StagingPoolTest, BuffersShrinkToFitASmallBudget) {
+  FakeAllocatorTy A;
+  // 2 MiB buffers cannot be had from 1 MiB: an eighth of it each.
+  PinnedBudgetTy Budget(1 << 20);
+  StagingPoolTy Pool(2 << 20, 32, A.alloc(), A.free(), &Budget, "test");
+  EXPECT_EQ(Pool.getBufferSize(), size_t(128) << 10);
+  std::vector<StagingBufferTy *> Held;
+  for (int I = 0; I < 8; ++I) {
+    auto B = Pool.acquire();
+    ASSERT_TRUE(bool(B)) << takeErrorMessage(B.takeError());
+    Held.push_back(*B);
+  }
+  EXPECT_EQ(Budget.getStats().Used, size_t(1) << 20);
+  for (StagingBufferTy *B : Held)
+    Pool.release(B);
+  // A budget with room keeps the size asked for.
+  PinnedBudgetTy Large(1ULL << 30);
+  StagingPoolTy Unchanged(2 << 20, 4, A.alloc(), A.free(), &Large, "test");
+  EXPECT_EQ(Unchanged.getBufferSize(), size_t(2) << 20);
+}
+
+TEST(StagingPoolTest, FreeBuffersGoBackWhenAnotherHolderIsRefused) {
+  FakeAllocatorTy A;
+  PinnedBudgetTy Budget(3 * Size);
+  StagingPoolTy First(Size, 8, A.alloc(), A.free(), &Budget, "first");
+  StagingPoolTy Second(Size, 8, A.alloc(), A.free(), &Budget, "second");
+  auto B1 = First.acquire(), B2 = First.acquire(), B3 = First.acquire();
+  ASSERT_TRUE(B1 && B2 && B3);
+  // Two come back free; one stays leased.
+  First.release(*B1);
+  First.release(*B2);
+  EXPECT_EQ(First.allocated(), 3u);
+  auto S = Second.acquire();
+  ASSERT_TRUE(bool(S)) << takeErrorMessage(S.takeError());
+  EXPECT_EQ(First.allocated(), 1u) << "the free buffers went, the leased one "
+                                      "stayed";
+  EXPECT_EQ(A.live(), 2u);
+  EXPECT_EQ(Budget.getStats().Used, 2 * Size);
+  EXPECT_EQ(Budget.getStats().Refusals, 0u);
+  // The first pool allocates again when it needs to.
+  auto Again = First.acquire();
+  ASSERT_TRUE(bool(Again));
+  EXPECT_EQ(First.allocated(), 2u);
+  First.release(*B3);
+  First.release(*Again);
+  Second.release(*S);
+  EXPECT_FALSE(bool(First.clear()));
+  EXPECT_FALSE(bool(Second.clear()));
+  EXPECT_EQ(A.live(), 0u);
+  EXPECT_EQ(Budget.getStats().Used, 0u);
+}
+
+TEST(StagingPoolTest, ReclaimIsSafeWhileCallersUseThePool) {
+  // Callers acquire and release while another thread reclaims: every
+  // buffer handed out is live, and all are freed exactly once.
+  FakeAllocatorTy A;
+  PinnedBudgetTy Budget(4 * Size);
+  {
+    StagingPoolTy Pool(Size, 4, A.alloc(), A.free(), &Budget, "test");
+    std::atomic<bool> Stop{false};
+    std::thread Reclaimer([&] {
+      while (!Stop)
+        Pool.reclaimIdle();
+    });
+    std::vector<std::thread> Callers;
+    for (int T = 0; T < 3; ++T)
+      Callers.emplace_back([&] {
+        for (int I = 0; I < 2000; ++I) {
+          auto B = Pool.acquire();
+          ASSERT_TRUE(bool(B)) << takeErrorMessage(B.takeError());
+          std::memset((*B)->Ptr, I, Size);
+          Pool.release(*B);
+        }
+      });
+    for (auto &C : Callers)
+      C.join();
+    Stop = true;
+    Reclaimer.join();
+    EXPECT_FALSE(bool(Pool.clear()));
+  }
+  EXPECT_EQ(A.live(), 0u);
+  EXPECT_EQ(Budget.getStats().Used, 0u);
 }
 
 } // namespace

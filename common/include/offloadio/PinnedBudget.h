@@ -15,9 +15,17 @@
 // first reservation in the child, and reservations made in the parent give
 // nothing back in the child.
 //
-// A reservation that would take the account past its cap fails with
-// OutOfResources and a message naming OFFLOADIO_PINNED_MAX; holders that
-// have buffers out (the staging pool) wait for one of them instead.
+// A reservation that would take the account past its cap first asks the
+// holders registered with this handle (PinnedReclaimableTy: the file
+// engine's rings, the staging pools) to give back the memory they hold but
+// do not use now, then tries again; only then does it fail with
+// OutOfResources and a message naming OFFLOADIO_PINNED_MAX. Holders that have
+// buffers out (the staging pool) wait for one of them instead, the file
+// engine's rings make do with a smaller buffer, and holders that have none
+// wait while busy holders will give theirs back (waitForRoom). Holders
+// never give back idle memory on their own: pinning is slow, so memory
+// stays with the holder that used it last until someone else needs it.
+// Holders of other plugins of the process are not asked.
 #ifndef OFFLOADIO_PINNEDBUDGET_H
 #define OFFLOADIO_PINNEDBUDGET_H
 
@@ -31,6 +39,7 @@
 #include <memory>
 #include <mutex>
 #include <sys/types.h>
+#include <vector>
 
 namespace offloadio {
 
@@ -73,6 +82,25 @@ private:
   size_t Bytes = 0;
 };
 
+/// Holds pinned memory reserved in a budget, some of which may sit unused
+/// between transfers; registered with the budget (addReclaimable) so that
+/// a refused reservation can have it back.
+class PinnedReclaimableTy {
+public:
+  virtual ~PinnedReclaimableTy();
+  /// Free the memory held but not in use now, and give its bytes back to
+  /// the budget. Waits for nothing: a holder busy at the moment gives back
+  /// nothing. Called from any thread, with the budget's list of holders
+  /// locked: it must not reserve in the budget. Returns the bytes given
+  /// back.
+  virtual size_t reclaimIdle() = 0;
+  /// Bytes held in use now that the holder makes idle by itself, whatever
+  /// the program does (a file worker finishing its chunks), so that a
+  /// refused reservation may wait for them (PinnedBudgetTy::waitForRoom).
+  /// Same calling rules as reclaimIdle().
+  virtual size_t busyBytes() const { return 0; }
+};
+
 /// A handle on a pinned-memory account; one per plugin instance.
 class PinnedBudgetTy {
 public:
@@ -92,9 +120,43 @@ public:
   static Expected<std::unique_ptr<PinnedBudgetTy>>
   joinProcessAccount(uint64_t Cap);
 
-  /// Reserve \p Bytes for \p Purpose (named in the error). Fails with
-  /// OutOfResources when the account would exceed its cap.
-  Expected<PinnedReservationTy> reserve(size_t Bytes, llvm::StringRef Purpose);
+  /// Reserve \p Bytes for \p Purpose (named in the error). When the
+  /// account would exceed its cap, every registered holder but \p Self
+  /// gives back its idle memory first; fails with OutOfResources if that
+  /// does not make room. The caller must hold no lock that a holder's
+  /// reclaimIdle() takes.
+  Expected<PinnedReservationTy> reserve(size_t Bytes, llvm::StringRef Purpose,
+                                        PinnedReclaimableTy *Self = nullptr);
+
+  /// Ask \p Holder for its idle memory when a reservation is refused, until
+  /// removeReclaimable(). The holder must be removed before it is destroyed
+  /// and before this budget is.
+  void addReclaimable(PinnedReclaimableTy &Holder);
+  /// Stop asking \p Holder; waits for a reclaim that is asking it now.
+  void removeReclaimable(PinnedReclaimableTy &Holder);
+
+  /// Bytes that a reservation could take now (other threads may take them
+  /// first).
+  uint64_t room() const;
+  /// After a refusal: wait until \p Bytes are free, asking the holders
+  /// other than \p Self for their idle memory as they go idle, while they
+  /// hold at least that much in use (busyBytes). Returns whether the bytes
+  /// are free now (others may still take them first); false at once when
+  /// nothing would free them (the memory is held by something that is not
+  /// asked, or not busy), and the refusal stands. Callers that wait hold
+  /// none of this budget's memory in use themselves, so that waiters never
+  /// wait for each other; the caller must hold no lock that a holder's
+  /// reclaimIdle() takes.
+  bool waitForRoom(size_t Bytes, const PinnedReclaimableTy *Self);
+  /// The size of a buffer that a holder of equal buffers (a staging pool)
+  /// uses: \p Size, or a smaller one when the cap is small, so that one
+  /// buffer never takes more than a share of the cap (the others' buffers
+  /// must fit beside it). Never below MinBufferSize.
+  size_t fitBuffer(size_t Size) const;
+  /// The share of the cap that one buffer of fitBuffer() may take.
+  static constexpr uint64_t BufferShare = 8;
+  /// The smallest buffer fitBuffer() gives: a page.
+  static constexpr size_t MinBufferSize = 4096;
 
   /// The account's figures now.
   PinnedBudgetStatsTy getStats() const;
@@ -117,6 +179,10 @@ private:
   PinnedAccountTy *Mapping = nullptr;
   /// The private account, if this handle has one.
   std::unique_ptr<PinnedAccountTy> Own;
+  /// Guards Reclaimables; held while they are asked for their memory.
+  std::mutex ReclaimLock;
+  /// The holders asked for idle memory when a reservation is refused.
+  std::vector<PinnedReclaimableTy *> Reclaimables;
 };
 
 } // namespace offloadio

@@ -25,9 +25,15 @@
 // waits.
 //
 // Every buffer is reserved in the process's pinned-memory budget
-// (PinnedBudgetTy) before it is allocated. A refusal while some of the
-// pool's buffers are out makes acquire() wait for one of them, by the rule
-// above; with none out it is returned, and tryAcquire() answers null.
+// (PinnedBudgetTy) before it is allocated, and the pool's buffers are no
+// larger than the budget's fitBuffer() allows: a small budget gets smaller
+// buffers, so copies take more of them. A refusal while some of the pool's
+// buffers are out makes acquire() wait for one of them, by the rule above;
+// with none out it waits while other holders' busy memory will come back
+// (PinnedBudgetTy::waitForRoom), else the refusal is returned; tryAcquire()
+// answers null. The pool is
+// one of the budget's reclaimable holders: the buffers it keeps free go back
+// to the budget when another holder's reservation is refused.
 #ifndef OFFLOADIO_STAGINGPOOL_H
 #define OFFLOADIO_STAGINGPOOL_H
 
@@ -60,7 +66,7 @@ struct StagingBufferTy {
 };
 
 /// A bounded pool of equally sized pinned host buffers.
-class StagingPoolTy {
+class StagingPoolTy final : public PinnedReclaimableTy {
 public:
   /// Allocates one pinned buffer of the given size.
   using AllocFnTy = std::function<Expected<void *>(size_t)>;
@@ -69,11 +75,13 @@ public:
 
   /// \p MaxBuffers bounds the pinned memory held: \p BufferSize each.
   /// With \p Budget, each buffer is reserved there first, for \p Purpose
-  /// (named in the budget's refusal); the budget must outlive the pool.
+  /// (named in the budget's refusal), and \p BufferSize is lowered to what
+  /// the budget fits (getBufferSize() says); the budget must outlive the
+  /// pool.
   StagingPoolTy(size_t BufferSize, unsigned MaxBuffers, AllocFnTy Alloc,
                 FreeFnTy Free, PinnedBudgetTy *Budget = nullptr,
                 std::string Purpose = "staging buffer");
-  ~StagingPoolTy();
+  ~StagingPoolTy() override;
   StagingPoolTy(const StagingPoolTy &) = delete;
   StagingPoolTy &operator=(const StagingPoolTy &) = delete;
 
@@ -101,6 +109,11 @@ public:
   static Error releaseCallback(void *Data);
   /// Stream callback: copy the buffer to its CopyOutDst, then release it.
   static Error copyOutCallback(void *Data);
+
+  /// Free the buffers that are neither leased nor in flight (the budget
+  /// asks when it refuses another holder); the pool allocates again when
+  /// it needs them.
+  size_t reclaimIdle() override;
 
   /// Buffers allocated so far.
   unsigned allocated() const;

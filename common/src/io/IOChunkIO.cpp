@@ -3,7 +3,10 @@
 #include "offloadio/io/IORequest.h"
 #include "offloadio/io/Sys.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <vector>
 
@@ -13,10 +16,12 @@ namespace {
 
 /// Read with O_DIRECT. A short count that leaves the offset unaligned is the
 /// end of file; whatever is left, and all of a chunk that O_DIRECT refuses
-/// with EINVAL, is read buffered.
+/// with EINVAL, is read buffered. \p Before gets the bytes read, also those
+/// before an error.
 Expected<size_t> readDirect(SysTy &Sys, IORequestTy &R, char *Buf, size_t Len,
-                            off_t FileOffset) {
+                            off_t FileOffset, size_t &Before) {
   size_t Done = 0;
+  Before = 0;
   while (Done < Len) {
     ssize_t N = Sys.pread(R.directFd(), Buf + Done, Len - Done,
                           FileOffset + off_t(Done));
@@ -29,16 +34,29 @@ Expected<size_t> readDirect(SysTy &Sys, IORequestTy &R, char *Buf, size_t Len,
     if (N == 0)
       return Done; // End of file.
     if (N > 0)
-      Done += size_t(N);
+      Before = Done += size_t(N);
     if (N < 0 || Done % R.directAlign()) {
+      size_t RestBefore = 0;
       auto Rest = readFully(Sys, R.bufferedFd(), Buf + Done, Len - Done,
-                            FileOffset + off_t(Done));
+                            FileOffset + off_t(Done), &RestBefore);
+      Before = Done + RestBefore;
       if (!Rest)
         return Rest.takeError();
       return Done + *Rest;
     }
   }
   return Done;
+}
+
+/// How far O_DIRECT reads of \p Fd may go without meeting the end of file:
+/// a regular file's size. Other files (block devices) end an O_DIRECT read
+/// at their end without writing past it: no limit. A failed fstat gives 0,
+/// so that the read goes buffered: pread works whatever fstat says.
+uint64_t directReadLimit(SysTy &Sys, int Fd) {
+  struct stat St;
+  if (Sys.fstat(Fd, &St) != 0)
+    return 0;
+  return S_ISREG(St.st_mode) ? uint64_t(St.st_size) : UINT64_MAX;
 }
 
 /// Write with O_DIRECT; what O_DIRECT refuses with EINVAL, or leaves
@@ -73,19 +91,62 @@ Error writeDirect(SysTy &Sys, IORequestTy &R, const char *Buf, size_t Len,
 } // namespace
 
 Expected<size_t> offloadio::readChunk(SysTy &Sys, IORequestTy &R, size_t Index,
-                                      char *Buf, size_t Len, off_t FileOffset) {
+                                      char *Buf, size_t Len, off_t FileOffset,
+                                      size_t *ReadBefore) {
+  size_t Ignored;
+  size_t &Before = ReadBefore ? *ReadBefore : Ignored;
   if (R.useDirectFd(Index, Buf))
-    return readDirect(Sys, R, Buf, Len, FileOffset);
-  return readFully(Sys, R.bufferedFd(), Buf, Len, FileOffset);
+    return readDirect(Sys, R, Buf, Len, FileOffset, Before);
+  return readFully(Sys, R.bufferedFd(), Buf, Len, FileOffset, &Before);
+}
+
+Expected<size_t> offloadio::readChunkInPlace(SysTy &Sys, IORequestTy &R,
+                                             size_t Index, char *Buf,
+                                             size_t Len, off_t FileOffset) {
+  if (!R.useDirectFd(Index, Buf))
+    return readFully(Sys, R.bufferedFd(), Buf, Len, FileOffset);
+  uint64_t Begin = uint64_t(FileOffset);
+  uint64_t Limit = R.knownFileEnd();
+  if (Limit < Begin + Len) {
+    // The file may have grown since the size was seen: look again, only
+    // for chunks that reach past it.
+    Limit = directReadLimit(Sys, R.directFd());
+    R.noteFileEnd(Limit);
+  }
+  size_t Align = R.directAlign();
+  size_t Direct =
+      Limit > Begin
+          ? size_t(std::min<uint64_t>(Len, (Limit - Begin) / Align * Align))
+          : 0;
+  size_t Done = 0;
+  if (Direct) {
+    size_t Before = 0;
+    auto N = readDirect(Sys, R, Buf, Direct, FileOffset, Before);
+    if (!N || *N < Direct)
+      return N; // An error, or the file ended sooner than it was seen to.
+    Done = *N;
+  }
+  if (Done == Len)
+    return Done;
+  auto Rest = readFully(Sys, R.bufferedFd(), Buf + Done, Len - Done,
+                        FileOffset + off_t(Done));
+  if (!Rest)
+    return Rest.takeError();
+  return Done + *Rest;
+}
+
+Error offloadio::writeChunkPart(SysTy &Sys, IORequestTy &R, size_t Index,
+                                const char *Buf, size_t Len, off_t FileOffset,
+                                size_t &Written) {
+  if (R.useDirectFd(Index, Buf))
+    return writeDirect(Sys, R, Buf, Len, FileOffset, Written);
+  return writeFully(Sys, R.bufferedFd(), Buf, Len, FileOffset, &Written);
 }
 
 size_t offloadio::writeChunk(SysTy &Sys, IORequestTy &R, size_t Index,
                              const char *Buf, size_t Len, off_t FileOffset) {
   size_t Written = 0;
-  Error Err = R.useDirectFd(Index, Buf)
-                  ? writeDirect(Sys, R, Buf, Len, FileOffset, Written)
-                  : writeFully(Sys, R.bufferedFd(), Buf, Len, FileOffset,
-                               &Written);
+  Error Err = writeChunkPart(Sys, R, Index, Buf, Len, FileOffset, Written);
   if (!Err) {
     R.recordChunk(Index, Len);
     return Len;
@@ -141,27 +202,4 @@ size_t offloadio::moveGathered(SysTy &Sys, IORequestTy &R) {
   }
   R.recordChunk(0, Done);
   return Done;
-}
-
-size_t offloadio::readGatheredChunk(SysTy &Sys, IORequestTy &R, char *Buf) {
-  size_t Before = 0;
-  auto N = readFully(Sys, R.bufferedFd(), Buf, R.count(), R.offset(), &Before);
-  if (N) {
-    R.recordChunk(0, *N);
-    return *N;
-  }
-  R.recordChunk(0, Before);
-  R.recordError(0, N.takeError(), Before);
-  return Before;
-}
-
-size_t offloadio::writeGatheredChunk(SysTy &Sys, IORequestTy &R,
-                                     const char *Buf) {
-  size_t Written = 0;
-  Error Err =
-      writeFully(Sys, R.bufferedFd(), Buf, R.count(), R.offset(), &Written);
-  R.recordChunk(0, Written);
-  if (Err)
-    R.recordError(0, std::move(Err), Written);
-  return Written;
 }

@@ -53,7 +53,7 @@ public:
     }
     auto N = [&] {
       TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::FilePread);
-      return readChunk(Sys, R, I, Dev, Len, FileOffset);
+      return readChunkInPlace(Sys, R, I, Dev, Len, FileOffset);
     }();
     if (!N) {
       R.recordError(I, N.takeError());

@@ -14,7 +14,7 @@ IOEngineTy::IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
                        IOConfigTy Config, IOWorkerPoolTy &Workers)
     : Workers(Workers), Device(Device), Sys(Sys), Config(Config),
       Log(Device.getDeviceId(), Config.Info),
-      Served(Queue, Paths, Device, Config.RingDepth, Config.ChunkSize) {
+      Served(Queue, Paths, Device, Config.RingDepth) {
   Paths[unsigned(IOPathTy::Direct)] = makeDirectPath(Device, Sys, Stats);
   Paths[unsigned(IOPathTy::Fastpath)] =
       makeFastpathPath(Device, Sys, Stats, Fastpath, RefusedFS, Log);

@@ -6,80 +6,246 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 using namespace offloadio;
 
-IOStagingRingTy::~IOStagingRingTy() { llvm::consumeError(clear()); }
+IOStagingRingTy::IOStagingRingTy(IODeviceTy &Device, unsigned Depth)
+    : Device(Device), Depth(std::max(1u, Depth)) {
+  Device.getPinnedBudget().addReclaimable(*this);
+}
+
+IOStagingRingTy::~IOStagingRingTy() {
+  // No reclaim runs once the budget has let go of the ring.
+  Device.getPinnedBudget().removeReclaimable(*this);
+  llvm::consumeError(clear());
+}
+
+std::string IOStagingRingTy::purpose() const {
+  return "a file-engine staging buffer of device " +
+         std::to_string(Device.getDeviceId());
+}
+
+void IOStagingRingTy::own() {
+  unsigned S = State.load(std::memory_order_acquire);
+  while (S != Busy) {
+    if (S == Idle) {
+      // Acquire: what a reclaim freed is gone before the owner looks.
+      if (State.compare_exchange_weak(S, Busy, std::memory_order_acquire)) {
+        GrowthRefused = false;
+        return;
+      }
+      continue;
+    }
+    // A reclaim is freeing the buffers: it waits for nothing, so this is
+    // short.
+    std::this_thread::yield();
+    S = State.load(std::memory_order_acquire);
+  }
+}
+
+void IOStagingRingTy::markIdle() {
+  // Release: the owner's changes to the slots happen before a reclaim
+  // reads them.
+  State.store(Idle, std::memory_order_release);
+}
+
+size_t IOStagingRingTy::reclaimIdle() {
+  unsigned Expected = Idle;
+  if (!State.compare_exchange_strong(Expected, Reclaiming,
+                                     std::memory_order_acquire))
+    return 0;
+  size_t Bytes = 0;
+  // The owner retired every copy before it went idle; a buffer still
+  // marked in flight would be one whose copy may run, and stays.
+  auto Keep = std::stable_partition(
+      Slots.begin(), Slots.end(), [](const auto &S) { return S->InFlight; });
+  for (auto It = Keep; It != Slots.end(); ++It) {
+    Bytes += (*It)->Reservation.size();
+    // A buffer whose free fails is gone from the ring all the same: nothing
+    // would retry the free.
+    llvm::consumeError(release(**It));
+  }
+  Slots.erase(Keep, Slots.end());
+  NextSlot = 0;
+  State.store(Idle, std::memory_order_release);
+  return Bytes;
+}
+
+size_t IOStagingRingTy::busyBytes() const {
+  return State.load(std::memory_order_acquire) == Busy
+             ? HeldBytes.load(std::memory_order_relaxed)
+             : 0;
+}
+
+bool IOStagingRingTy::roomToGrow(size_t Size) const {
+  PinnedBudgetTy &Budget = Device.getPinnedBudget();
+  return Budget.room() >=
+         Size + BufferAlign + Budget.getStats().Cap / GrowthReserve;
+}
+
+IOStagingSlotTy *IOStagingRingTy::adopt(std::unique_ptr<IOStagingSlotTy> Slot,
+                                        size_t Index, bool Insert) {
+  HeldBytes.fetch_add(Slot->Reservation.size(), std::memory_order_relaxed);
+  if (Insert)
+    Slots.insert(Slots.begin() + Index, std::move(Slot));
+  else
+    Slots[Index] = std::move(Slot);
+  return Slots[Index].get();
+}
+
+Error IOStagingRingTy::release(IOStagingSlotTy &Slot) {
+  Error Err = Device.freePinnedHost(Slot.Base);
+  Device.releaseEvent(Slot.Event);
+  HeldBytes.fetch_sub(Slot.Reservation.size(), std::memory_order_relaxed);
+  Slot.Reservation.release();
+  Slot.Base = Slot.Buffer = nullptr;
+  Slot.Event = nullptr;
+  return Err;
+}
 
 Error IOStagingRingTy::clear() {
+  own();
   Error Err = Error::success();
-  for (IOStagingSlotTy &S : Slots) {
-    Err = llvm::joinErrors(std::move(Err), Device.freePinnedHost(S.Base));
-    Device.releaseEvent(S.Event);
-  }
+  for (auto &S : Slots)
+    Err = llvm::joinErrors(std::move(Err), release(*S));
   Slots.clear();
   NextSlot = 0;
   return Err;
 }
 
-Error IOStagingRingTy::reserve(size_t Size, StreamTy &Stream) {
-  if (!Slots.empty() && SlotSize < Size) {
-    // A request with larger chunks (an O_DIRECT middle): the ring grows
-    // once, after the copies out of its buffers have finished.
-    if (auto Err = Stream.synchronize())
-      return Err;
-    if (auto Err = clear())
-      return Err;
-  }
-  if (Slots.empty())
-    SlotSize = std::max(Size, MinSlotSize);
-  while (Slots.size() < Depth) {
-    auto Reserved = Device.getPinnedBudget().reserve(
-        SlotSize + BufferAlign,
-        "a file-engine staging buffer of device " +
-            std::to_string(Device.getDeviceId()));
-    if (!Reserved) {
-      if (Slots.empty())
-        return Reserved.takeError();
-      llvm::consumeError(Reserved.takeError());
-      break;
-    }
-    auto Buffer = Device.allocatePinnedHost(SlotSize + BufferAlign);
-    if (!Buffer)
-      return Buffer.takeError();
-    auto Event = Device.acquireEvent();
-    if (!Event) {
-      llvm::consumeError(Device.freePinnedHost(*Buffer));
-      return Event.takeError();
-    }
-    IOStagingSlotTy Slot;
-    Slot.Base = *Buffer;
-    uintptr_t Addr = reinterpret_cast<uintptr_t>(*Buffer);
-    Slot.Buffer = reinterpret_cast<void *>((Addr + BufferAlign - 1) /
-                                           BufferAlign * BufferAlign);
-    Slot.Event = *Event;
-    Slot.Reservation = std::move(*Reserved);
-    Slots.push_back(std::move(Slot));
-  }
-  return Error::success();
+size_t IOStagingRingTy::bytes() const {
+  size_t Bytes = 0;
+  for (const auto &S : Slots)
+    Bytes += S->Size;
+  return Bytes;
 }
 
-Expected<IOStagingSlotTy *> IOStagingRingTy::next() {
-  IOStagingSlotTy &Slot = Slots[NextSlot];
+Expected<std::unique_ptr<IOStagingSlotTy>>
+IOStagingRingTy::allocate(size_t Size, bool Smaller, bool &Refused) {
+  PinnedBudgetTy &Budget = Device.getPinnedBudget();
+  // BufferAlign more than the buffer: its start is rounded up to a page.
+  auto Reserved = Budget.reserve(Size + BufferAlign, purpose(), this);
+  if (!Reserved && Smaller) {
+    // Half of what is left, so that other holders find room too; the
+    // transfer moves its chunks in pieces of this size.
+    uint64_t Half = Budget.room() / 2 / BufferAlign * BufferAlign;
+    size_t Fallback = Half > BufferAlign ? size_t(Half) - BufferAlign : 0;
+    Fallback = std::max(Fallback, std::min(Size, MinFallbackSize));
+    if (Fallback < Size) {
+      auto Again = Budget.reserve(Fallback + BufferAlign, purpose(), this);
+      if (Again) {
+        llvm::consumeError(Reserved.takeError());
+        Reserved = std::move(Again);
+        Size = Fallback;
+      } else {
+        llvm::consumeError(Again.takeError());
+      }
+    }
+  }
+  if (!Reserved) {
+    Refused = true;
+    return Reserved.takeError();
+  }
+  auto Buffer = Device.allocatePinnedHost(Size + BufferAlign);
+  if (!Buffer)
+    return Buffer.takeError();
+  auto Event = Device.acquireEvent();
+  if (!Event) {
+    llvm::consumeError(Device.freePinnedHost(*Buffer));
+    return Event.takeError();
+  }
+  auto Slot = std::make_unique<IOStagingSlotTy>();
+  Slot->Base = *Buffer;
+  uintptr_t Addr = reinterpret_cast<uintptr_t>(*Buffer);
+  Slot->Buffer = reinterpret_cast<void *>((Addr + BufferAlign - 1) /
+                                          BufferAlign * BufferAlign);
+  Slot->Size = Size;
+  Slot->Event = *Event;
+  Slot->Reservation = std::move(*Reserved);
+  return std::move(Slot);
+}
+
+Expected<IOStagingSlotTy *> IOStagingRingTy::next(size_t Want) {
+  own();
+  Want = std::max<size_t>(Want, 1);
+  Want = (Want + BufferAlign - 1) / BufferAlign * BufferAlign;
+  if (Slots.empty())
+    return first(Want);
+  if (!GrowthRefused && Slots.size() < Depth && Slots[NextSlot]->InFlight) {
+    // A new buffer goes before the one in flight, which stays the next to
+    // be reused: the ring keeps its order of use.
+    bool Refused = !roomToGrow(Want);
+    auto Slot = Refused ? Expected<std::unique_ptr<IOStagingSlotTy>>(nullptr)
+                        : allocate(Want, /*Smaller=*/false, Refused);
+    if (Slot && *Slot) {
+      IOStagingSlotTy *New = adopt(std::move(*Slot), NextSlot, true);
+      NextSlot = (NextSlot + 1) % Slots.size();
+      return New;
+    }
+    // An allocation that fails is an error; a budget without room leaves
+    // the ring to make do with the buffers it has.
+    if (!Refused)
+      return Slot.takeError();
+    if (!Slot)
+      llvm::consumeError(Slot.takeError());
+    GrowthRefused = true;
+  }
+  size_t Index = NextSlot;
   NextSlot = (NextSlot + 1) % Slots.size();
-  if (Slot.InFlight) {
+  IOStagingSlotTy *Slot = Slots[Index].get();
+  if (Slot->InFlight) {
     // The ring wrapped onto a buffer whose copy may still run: the only
     // place a worker waits for the device.
     TimeProfileTy::ScopeTy Timed(Device.getProfile(),
                                  ProfileStage::FileDmaWait);
-    Slot.InFlight = false;
-    if (auto Err = Slot.Event->synchronize())
+    Slot->InFlight = false;
+    if (auto Err = Slot->Event->synchronize())
       return std::move(Err);
   }
-  return &Slot;
+  if (Slot->Size >= Want || GrowthRefused)
+    return Slot;
+  // Too small for this transfer: replaced, if the budget has room for the
+  // larger buffer beside it; else the transfer goes in pieces.
+  bool Refused = !roomToGrow(Want);
+  auto Larger = Refused ? Expected<std::unique_ptr<IOStagingSlotTy>>(nullptr)
+                        : allocate(Want, /*Smaller=*/false, Refused);
+  if (!Larger || !*Larger) {
+    if (!Refused)
+      return Larger.takeError();
+    if (!Larger)
+      llvm::consumeError(Larger.takeError());
+    GrowthRefused = true;
+    return Slot;
+  }
+  Error Err = release(*Slot);
+  Slot = adopt(std::move(*Larger), Index, false);
+  if (Err)
+    return std::move(Err);
+  return Slot;
+}
+
+Expected<IOStagingSlotTy *> IOStagingRingTy::first(size_t Want) {
+  bool Refused = false;
+  auto Slot = allocate(Want, /*Smaller=*/true, Refused);
+  // Where busy workers hold the budget, their buffers come back when they
+  // go idle: wait for that rather than fail. This ring holds nothing, so
+  // no worker waits for it.
+  size_t Least = std::min(Want, MinFallbackSize) + BufferAlign;
+  while (!Slot && Refused &&
+         Device.getPinnedBudget().waitForRoom(Least, this)) {
+    llvm::consumeError(Slot.takeError());
+    Refused = false;
+    Slot = allocate(Want, /*Smaller=*/true, Refused);
+  }
+  if (!Slot)
+    return Slot.takeError();
+  NextSlot = 0;
+  return adopt(std::move(*Slot), 0, true);
 }
 
 void IOStagingRingTy::retireAll() {
-  for (IOStagingSlotTy &S : Slots)
-    S.InFlight = false;
+  own();
+  for (auto &S : Slots)
+    S->InFlight = false;
 }

@@ -16,15 +16,13 @@ IOWorkerStagingTy::~IOWorkerStagingTy() {
 
 TimeProfileTy *IOWorkerStagingTy::profile() { return Device.getProfile(); }
 
-Error IOWorkerStagingTy::prepare(size_t SlotSize, size_t Chunk) {
+Error IOWorkerStagingTy::prepare(size_t Chunk) {
   if (!Stream) {
     auto S = Device.acquireStream();
     if (!S)
       return S.takeError();
     Stream = *S;
   }
-  if (auto Err = Ring.reserve(SlotSize, *Stream))
-    return Err;
   if (FirstStaged == SIZE_MAX)
     FirstStaged = Chunk;
   return Error::success();
@@ -67,6 +65,11 @@ void IOWorkerStagingTy::finishNow(IORequestTy &R, size_t Processed) {
     Ring.retireAll();
     FirstStaged = SIZE_MAX;
   }
+  // Nothing of this worker's is in flight: its buffers may serve another
+  // holder from now on, before the request's completion wakes a program
+  // that may need them at once (the ring is the worker's again at its
+  // next use).
+  Ring.markIdle();
   R.finishChunks(Processed);
 }
 
@@ -87,10 +90,17 @@ void IOWorkerStagingTy::completeFinished(bool Wait) {
     // rather than in the events behind it. With nothing else in flight
     // that synchronize returns at once: give any such error to the last
     // read, as the synchronize at its end did before reads were deferred.
-    if (Unfinished.size() == 1 && FirstStaged == SIZE_MAX)
+    bool Last = Unfinished.size() == 1 && FirstStaged == SIZE_MAX;
+    if (Last)
       if (auto Err = Stream->synchronize())
         U.R->recordError(U.FirstStaged, std::move(Err));
     Device.releaseEvent(U.Landed);
+    if (Last) {
+      // Every copy that the ring's buffers fed has landed: idle, as in
+      // finishNow().
+      Ring.retireAll();
+      Ring.markIdle();
+    }
     // The request may complete and go away here.
     U.R->finishChunks(U.Processed);
     Unfinished.pop_front();
@@ -128,6 +138,9 @@ void IOWorkerTy::run() {
     } while (++Served < MaxInARow && Staging.hasUnfinished() &&
              (R = Pool.tryNextRequestOf(*Engine, I)));
     Staging.completeFinished(/*Wait=*/true);
+    // Idle rings hold their buffers for the worker's next request (pinning
+    // is slow), unless another holder needs the memory first.
+    Staging.markIdle();
     // The engine may be destroyed from here on.
     Pool.finishedWith(*Engine);
   }

@@ -10,7 +10,7 @@ using namespace offloadio;
 IOWorkerStagingTy &IOPoolEngineTy::stagingOf(unsigned Worker) {
   std::unique_ptr<IOWorkerStagingTy> &Slot = Staging[Worker];
   if (!Slot)
-    Slot = std::make_unique<IOWorkerStagingTy>(Device, RingDepth, MinSlotSize);
+    Slot = std::make_unique<IOWorkerStagingTy>(Device, RingDepth);
   return *Slot;
 }
 

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "offload_odirect.h"
 #include "offload_pattern.h"
 #include "offload_test.h"
 #include "ompx_io.h"
@@ -59,25 +60,7 @@ int main(int argc, char **argv) {
   if (argc < 3)
     return 2;
   setvbuf(stdout, NULL, _IONBF, 0);
-  unsigned char *data = malloc(SIZE);
-  for (size_t i = 0; i < SIZE; ++i)
-    data[i] = ot_pattern(i, 1);
-  int wfd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (wfd < 0 || write(wfd, data, SIZE) != (ssize_t)SIZE)
-    return 3;
-  fsync(wfd);
-  close(wfd);
-
-  int flags = O_RDONLY;
-  if (!strcmp(argv[2], "direct"))
-    flags |= O_DIRECT;
-  int fd = open(argv[1], flags);
-  if (fd < 0 && errno == EINVAL && (flags & O_DIRECT)) {
-    printf("O_DIRECT unsupported\n");
-    fd = open(argv[1], O_RDONLY);
-  } else {
-    printf("O_DIRECT supported\n");
-  }
+  int fd = ot_open_pattern_file(argv[1], SIZE, 1, !strcmp(argv[2], "direct"));
 
   int dev = omp_get_default_device();
   char *buf = omp_target_alloc(SIZE + 4 * PAGE, dev);
@@ -105,7 +88,6 @@ int main(int argc, char **argv) {
 
   omp_target_free(buf, dev);
   close(fd);
-  free(data);
   OT_SUMMARY();
   return 0;
 }

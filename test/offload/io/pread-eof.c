@@ -25,21 +25,16 @@
 #define BUF_SIZE (1 << 20)
 #define OLD 0xAB
 
-static unsigned char host[BUF_SIZE];
+static unsigned char host[FILE_SIZE];
 
 static void fill_old(void *dbuf, int dev) {
-  memset(host, OLD, BUF_SIZE);
-  omp_target_memcpy(dbuf, host, BUF_SIZE, 0, 0, dev, omp_get_initial_device());
+  ot_device_fill(dbuf, dev, BUF_SIZE, OLD);
 }
 
-// Copy the device buffer back; count bytes that are not the file's at foff
-// in [0, n) and not OLD in [n, BUF_SIZE).
+// Bytes of the device buffer that are not the file's at foff in [0, n) and
+// not OLD in [n, BUF_SIZE).
 static size_t bad_bytes(void *dbuf, int dev, size_t n, size_t foff) {
-  omp_target_memcpy(host, dbuf, BUF_SIZE, 0, 0, omp_get_initial_device(), dev);
-  size_t bad = 0;
-  for (size_t i = 0; i < BUF_SIZE; ++i)
-    bad += i < n ? host[i] != ot_pattern(foff + i, 1) : host[i] != OLD;
-  return bad;
+  return ot_device_read_mismatches(dbuf, dev, BUF_SIZE, n, foff, 1, OLD);
 }
 
 int main(int argc, char **argv) {

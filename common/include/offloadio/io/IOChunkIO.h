@@ -16,10 +16,31 @@ namespace offloadio {
 class IORequestTy;
 class SysTy;
 
-/// Read chunk \p Index of \p R (\p Len bytes at \p FileOffset) into \p Buf;
-/// the bytes read, short only at end of file.
+/// Read \p Len bytes of chunk \p Index of \p R (or of a piece of it) at
+/// \p FileOffset into \p Buf, a staging buffer: the bytes read, short only
+/// at end of file. O_DIRECT may write \p Buf past them (see
+/// readChunkInPlace). \p ReadBefore, if given, gets the bytes read, also
+/// those before an error: they are good.
 Expected<size_t> readChunk(SysTy &Sys, IORequestTy &R, size_t Index, char *Buf,
-                           size_t Len, off_t FileOffset);
+                           size_t Len, off_t FileOffset,
+                           size_t *ReadBefore = nullptr);
+
+/// readChunk() into the request's own memory (the direct path), which keeps
+/// its bytes past those read, as with pread(2). An O_DIRECT read that meets
+/// the end of file zeroes the buffer past it, to the end of the request,
+/// while it returns the short count: O_DIRECT reads here stop at the last
+/// aligned offset below a file size seen by fstat (once per request, again
+/// only when a chunk reaches past the size seen), the rest is read
+/// buffered. A file that shrinks while the read runs may still see the
+/// kernel zero what lies past its new end.
+Expected<size_t> readChunkInPlace(SysTy &Sys, IORequestTy &R, size_t Index,
+                                  char *Buf, size_t Len, off_t FileOffset);
+
+/// Write \p Len bytes of chunk \p Index of \p R (or of a piece of it) at
+/// \p FileOffset from \p Buf, through the O_DIRECT descriptor where it
+/// may. \p Written gets the bytes written, also those before an error.
+Error writeChunkPart(SysTy &Sys, IORequestTy &R, size_t Index, const char *Buf,
+                     size_t Len, off_t FileOffset, size_t &Written);
 
 /// Write chunk \p Index of \p R from \p Buf and record its result in \p R.
 /// A write stopped by the file size limit (EFBIG) keeps the bytes written
@@ -33,16 +54,6 @@ size_t writeChunk(SysTy &Sys, IORequestTy &R, size_t Index, const char *Buf,
 /// across EINTR and short transfers, and record the bytes moved and an
 /// error at the byte where it struck. Returns the bytes moved.
 size_t moveGathered(SysTy &Sys, IORequestTy &R);
-
-/// Read the one chunk of gathered request \p R into \p Buf with one pread
-/// (continued as readFully) and record the bytes read and an error at the
-/// byte where it struck. Returns the bytes read, also those before an
-/// error: they are good.
-size_t readGatheredChunk(SysTy &Sys, IORequestTy &R, char *Buf);
-
-/// Write the one chunk of gathered request \p R from \p Buf; records as
-/// readGatheredChunk. Returns the bytes written.
-size_t writeGatheredChunk(SysTy &Sys, IORequestTy &R, const char *Buf);
 
 } // namespace offloadio
 

@@ -144,6 +144,15 @@ public:
     return DirectFd >= 0 && Layout.inMiddle(Index) &&
            reinterpret_cast<uintptr_t>(Mem) % DirectAlign == 0;
   }
+  /// A file size seen for this request's O_DIRECT reads into its own memory
+  /// (readChunkInPlace): they stay below it. 0 until one is seen.
+  uint64_t knownFileEnd() const {
+    return KnownFileEnd.load(std::memory_order_relaxed);
+  }
+  /// The file size seen now, by any worker of the request.
+  void noteFileEnd(uint64_t End) {
+    KnownFileEnd.store(End, std::memory_order_relaxed);
+  }
   /// @}
 
   /// \name Results, recorded by the workers.
@@ -173,6 +182,8 @@ private:
   size_t Count;
   off_t Offset;
   std::atomic<unsigned> Path; ///< IOPathTy; may fall back to Staged.
+  /// knownFileEnd(); a hint that workers share, hence relaxed.
+  std::atomic<uint64_t> KnownFileEnd{0};
   IOChunkLayoutTy Layout;
   size_t NextChunk = 0;
   bool Queued = false;

@@ -32,16 +32,16 @@ using IOPathTableTy =
 /// first staged chunk of the request it serves.
 class IOWorkerStagingTy {
 public:
-  IOWorkerStagingTy(IODeviceTy &Device, unsigned RingDepth, size_t MinSlotSize)
-      : Device(Device), Ring(Device, RingDepth, MinSlotSize) {}
+  IOWorkerStagingTy(IODeviceTy &Device, unsigned RingDepth)
+      : Device(Device), Ring(Device, RingDepth) {}
   /// Frees the ring, then gives the stream back.
   ~IOWorkerStagingTy();
   IOWorkerStagingTy(const IOWorkerStagingTy &) = delete;
   IOWorkerStagingTy &operator=(const IOWorkerStagingTy &) = delete;
 
-  /// The stream, and a ring of buffers of at least \p SlotSize bytes, for
-  /// chunk \p Chunk of the request served.
-  Error prepare(size_t SlotSize, size_t Chunk);
+  /// The stream, for chunk \p Chunk of the request served; the ring gives
+  /// buffers as they are needed (IOStagingRingTy::next).
+  Error prepare(size_t Chunk);
   /// After prepare().
   StreamTy &stream() { return *Stream; }
   IOStagingRingTy &ring() { return Ring; }
@@ -57,6 +57,10 @@ public:
   void completeFinished(bool Wait);
   /// Whether reads wait for their copies (completeFinished).
   bool hasUnfinished() const { return !Unfinished.empty(); }
+  /// The worker leaves this device for now, every copy landed
+  /// (completeFinished(true)): the pinned budget may take the ring's
+  /// buffers back for another holder until the worker returns.
+  void markIdle() { Ring.markIdle(); }
 
 private:
   /// A read done on the host whose last copy \p Landed marks.

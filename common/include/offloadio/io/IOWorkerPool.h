@@ -28,9 +28,8 @@ class IORequestTy;
 /// One engine as the pool's workers see it.
 struct IOPoolEngineTy {
   IOPoolEngineTy(IORequestQueueTy &Queue, IOPathTableTy &Paths,
-                 IODeviceTy &Device, unsigned RingDepth, size_t MinSlotSize)
-      : Queue(Queue), Paths(Paths), Device(Device), RingDepth(RingDepth),
-        MinSlotSize(MinSlotSize) {}
+                 IODeviceTy &Device, unsigned RingDepth)
+      : Queue(Queue), Paths(Paths), Device(Device), RingDepth(RingDepth) {}
 
   /// The staging slot of worker \p Worker on this engine's device, made
   /// on first use; only that worker calls this.
@@ -40,7 +39,6 @@ struct IOPoolEngineTy {
   IOPathTableTy &Paths;
   IODeviceTy &Device;
   unsigned RingDepth;
-  size_t MinSlotSize;
   /// A slot per worker of the pool, sized by attach(); slot I is touched
   /// only by worker I while it serves this engine, and by the engine's
   /// destruction after detach().
