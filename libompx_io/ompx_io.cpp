@@ -16,6 +16,7 @@
 #include "ompx_io.h"
 #include "ompx_version.h"
 #include "offloadio/ExtensionABI.h"
+#include "offloadio/StaticTLS.h"
 
 #include <atomic>
 #include <cerrno>
@@ -31,6 +32,7 @@
 #include <string>
 #include <unistd.h>
 #include <unordered_map>
+#include <vector>
 
 #define OMPX_API extern "C" __attribute__((visibility("default")))
 
@@ -352,27 +354,74 @@ struct NotifiedRequestTy {
 /// flight: each completion starts the oldest of them, so that many depend
 /// tasks whose dependences are met at once all run, instead of failing
 /// with EAGAIN. Where none is in flight, nothing would start them: the
-/// refusal stands.
+/// refusal stands. Batches hold requests too but are not counted: a
+/// transfer refused while only batches hold the device's requests fails.
+///
+/// Outcomes are handed to their waiters only after the bookkeeping: a
+/// waiter completes an OpenMP task, which may run the program's dependent
+/// tasks on this very thread, and those may wait for a kept transfer.
 class WaitingTransfersTy {
 public:
-  /// One more notified transfer is in flight.
-  void started() {
+  /// An outcome to hand to its waiter once the bookkeeping is done.
+  struct DeliveryTy {
+    std::unique_ptr<TransferWaiterTy> Waiter;
+    TransferOutcomeTy Outcome;
+  };
+  using DeliveriesTy = std::vector<DeliveryTy>;
+
+  /// Start \p Args for \p Waiter: now, or once a transfer in flight
+  /// completes. Never waits.
+  void submit(const TransferArgsTy &Args,
+              std::unique_ptr<TransferWaiterTy> Waiter) {
+    DeliveriesTy Out;
+    startOne(Args, Waiter, /*Kept=*/false, Out);
+    startKept(Out);
+    deliver(Out);
+  }
+
+  /// A notified transfer in flight completed with \p Outcome for
+  /// \p Waiter: no longer counted, the kept ones started, then the outcome
+  /// delivered (by the loop of startKept when this thread runs one).
+  void completed(std::unique_ptr<TransferWaiterTy> Waiter,
+                 TransferOutcomeTy Outcome) {
+    retire();
+    if (DeliveriesTy *Pending = pendingHere()) {
+      Pending->push_back({std::move(Waiter), std::move(Outcome)});
+      return;
+    }
+    DeliveriesTy Out;
+    Out.push_back({std::move(Waiter), std::move(Outcome)});
+    startKept(Out);
+    deliver(Out);
+  }
+
+private:
+  /// The deliveries of the startKept loop running on this thread, if any.
+  static DeliveriesTy *&pendingHere() {
+    OFFLOADIO_STATIC_TLS thread_local DeliveriesTy *Pending = nullptr;
+    return Pending;
+  }
+
+  /// One more transfer in flight; the completions so far.
+  uint64_t started() {
     std::lock_guard<std::mutex> Guard(Lock);
     ++InFlight;
+    return Completions;
   }
-  /// A notified transfer in flight completed (or was never registered):
-  /// start the waiting ones while their devices take them. A transfer that
-  /// completes while this thread starts waiting ones is counted and left
-  /// to the loop already running here.
-  void finished() {
-    {
-      std::lock_guard<std::mutex> Guard(Lock);
-      --InFlight;
-    }
-    thread_local bool Starting = false;
-    if (Starting)
+  /// A transfer in flight is no longer.
+  void retire() {
+    std::lock_guard<std::mutex> Guard(Lock);
+    --InFlight;
+    ++Completions;
+  }
+
+  /// Start the kept transfers while their devices take them; outcomes go
+  /// into \p Out. One loop per thread: a completion that runs inline here
+  /// leaves its delivery to it.
+  void startKept(DeliveriesTy &Out) {
+    if (pendingHere())
       return;
-    Starting = true;
+    pendingHere() = &Out;
     for (;;) {
       std::pair<TransferArgsTy, std::unique_ptr<TransferWaiterTy>> Next;
       {
@@ -382,20 +431,30 @@ public:
         Next = std::move(Waiting.front());
         Waiting.pop_front();
       }
-      if (!startNotified(Next.first, Next.second, /*Kept=*/true))
+      if (!startOne(Next.first, Next.second, /*Kept=*/true, Out))
         break;
     }
-    Starting = false;
+    pendingHere() = nullptr;
+  }
+
+  /// Hand every outcome of \p Out to its waiter.
+  static void deliver(DeliveriesTy &Out) {
+    for (DeliveryTy &D : Out) {
+      D.Waiter->transferDone(std::move(D.Outcome));
+      D.Waiter.reset();
+    }
+    Out.clear();
   }
 
   /// Start \p Args, kept or new, for \p Waiter; false when it was kept
-  /// (again) for later.
-  bool startNotified(const TransferArgsTy &Args,
-                     std::unique_ptr<TransferWaiterTy> &Waiter, bool Kept);
+  /// (again) for later. An outcome known now goes into \p Out.
+  bool startOne(const TransferArgsTy &Args,
+                std::unique_ptr<TransferWaiterTy> &Waiter, bool Kept,
+                DeliveriesTy &Out);
 
-private:
   std::mutex Lock;
   size_t InFlight = 0;
+  uint64_t Completions = 0; ///< Transfers retired so far.
   std::deque<std::pair<TransferArgsTy, std::unique_ptr<TransferWaiterTy>>>
       Waiting;
 };
@@ -417,33 +476,39 @@ void reportNotified(void *Arg) {
     Outcome = {ssize_t(Bytes), 0, std::string()};
   std::unique_ptr<TransferWaiterTy> Waiter = std::move(N->Waiter);
   N.reset();
-  Waiter->transferDone(std::move(Outcome));
-  Waiter.reset();
-  waitingTransfers().finished();
+  waitingTransfers().completed(std::move(Waiter), std::move(Outcome));
 }
 } // namespace
 
 void ompxio::submitNotified(const TransferArgsTy &Args,
                             std::unique_ptr<TransferWaiterTy> Waiter) {
-  (void)waitingTransfers().startNotified(Args, Waiter, /*Kept=*/false);
+  waitingTransfers().submit(Args, std::move(Waiter));
 }
 
-bool WaitingTransfersTy::startNotified(const TransferArgsTy &Args,
-                                       std::unique_ptr<TransferWaiterTy> &Waiter,
-                                       bool Kept) {
+bool WaitingTransfersTy::startOne(const TransferArgsTy &Args,
+                                  std::unique_ptr<TransferWaiterTy> &Waiter,
+                                  bool Kept, DeliveriesTy &Out) {
   // In flight from before the request is taken: another transfer that
   // finds the requests all taken meanwhile must see that this one will
   // complete and start it.
-  started();
+  uint64_t Seen = started();
   // The outcome goes to the waiter; the calling thread (any OpenMP thread
   // running a task) keeps its errno and last error.
   std::optional<ErrorDiversionTy> Diverted(std::in_place);
   RequestTy R;
   TransferOutcomeTy Outcome;
-  if (startTransfer(Args.Call, Args.IsWrite, Args.Fd, Args.Buf, Args.Count,
-                    Args.Offset, Args.Device, R)) {
+  for (;;) {
+    if (!startTransfer(Args.Call, Args.IsWrite, Args.Fd, Args.Buf, Args.Count,
+                       Args.Offset, Args.Device, R))
+      break;
     if (errno == EAGAIN) {
       std::lock_guard<std::mutex> Guard(Lock);
+      // A transfer completed since this one was counted: its request may
+      // be free now, and its completion found nothing kept to start.
+      if (Completions != Seen) {
+        Seen = Completions;
+        continue;
+      }
       // Others than this one are in flight: one of them starts it.
       if (InFlight > 1) {
         --InFlight;
@@ -456,7 +521,12 @@ bool WaitingTransfersTy::startNotified(const TransferArgsTy &Args,
       }
     }
     Outcome = {-1, errno, Diverted->message()};
-  } else if (!R.Fns) {
+    Diverted.reset();
+    retire();
+    Out.push_back({std::move(Waiter), std::move(Outcome)});
+    return true;
+  }
+  if (!R.Fns) {
     Outcome = {R.HostResult, R.HostErrno,
                R.HostResult < 0 ? std::string(Args.Call) + ": " + R.HostWhy
                                 : std::string()};
@@ -476,12 +546,9 @@ bool WaitingTransfersTy::startNotified(const TransferArgsTy &Args,
     int64_t Bytes;
     (void)Fns.IOWait(Inner, &Bytes);
   }
-  // Outside the diversion: completing a task may run the program's tasks
-  // that depend on it, here.
   Diverted.reset();
-  Waiter->transferDone(std::move(Outcome));
-  Waiter.reset();
-  finished();
+  retire();
+  Out.push_back({std::move(Waiter), std::move(Outcome)});
   return true;
 }
 
