@@ -75,6 +75,10 @@ public:
     // registry's lock at the fork: the child leaves it alone.
     if (::getpid() != CreatorPid)
       return;
+    // Order every device lookup made so far before the lookup table is
+    // destroyed: the threads that made them may be synchronised with this
+    // one only through libomp, which ThreadSanitizer cannot see.
+    { std::lock_guard<std::mutex> Guard(Lock); }
     std::unordered_map<uintptr_t, RequestTy> Left;
     {
       std::lock_guard<std::mutex> Guard(RequestsLock);
