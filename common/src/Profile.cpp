@@ -39,10 +39,12 @@ void TimeProfileTy::printAndReset(llvm::raw_ostream &OS,
          << ": profile: entry point or stage, calls, total ms, mean us\n";
       Heading = true;
     }
+    // Each figure after a space of its own: a figure wider than its column
+    // (a mean of 100 ms or more) must not run into the one before it.
     OS << linePrefix(PluginName) << ": profile: "
-       << llvm::left_justify(Name, 22) << llvm::format("%10llu", Calls)
-       << llvm::format("%12.3f", double(Nanos) / 1e6)
-       << llvm::format("%10.3f", double(Nanos) / 1e3 / double(Calls)) << "\n";
+       << llvm::left_justify(Name, 22) << llvm::format(" %9llu", Calls)
+       << llvm::format(" %11.3f", double(Nanos) / 1e6)
+       << llvm::format(" %9.3f", double(Nanos) / 1e3 / double(Calls)) << "\n";
   };
   for (SlotTy &S : Slots)
     if (const char *Name = S.Name.load(std::memory_order_acquire))

@@ -3,7 +3,7 @@
 // TimeProfileTy: scopes record nothing when the profile is off or absent;
 // with it on, concurrent scopes of entry points and stages are counted
 // exactly, printed one line per name, and counting starts afresh after a
-// print.
+// print; figures wider than their columns stay apart.
 #include "offloadio/Profile.h"
 
 #include "ProfileOutput.h"
@@ -62,6 +62,24 @@ TEST(TimeProfileTest, ConcurrentScopesAreCountedExactlyAndReset) {
   Calls = profileCalls(printedProfile(On));
   EXPECT_EQ(Calls.size(), 1u);
   EXPECT_EQ(Calls[ProfileStage::UploadMemcpy], 1u);
+}
+
+TEST(TimeProfileTest, WideFiguresStaySeparated) {
+  TimeProfileTy On(true);
+  // One call of 1,234.5 s, another name of 2,000 calls of 150 ms: totals and
+  // means wider than their columns.
+  On.record("data_submit", 1234500000000ull);
+  for (int I = 0; I < 2000; ++I)
+    On.record("data_retrieve", 150000000ull);
+  std::string Out = printedProfile(On);
+  EXPECT_NE(Out.find("data_submit                    1 1234500.000 "
+                     "1234500000.000\n"),
+            std::string::npos)
+      << Out;
+  EXPECT_NE(Out.find("data_retrieve               2000  300000.000 "
+                     "150000.000\n"),
+            std::string::npos)
+      << Out;
 }
 
 } // namespace
