@@ -6,6 +6,10 @@
 // needs host-addressable device memory.
 //
 // REQUIRES: ompx-io, host-plugin
+// Not under TSan: its 5 GiB of touched memory would need four times as much
+// shadow memory and minutes of instrumented copying, and its threads are
+// those of any transfer, which the other io tests run under TSan.
+// UNSUPPORTED: thread-sanitizer
 // RUN: %libomptarget-compile-generic
 // RUN: env OMPX_IO_PATH=direct %libomptarget-run-generic %t.dat \
 // RUN:   | %fcheck-generic
