@@ -17,6 +17,13 @@
 # host part is compiled once; a test that fails is built again for each
 # architecture alone, to tell which fail.
 #
+# Every architecture builds the tests with device code: a target construct
+# that runs code on the device (not target data, enter data, exit data or
+# update) or a declare target. A test without any builds an image without
+# device code, alike for every architecture and as costly to link as any
+# other (the device runtime is linked in each): those are built for the
+# first architecture of the list only.
+#
 #   OFFLOADIO_BUILD_DIR   the build whose lit configuration, libompx_io and
 #                         checkpoint libraries the tests use (default build/)
 #   LIT_FILTER            lit's own: only the tests whose names match
@@ -64,6 +71,7 @@ trap 'rm -rf "$results"' EXIT
 # (or TESTs) for the comma-separated ARCHS, lit printing as its option
 # LIT_OUTPUT says; its results go to JSON. Failures are results, not errors
 # (--ignore-fail); a lit that cannot start is an error.
+# LIT_FILTER_OUT in the environment leaves tests out (lit's own).
 compile_tests() {
   local lit_output=$1 arch_list=$2 json=$3
   shift 3
@@ -71,6 +79,23 @@ compile_tests() {
     python3 "$lit" -j"$jobs" --ignore-fail "$lit_output" \
     --param target=amdgcn-amd-amdhsa --param compile_only=1 -o "$json" \
     "${@:-$build/test}"
+}
+
+# lit_filter_out REGEX: REGEX, or it beside the caller's own LIT_FILTER_OUT.
+lit_filter_out() {
+  if [[ -n ${LIT_FILTER_OUT:-} ]]; then
+    echo "($LIT_FILTER_OUT)|($1)"
+  else
+    echo "$1"
+  fi
+}
+
+# A regular expression matching the lit names of the tests with device code
+# (see the top of this file).
+device_code_regex() {
+  local directive='^\s*#\s*pragma\s+omp\s+((begin\s+)?declare\s+target|target(?!\s+(enter|exit|data|update)\b)(\s|$))'
+  (cd "$root/test" && grep -rlP --include='*.c' --include='*.cpp' "$directive" offload) |
+    sed 's/[.]/[.]/g' | paste -sd'|' | sed 's/.*/(&)$/'
 }
 
 # tests_with CODE JSON...: the tests (paths below test/) whose lit result is
@@ -88,14 +113,23 @@ sys.stdout.writelines(name + "\n" for name in sorted(names))
 EOF
 }
 
-echo "== building the amdgcn lit tests for ${#archs[@]} architectures: ${archs[*]}"
-compile_tests -sv "$(IFS=,; echo "${archs[*]}")" "$results/all.json"
+device_code=$(device_code_regex)
+echo "== building the amdgcn lit tests with device code for ${#archs[@]} architectures: ${archs[*]}"
+LIT_FILTER_OUT="$(lit_filter_out "^(?!.*$device_code)")" \
+  compile_tests -sv "$(IFS=,; echo "${archs[*]}")" "$results/all.json"
+echo "== building the amdgcn lit tests without device code for ${archs[0]}"
+LIT_FILTER_OUT="$(lit_filter_out "$device_code")" \
+  compile_tests -sv "${archs[0]}" "$results/first.json"
 mapfile -t built < <(tests_with PASS "$results/all.json")
 mapfile -t failed < <(tests_with FAIL,UNRESOLVED,TIMEOUT "$results/all.json")
-unsupported=$(tests_with UNSUPPORTED "$results/all.json" | grep -c . || true)
+mapfile -t built_first < <(tests_with PASS "$results/first.json")
+mapfile -t failed_first < <(tests_with FAIL,UNRESOLVED,TIMEOUT "$results/first.json")
+unsupported=$(tests_with UNSUPPORTED "$results/all.json" "$results/first.json" | grep -c . || true)
 total=$((${#built[@]} + ${#failed[@]}))
+total_first=$((${#built_first[@]} + ${#failed_first[@]}))
 
-# Which architectures the failed tests fail for.
+# Which architectures the failed tests fail for (those without device code
+# were built for the first one only).
 declare -A failed_for
 if ((${#failed[@]})); then
   echo "== ${#failed[@]} tests failed; building them for each architecture alone"
@@ -105,6 +139,11 @@ if ((${#failed[@]})); then
     failed_for[$arch]=$(tests_with FAIL,UNRESOLVED,TIMEOUT "$results/$arch.json")
   done
 fi
+if ((${#failed_first[@]})); then
+  failed_for[${archs[0]}]+=$'\n'$(printf '%s\n' "${failed_first[@]}")
+  failed_for[${archs[0]}]=$(grep . <<<"${failed_for[${archs[0]}]}" || true)
+  failed+=("${failed_first[@]}")
+fi
 
 echo
 printf '%-8s %6s %6s %6s\n' arch tests built failed
@@ -112,7 +151,9 @@ bad_archs=0
 for arch in "${archs[@]}"; do
   names=()
   [[ -n ${failed_for[$arch]:-} ]] && mapfile -t names <<<"${failed_for[$arch]}"
-  printf '%-8s %6d %6d %6d\n' "$arch" "$total" $((total - ${#names[@]})) "${#names[@]}"
+  tests=$total
+  [[ $arch == "${archs[0]}" ]] && tests=$((total + total_first))
+  printf '%-8s %6d %6d %6d\n' "$arch" "$tests" $((tests - ${#names[@]})) "${#names[@]}"
   if ((${#names[@]})); then
     bad_archs=$((bad_archs + 1))
     printf '           failed: %s\n' "${names[@]}"
@@ -126,9 +167,10 @@ if ((${#failed[@]})); then
     echo "failed when built for all architectures at once, built for each alone:"
     printf '  %s\n' "${failed[@]}"
   fi
-  echo "amdgcn-arch-check: ${#failed[@]} of $total tests fail to build for" \
+  echo "amdgcn-arch-check: ${#failed[@]} of $((total + total_first)) tests fail to build for" \
     "$bad_archs of ${#archs[@]} architectures ($((SECONDS - start)) s)"
   exit 1
 fi
-echo "amdgcn-arch-check: all $total amdgcn lit tests build for ${#archs[@]}" \
-  "architectures ($unsupported tests are not for amdgcn; $((SECONDS - start)) s)"
+echo "amdgcn-arch-check: all $total amdgcn lit tests with device code build for" \
+  "${#archs[@]} architectures, the $total_first without for ${archs[0]}" \
+  "($unsupported tests are not for amdgcn; $((SECONDS - start)) s)"
