@@ -9,6 +9,7 @@
 #ifndef OFFLOADIO_TEST_UNIT_FAKEDEVICE_H
 #define OFFLOADIO_TEST_UNIT_FAKEDEVICE_H
 
+#include "FakeStreams.h"
 #include "HostStream.h"
 
 #include "offloadio/Device.h"
@@ -86,18 +87,11 @@ protected:
 };
 
 /// A stream whose copies fail (the staged path's device errors).
-class FailingStreamTy final : public StreamTy {
+class FailingStreamTy final : public ImmediateStreamTy {
 public:
   Error copyAsync(void *, const void *, size_t, CopyKindTy) override {
     return makeError(ErrorCode::Internal, "fake stream: copy failed");
   }
-  Error recordEvent(EventTy &) override { return Error::success(); }
-  Error waitEvent(EventTy &) override { return Error::success(); }
-  Error hostCallback(HostCallbackTy Fn, void *Data) override {
-    return Fn(Data);
-  }
-  Error synchronize() override { return Error::success(); }
-  Expected<bool> query() override { return true; }
 };
 
 /// Memory is host memory with a registry of allocations; whether the host

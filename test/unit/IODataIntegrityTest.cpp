@@ -8,6 +8,8 @@
 // backend fills the shared registry, with the small-allocation cache on,
 // against a model).
 #include "FakeDevice.h"
+#include "FakeFastpath.h"
+#include "FakeSys.h"
 
 #include "offloadio/Device.h"
 #include "offloadio/io/IOEngine.h"
@@ -37,113 +39,6 @@ char pat(size_t O, unsigned Seed) {
   return char(O * 7 + (O >> 8) * 31 + (O >> 16) * 131 + Seed * 61);
 }
 
-/// A file in memory. With Append, writes ignore the offset and append, as
-/// pwrite on an O_APPEND descriptor does on Linux; each call first sleeps a
-/// random while so that workers racing for the file overtake each other.
-/// Calls can be held at a gate, and the Nth write can fail with EIO.
-class DataSysTy final : public SysTy {
-public:
-  bool Append = false;
-  unsigned FailWrite = 0; ///< 1-based number of the write that fails.
-
-  void closeGate() {
-    std::lock_guard<std::mutex> Guard(Lock);
-    GateOpen = false;
-  }
-  void openGate() {
-    {
-      std::lock_guard<std::mutex> Guard(Lock);
-      GateOpen = true;
-    }
-    GateCV.notify_all();
-  }
-  std::vector<char> file() {
-    std::lock_guard<std::mutex> Guard(Lock);
-    return File;
-  }
-  void setFile(std::vector<char> F) {
-    std::lock_guard<std::mutex> Guard(Lock);
-    File = std::move(F);
-  }
-
-  ssize_t pread(int, void *Buf, size_t Count, off_t Offset) override {
-    std::unique_lock<std::mutex> Guard(Lock);
-    GateCV.wait(Guard, [&] { return GateOpen; });
-    if (size_t(Offset) >= File.size())
-      return 0;
-    size_t N = std::min(Count, File.size() - size_t(Offset));
-    std::memcpy(Buf, File.data() + Offset, N);
-    return ssize_t(N);
-  }
-  ssize_t pwrite(int, const void *Buf, size_t Count, off_t Offset) override {
-    jitter();
-    std::unique_lock<std::mutex> Guard(Lock);
-    GateCV.wait(Guard, [&] { return GateOpen; });
-    if (++Writes == FailWrite) {
-      errno = EIO;
-      return -1;
-    }
-    size_t At = Append ? File.size() : size_t(Offset);
-    if (File.size() < At + Count)
-      File.resize(At + Count);
-    std::memcpy(File.data() + At, Buf, Count);
-    return ssize_t(Count);
-  }
-  int getFlags(int Fd) override {
-    int Flags = SysTy::getFlags(Fd);
-    if (Flags < 0)
-      return Flags;
-    return (Flags & ~(O_ACCMODE | O_APPEND)) | O_RDWR |
-           (Append ? O_APPEND : 0);
-  }
-  /// The descriptor stands for a regular file, whatever it is: the checks
-  /// ask the kernel nothing more of it (TransferCheck.h), so no check waits
-  /// at the gate.
-  int fstat(int Fd, struct stat *St) override {
-    if (int Rc = SysTy::fstat(Fd, St))
-      return Rc;
-    St->st_mode = (St->st_mode & ~S_IFMT) | S_IFREG;
-    return 0;
-  }
-
-private:
-  void jitter() {
-    thread_local std::mt19937 Rng(std::hash<std::thread::id>()(
-        std::this_thread::get_id()));
-    std::this_thread::sleep_for(std::chrono::microseconds(Rng() % 300));
-  }
-
-  std::mutex Lock;
-  std::condition_variable GateCV;
-  bool GateOpen = true;
-  unsigned Writes = 0;
-  std::vector<char> File;
-};
-
-/// A fastpath that accepts everything and writes at the offset it is given.
-class AnyFastpathTy final : public IOFastpathTy {
-public:
-  explicit AnyFastpathTy(DataSysTy &Sys) : Sys(Sys) {}
-  const char *name() const override { return "fake"; }
-  bool accepts(int, const void *, size_t, off_t, std::string &,
-               const IOLogTy &) override {
-    return true;
-  }
-  Expected<size_t> read(int Fd, void *DevPtr, size_t Count, off_t Offset,
-                        const IOLogTy &) override {
-    ssize_t N = Sys.pread(Fd, DevPtr, Count, Offset);
-    return size_t(N < 0 ? 0 : N);
-  }
-  Error write(int Fd, const void *DevPtr, size_t Count, off_t Offset,
-              const IOLogTy &) override {
-    Sys.pwrite(Fd, DevPtr, Count, Offset);
-    return Error::success();
-  }
-
-private:
-  DataSysTy &Sys;
-};
-
 IOConfigTy config(int Path, unsigned Threads = 6) {
   IOConfigTy C;
   C.Threads = Threads;
@@ -161,6 +56,8 @@ protected:
     Fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
     ASSERT_GE(Fd, 0);
     Device = std::make_unique<FakeDeviceTy>(Plugin, /*HostAddressable=*/true);
+    // Workers racing for the file overtake each other.
+    Sys.Jitter = true;
   }
   void TearDown() override {
     Engine.reset();
@@ -181,7 +78,7 @@ protected:
 
   FakePluginTy Plugin;
   std::unique_ptr<FakeDeviceTy> Device;
-  DataSysTy Sys;
+  MemoryFileSysTy Sys;
   std::unique_ptr<IOEngineTy> Engine;
   int Fd = -1;
 };
@@ -245,7 +142,7 @@ INSTANTIATE_TEST_SUITE_P(Paths, IODataPathTest,
                          pathName);
 
 TEST_F(IODataIntegrityTest, FastpathIsNotUsedForAppends) {
-  AnyFastpathTy Fastpath(Sys);
+  FakeFastpathTy Fastpath(Sys);
   Sys.Append = true;
   char *Buf = buffer(8 * 4096, 1);
   {

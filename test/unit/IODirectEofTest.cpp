@@ -39,7 +39,10 @@ char pat(size_t O) { return char(O * 7 + (O >> 8) * 31 + (O >> 16) * 131); }
 
 /// A file in memory behind /dev/null descriptors; O_DIRECT ones as Linux's.
 /// /dev/null has no O_DIRECT: O_NONBLOCK, which any descriptor takes and
-/// its duplicates share, marks the descriptors that stand for it.
+/// its duplicates share, marks the descriptors that stand for it. Not the
+/// shared MemoryFileSysTy (FakeSys.h): what this test checks is how Linux's
+/// O_DIRECT reads end at the end of a file (the hole past it reads as
+/// zeros, a block device stops), on descriptors the test opens itself.
 class EofSysTy final : public SysTy {
 public:
   bool BlockDevice = false;      ///< The file is a block device.

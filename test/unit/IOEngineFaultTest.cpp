@@ -80,7 +80,9 @@ std::string faultName(const FaultTy &F) {
 }
 
 /// The production system calls with one fault armed at the Nth call of one
-/// kind, and O_DIRECT emulated on the descriptors that would have it.
+/// kind, and O_DIRECT emulated on the descriptors that would have it. Not a
+/// shared fake (FakeSys.h): the sweeps count every call of each kind on a
+/// real file to put one fault on each in turn.
 class FaultSysTy final : public SysTy {
 public:
   /// \p FileFd is the test's descriptor of the file (for truncation).

@@ -12,6 +12,7 @@
 #include "offloadio/Profile.h"
 #include "offloadio/io/IODevice.h"
 
+#include "FakeStreams.h"
 #include "ProfileOutput.h"
 
 #include "gtest/gtest.h"
@@ -29,41 +30,15 @@
 #include <vector>
 
 using namespace offloadio;
+using offloadio::unittest::CompletedEventTy;
+using offloadio::unittest::ImmediateStreamTy;
 
 namespace {
 
-/// An event that counts the waits for it.
-class CountingEventTy final : public EventTy {
-public:
-  Error synchronize() override {
-    ++Waits;
-    return Error::success();
-  }
-  Expected<bool> query() override { return true; }
-  unsigned Waits = 0;
-};
-
-/// A stream that does nothing but count its synchronisations.
-class IdleStreamTy final : public StreamTy {
-public:
-  Error copyAsync(void *, const void *, size_t, CopyKindTy) override {
-    return Error::success();
-  }
-  Error recordEvent(EventTy &) override { return Error::success(); }
-  Error waitEvent(EventTy &) override { return Error::success(); }
-  Error hostCallback(HostCallbackTy Fn, void *Data) override {
-    return Fn(Data);
-  }
-  Error synchronize() override {
-    ++Syncs;
-    return Error::success();
-  }
-  Expected<bool> query() override { return true; }
-  unsigned Syncs = 0;
-};
-
 /// Pinned memory from malloc, events that count waits, allocations that can
-/// fail after a number of successes.
+/// fail after a number of successes. An IODeviceTy of its own, not the
+/// GenericDeviceTy of FakeDevice.h: the ring sees exactly what it asks for
+/// (misaligned buffers included) and nothing of a device's pools.
 class FakeIODeviceTy final : public IODeviceTy {
 public:
   /// \p BudgetCap: the pinned budget the ring reserves its buffers in.
@@ -101,7 +76,7 @@ public:
   Expected<StreamTy *> acquireStream() override { return &Stream; }
   void releaseStream(StreamTy *) override {}
   Expected<EventTy *> acquireEvent() override {
-    Events.push_back(std::make_unique<CountingEventTy>());
+    Events.push_back(std::make_unique<CompletedEventTy>());
     ++EventsOut;
     return Events.back().get();
   }
@@ -113,13 +88,13 @@ public:
   PinnedBudgetTy Budget;
   std::map<void *, size_t> Live;
   std::vector<size_t> Sizes;
-  std::vector<std::unique_ptr<CountingEventTy>> Events;
+  std::vector<std::unique_ptr<CompletedEventTy>> Events;
   int EventsOut = 0;
-  IdleStreamTy Stream;
+  ImmediateStreamTy Stream;
 };
 
 unsigned waitsOf(IOStagingSlotTy *Slot) {
-  return static_cast<CountingEventTy *>(Slot->Event)->Waits;
+  return static_cast<CompletedEventTy *>(Slot->Event)->Waits.load();
 }
 
 /// A copy now runs from \p Slot.
@@ -171,7 +146,7 @@ TEST(IOStagingRingTest, WrapWaitsOnlyForTheBufferItReuses) {
     ASSERT_TRUE(bool(Ring.next(4096)));
   for (IOStagingSlotTy *S : Seen)
     EXPECT_LE(waitsOf(S), 1u);
-  EXPECT_EQ(Device.Stream.Syncs, 0u);
+  EXPECT_EQ(Device.Stream.Syncs.load(), 0u);
   EXPECT_EQ(Device.Sizes.size(), 3u) << "no buffer allocated twice";
 }
 
@@ -241,7 +216,7 @@ TEST(IOStagingRingTest, BuffersAreAsLargeAsTheTransferAsks) {
   putInFlight(*Slot);
   IOStagingSlotTy *Small = *Ring.next(3 << 20);
   EXPECT_EQ(Small->Size, size_t(3) << 20) << "the small one was replaced";
-  EXPECT_EQ(Device.Stream.Syncs, 0u);
+  EXPECT_EQ(Device.Stream.Syncs.load(), 0u);
   EXPECT_EQ(Device.Live.size(), 2u);
   EXPECT_EQ(Device.EventsOut, 2);
   // Smaller transfers use the large buffers: nothing is allocated again.

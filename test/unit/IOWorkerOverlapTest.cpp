@@ -6,6 +6,7 @@
 // opens it: a worker that waited for the device at the end of each request
 // would pread only the first of two reads meanwhile.
 #include "BoundedWait.h"
+#include "FakeSys.h"
 
 #include "offloadio/PinnedBudget.h"
 #include "offloadio/io/IOBusyMemory.h"
@@ -30,6 +31,7 @@
 #include <vector>
 
 using namespace offloadio;
+using offloadio::unittest::CountingSysTy;
 using offloadio::unittest::within;
 
 namespace {
@@ -178,33 +180,6 @@ private:
   std::vector<std::unique_ptr<GatedEventTy>> Events;
 };
 
-/// The syscalls, counting preads; the first pread waits for release(), so
-/// that a test can queue several requests before the worker ends the
-/// first.
-class CountingSysTy final : public SysTy {
-public:
-  ssize_t pread(int Fd, void *Buf, size_t Count, off_t Offset) override {
-    {
-      std::unique_lock<std::mutex> Guard(Lock);
-      CV.wait(Guard, [&] { return Released; });
-    }
-    ssize_t N = SysTy::pread(Fd, Buf, Count, Offset);
-    ++Preads;
-    return N;
-  }
-  void release() {
-    std::lock_guard<std::mutex> Guard(Lock);
-    Released = true;
-    CV.notify_all();
-  }
-  std::atomic<unsigned> Preads{0};
-
-private:
-  std::mutex Lock;
-  std::condition_variable CV;
-  bool Released = false;
-};
-
 class IOWorkerOverlapTest : public ::testing::Test {
 protected:
   static constexpr size_t Chunk = 64 << 10;
@@ -224,17 +199,20 @@ protected:
     Config.ChunkSize = Chunk;
     Config.RingDepth = 4;
     Config.ForcedPath = int(IOPathTy::Staged);
+    // The worker's first pread waits for Sys.openGate(), so that a test can
+    // queue several requests before the worker ends the first.
+    Sys.closeGate();
     Engine = std::make_unique<IOEngineTy>(Device, Sys, nullptr, Config);
   }
   void TearDown() override {
-    Sys.release();
+    Sys.openGate();
     Device.Stream.open();
     Engine.reset();
     ::close(Fd);
   }
 
   /// Reads of chunks 0 and 1, both queued while the worker's first pread
-  /// waits for Sys.release(), so that the worker finds the second before it
+  /// waits for Sys.openGate(), so that the worker finds the second before it
   /// could wait for the first one's copies. Going away, it opens the stream
   /// and releases the preads before its requests (whose destruction waits
   /// for them) go, also when a test returns early.
@@ -242,7 +220,7 @@ protected:
     IOWorkerOverlapTest &T;
     std::unique_ptr<IORequestTy> R0 = T.read(0), R1 = T.read(1);
     ~TwoReadsTy() {
-      T.Sys.release();
+      T.Sys.openGate();
       T.Device.Stream.open();
     }
   };
@@ -283,7 +261,7 @@ protected:
 TEST_F(IOWorkerOverlapTest, TheNextReadStartsWhileTheLastOnesCopiesRun) {
   TwoReadsTy Reads{*this};
   ASSERT_TRUE(Reads.R0 && Reads.R1);
-  Sys.release();
+  Sys.openGate();
   // One worker, the device stopped: both preads happen anyway.
   waitForPreads(2);
   EXPECT_FALSE(Reads.R0->isDone()) << "finished before its copy landed";
@@ -305,7 +283,7 @@ TEST_F(IOWorkerOverlapTest, AFailedCopyIsTheErrorOfItsReadAlone) {
   Device.Stream.FailUpTo = 1;
   TwoReadsTy Reads{*this};
   ASSERT_TRUE(Reads.R0 && Reads.R1);
-  Sys.release();
+  Sys.openGate();
   waitForPreads(2);
   Device.Stream.open();
   auto N0 = waitFor(*Reads.R0, "the failed read");
@@ -321,7 +299,7 @@ TEST_F(IOWorkerOverlapTest, AFailedCopyIsTheErrorOfItsReadAlone) {
 TEST_F(IOWorkerOverlapTest, ManyReadsOfOneWorkerAllLandInOrder) {
   // Rounds of more reads than the ring has buffers, with the device running
   // at once: every read finishes with its data.
-  Sys.release();
+  Sys.openGate();
   Device.Stream.open();
   for (int Round = 0; Round < 50; ++Round) {
     std::vector<std::unique_ptr<IORequestTy>> Rs;

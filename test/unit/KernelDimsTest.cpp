@@ -19,25 +19,21 @@
 #include <vector>
 
 using namespace offloadio;
+using offloadio::unittest::CompletedEventTy;
 using offloadio::unittest::FakePluginTy;
 using offloadio::unittest::ImagelessDeviceTy;
+using offloadio::unittest::ImmediateStreamTy;
 using offloadio::unittest::notHere;
 
 namespace {
 
-/// A stream that completes everything at once; the device pool needs one.
-class FakeStreamTy final : public StreamTy {
+/// A stream that completes everything at once (the device pool needs one)
+/// and makes no copies, counting the flushes of device output.
+class FakeStreamTy final : public ImmediateStreamTy {
 public:
   Error copyAsync(void *, const void *, size_t, CopyKindTy) override {
     return notHere("copies");
   }
-  Error recordEvent(EventTy &) override { return Error::success(); }
-  Error waitEvent(EventTy &) override { return Error::success(); }
-  Error hostCallback(HostCallbackTy Fn, void *Data) override {
-    return Fn(Data);
-  }
-  Error synchronize() override { return Error::success(); }
-  Expected<bool> query() override { return true; }
 
   /// Times the generic code asked for device output to be flushed.
   unsigned Flushes = 0;
@@ -49,12 +45,8 @@ protected:
   }
 };
 
-class FakeEventTy final : public EventTy {
-public:
-  Error synchronize() override { return Error::success(); }
-  Expected<bool> query() override { return true; }
-};
-
+/// A device with the limits of the backend a test picks and no memory (the
+/// FakeDeviceTy of FakeDevice.h has memory but the default limits).
 class FakeDeviceTy final : public ImagelessDeviceTy {
 public:
   FakeDeviceTy(GenericPluginTy &Plugin, const DeviceLimitsTy &Backend)
@@ -79,7 +71,7 @@ protected:
     return std::make_unique<FakeStreamTy>();
   }
   Expected<std::unique_ptr<EventTy>> createEventImpl() override {
-    return std::make_unique<FakeEventTy>();
+    return std::make_unique<CompletedEventTy>();
   }
   Error initDeviceInfoImpl(__tgt_device_info &) override {
     return Error::success();

@@ -9,6 +9,7 @@
 // every way a request ends gives its slot back. Every wait is bounded.
 #include "BoundedWait.h"
 #include "FakeDevice.h"
+#include "FakeSys.h"
 
 #include "offloadio/Envar.h"
 #include "offloadio/StagingPool.h"
@@ -304,19 +305,6 @@ TEST(StagingParallelTest, LargeCopiesThroughAFewBuffersFromManyThreadsAreExact) 
 // Outstanding file requests
 //===----------------------------------------------------------------------===//
 
-/// Real system calls, except that dup can be made to fail.
-class FlakyDupSysTy : public SysTy {
-public:
-  std::atomic<bool> FailDup{false};
-  int dup(int Fd) override {
-    if (FailDup) {
-      errno = EMFILE;
-      return -1;
-    }
-    return SysTy::dup(Fd);
-  }
-};
-
 class RequestCapTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -356,7 +344,7 @@ protected:
 
   static constexpr size_t FileSize = 1 << 20;
   FakePluginTy Plugin;
-  FlakyDupSysTy Sys;
+  CountingSysTy Sys;
   std::unique_ptr<FakeDeviceTy> Device;
   std::unique_ptr<IOEngineTy> Engine;
   char *Buf = nullptr;
@@ -413,13 +401,13 @@ TEST_F(RequestCapTest, EveryEndOfARequestGivesItsSlotBack) {
     EXPECT_EQ(takeErrorDetails(R.takeError()).Errno, EBADF);
   }
   // Refused when the descriptor cannot be duplicated: the slot comes back.
-  Sys.FailDup = true;
+  Sys.DupErrno = EMFILE;
   for (int I = 0; I < 100; ++I) {
     auto R = read(0, 10);
     ASSERT_FALSE(bool(R));
     EXPECT_EQ(takeErrorDetails(R.takeError()).Errno, EMFILE);
   }
-  Sys.FailDup = false;
+  Sys.DupErrno = 0;
   EXPECT_EQ(E.outstandingRequests(), 0u);
   // Zero-byte requests, dropped without a wait, and waited ones.
   for (int I = 0; I < 100; ++I) {

@@ -29,7 +29,11 @@ struct CallTy {
   off_t Offset;
 };
 
-/// A file in memory, with hooks that decide each call's fate.
+/// A file in memory, with hooks that decide each call's fate. Not the shared
+/// MemoryFileSysTy (FakeSys.h): readFully and writeFully are checked call by
+/// call, so this one keeps every call in order with its buffer, fails any
+/// call a hook picks, and can pretend a file larger than memory (Phantom)
+/// for counts above 1 GiB.
 class FakeSysTy : public SysTy {
 public:
   /// Before a call: return true (with errno set) to fail it with -1.

@@ -4,6 +4,8 @@
 // step against real descriptors, the order between steps (each case breaks
 // two rules and expects the earlier one), the kernel asked once per
 // descriptor, and the host buffer's step.
+#include "FakeSys.h"
+
 #include "offloadio/io/TransferCheck.h"
 
 #include "gtest/gtest.h"
@@ -18,22 +20,9 @@
 #include <unistd.h>
 
 using namespace offloadio;
+using offloadio::unittest::CountingSysTy;
 
 namespace {
-
-/// Real system calls, counted.
-class CountingSysTy final : public SysTy {
-public:
-  int Preads = 0, Stats = 0;
-  ssize_t pread(int Fd, void *Buf, size_t Count, off_t Offset) override {
-    ++Preads;
-    return SysTy::pread(Fd, Buf, Count, Offset);
-  }
-  int fstat(int Fd, struct stat *St) override {
-    ++Stats;
-    return SysTy::fstat(Fd, St);
-  }
-};
 
 /// Descriptors of every kind, closed at the end.
 class TransferCheckTest : public ::testing::Test {
@@ -126,14 +115,14 @@ TEST_F(TransferCheckTest, MessagesNameTheDeviceAndDescriptor) {
 TEST_F(TransferCheckTest, TheKernelIsAskedOncePerDescriptor) {
   DescriptorFactsTy F = inspectDescriptor(Sys, Event);
   DescriptorFactsTy G = inspectDescriptor(Sys, File);
-  EXPECT_EQ(Sys.Stats, 2);
-  EXPECT_EQ(Sys.Preads, 1); // The eventfd's zero-length probe alone.
+  EXPECT_EQ(Sys.Fstats.load(), 2u);
+  EXPECT_EQ(Sys.Preads.load(), 1u); // The eventfd's zero-length probe alone.
   for (int I = 0; I < 100; ++I) {
     EXPECT_EQ(checkDescriptorUse(F, false, I, 0).Errno, ESPIPE);
     EXPECT_EQ(checkTransferRange(Sys, G, false, 64, I, 0).Errno, 0);
   }
-  EXPECT_EQ(Sys.Stats, 2);
-  EXPECT_EQ(Sys.Preads, 1);
+  EXPECT_EQ(Sys.Fstats.load(), 2u);
+  EXPECT_EQ(Sys.Preads.load(), 1u);
 }
 
 TEST(TransferCheckHostBufferTest, NullHugeAndWrappingRangesAreEfault) {

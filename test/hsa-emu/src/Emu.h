@@ -163,6 +163,19 @@ struct TopologyTy {
 
 /// Whether hsa_init has been called more often than hsa_shut_down.
 bool isInitialized();
+
+/// In an hsa_* function: return HSA_STATUS_ERROR_NOT_INITIALIZED unless
+/// the runtime is initialised.
+#define CHECK_INIT()                                                           \
+  do {                                                                         \
+    if (!isInitialized())                                                      \
+      return HSA_STATUS_ERROR_NOT_INITIALIZED;                                 \
+  } while (0)
+
+/// Build the agents and pools (and the GPUs' ISA) that \p C describes; done
+/// once, by the first hsa_init.
+TopologyTy *buildTopology(const ConfigTy &C);
+
 /// The topology (valid while initialised).
 TopologyTy &topology();
 /// The agent behind \p Agent, or null when it is not one of ours.

@@ -10,6 +10,7 @@
 // loaded kernel descriptor), globals (STT_OBJECT) as variables at their
 // loaded address. Kernel sizes come from the descriptor; argument layouts
 // from the NT_AMDGPU_METADATA note (used only to trace dispatches).
+#include "Attributes.h"
 #include "Emu.h"
 
 #include "llvm/BinaryFormat/ELF.h"
@@ -354,11 +355,6 @@ void releaseObject(LoadedObjectTy &Obj) {
   }
 }
 
-template <typename T> hsa_status_t put(void *Value, T V) {
-  std::memcpy(Value, &V, sizeof(T));
-  return HSA_STATUS_SUCCESS;
-}
-
 /// Load \p Code into \p Executable for \p AgentHandle: the part that
 /// hsa_executable_load_agent_code_object and the HSA 1.0
 /// hsa_executable_load_code_object share. Called with LoaderLock held.
@@ -422,12 +418,6 @@ const KernelInfoTy *hsaemu::lookupKernel(uint64_t KernelObject) {
   auto It = Kernels.find(KernelObject);
   return It == Kernels.end() ? nullptr : It->second;
 }
-
-#define CHECK_INIT()                                                           \
-  do {                                                                         \
-    if (!isInitialized())                                                      \
-      return HSA_STATUS_ERROR_NOT_INITIALIZED;                                 \
-  } while (0)
 
 extern "C" {
 
