@@ -27,6 +27,7 @@
 #   OFFLOADIO_BUILD_DIR   the build whose lit configuration, libompx_io and
 #                         checkpoint libraries the tests use (default build/)
 #   LIT_FILTER            lit's own: only the tests whose names match
+#   LIT_FILTER_OUT        lit's own: tests left out (beside this script's own)
 set -euo pipefail
 
 # Built: LLVM 16 has a device runtime for each (libomptarget.devicertl.a)
