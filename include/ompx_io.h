@@ -233,7 +233,13 @@ typedef struct ompx_io_setting {
 int ompx_io_get_settings(ompx_io_setting_t *settings, size_t capacity,
                          size_t *count);
 
-/** Host <-> device copy paths counted by the plugins. */
+/** Host <-> device copy paths counted by the plugins. PINNED: host memory
+ *  locked by the program (llvm_omp_target_lock_mem, ompx_lock.h). STAGED
+ *  (named "staged-to-device", "staged-from-device"): memory that is not
+ *  locked, copied without locking it: through the plugin's bounce buffers,
+ *  or, for small uploads (and small downloads when no small-download buffer
+ *  is free), by the vendor's own pageable copy. LOCKED: memory locked for
+ *  the copy only (OFFLOADIO_PAGEABLE_PATH=lock). */
 enum ompx_copy_path {
   OMPX_COPY_PINNED_TO_DEVICE, OMPX_COPY_PINNED_FROM_DEVICE,
   OMPX_COPY_STAGED_TO_DEVICE, OMPX_COPY_STAGED_FROM_DEVICE,

@@ -2,8 +2,9 @@
 //
 // The LLVM 16 __tgt_rtl_* entry points: validate arguments, find the device,
 // call the framework, and turn llvm::Error into OFFLOAD_SUCCESS/OFFLOAD_FAIL
-// with one error line naming what failed. Nothing else in the plugin knows
-// the C ABI.
+// with one error line naming what failed. Also the offload-io extensions
+// (__tgt_rtl_ompx_*), except the batch ones, which CApiBatch.cpp defines
+// and which report through extensionErrno here.
 #include "offloadio/ABI.h"
 #include "offloadio/CApiSupport.h"
 #include "offloadio/StaticTLS.h"
@@ -581,7 +582,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out,
   return 0;
 }
 
-/// 1 and *Out filled when \p Ptr is in a locked region, 0 otherwise.
+/// Fill \p *Out with the process's pinned-memory account; 0 or EINVAL.
 OFFLOADIO_API int32_t
 __tgt_rtl_ompx_pinned_budget(ompx_pinned_budget_t *Out) {
   if (!Out)

@@ -409,9 +409,9 @@ Error GenericDeviceTy::dataExchange(const void *SrcPtr,
     return Err;
   if (Size == 0)
     return Error::success();
-  bool Direct = false;
+  bool ByPeerAccess = false;
   if (&DstDevice != this) {
-    auto Answer = PeerAccess.direct(DstDevice.getDeviceId(), [&] {
+    auto Answer = PeerAccess.hasPeerAccess(DstDevice.getDeviceId(), [&] {
       return enablePeerAccessImpl(DstDevice);
     });
     // The copy still has the vendor's indirect route: say why it takes it.
@@ -422,13 +422,13 @@ Error GenericDeviceTy::dataExchange(const void *SrcPtr,
                                  " not enabled, copies to it go through the "
                                  "host: " +
                                  takeErrorMessage(Answer.takeError()));
-    Direct = Answer && *Answer;
+    ByPeerAccess = Answer && *Answer;
   }
   Plugin.getInfo().print(InfoDataTransfer, DeviceId,
                          "exchange {0} bytes device {1} {2} -> device {3} "
                          "{4}{5}",
                          Size, DeviceId, SrcPtr, DstDevice.getDeviceId(),
-                         DstPtr, Direct ? " (peer access)" : "");
+                         DstPtr, ByPeerAccess ? " (peer access)" : "");
   AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
   auto Stream = Wrapper.getStream();
   if (!Stream)

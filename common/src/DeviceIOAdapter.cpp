@@ -17,8 +17,9 @@ bool DeviceIOAdapterTy::hostCanAccessDeviceMemory() const {
   return Device.getLimits().HostCanAccessDeviceMemory;
 }
 
-bool DeviceIOAdapterTy::ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
-  return Device.ownsPointer(Ptr, Kind);
+std::optional<AllocationInfoTy>
+DeviceIOAdapterTy::findAllocation(const void *Ptr) const {
+  return Device.findAllocation(Ptr);
 }
 
 size_t DeviceIOAdapterTy::bytesAvailableFrom(const void *Ptr) const {

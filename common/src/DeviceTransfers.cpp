@@ -50,8 +50,8 @@ Error GenericDeviceTy::submitHostToDevice(void *TgtPtr, const void *HstPtr,
   return forEachSegment(
       Plugin.getPinnedMap(), static_cast<const char *>(HstPtr), Size,
       [&](const PinnedSegmentTy &Seg, size_t Offset) -> Error {
-        if (Policy.route(Seg.DevAccessiblePtr, Seg.Size) !=
-            CopyRouteTy::PinnedDMA)
+        if (Policy.route(/*Locked=*/Seg.DevAccessiblePtr != nullptr,
+                         Seg.Size) != CopyRouteTy::PinnedDMA)
           return submitUnlocked(Tgt + Offset, Seg.HstPtr, Seg.Size, *Stream);
         countTransfer(TransferPathTy::PinnedToDevice, Seg.Size);
         return Stream->copyAsync(Tgt + Offset, Seg.DevAccessiblePtr, Seg.Size,
@@ -70,8 +70,8 @@ Error GenericDeviceTy::retrieveDeviceToHost(void *HstPtr, const void *TgtPtr,
   return forEachSegment(
       Plugin.getPinnedMap(), Hst, Size,
       [&](const PinnedSegmentTy &Seg, size_t Offset) -> Error {
-        if (Policy.route(Seg.DevAccessiblePtr, Seg.Size) !=
-            CopyRouteTy::PinnedDMA)
+        if (Policy.route(/*Locked=*/Seg.DevAccessiblePtr != nullptr,
+                         Seg.Size) != CopyRouteTy::PinnedDMA)
           return retrieveUnlocked(Hst + Offset, Tgt + Offset, Seg.Size,
                                   *Stream);
         countTransfer(TransferPathTy::PinnedFromDevice, Seg.Size);
@@ -127,7 +127,7 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
         Plugin.unpinAfterCopy(const_cast<char *>(HstPtr), *Dev, Size));
   }
   if (Route == CopyRouteTy::BackendCaptures) {
-    countTransfer(TransferPathTy::StagedToDevice, Size);
+    countTransfer(TransferPathTy::PageableToDevice, Size);
     return Stream.copyAsync(TgtPtr, HstPtr, Size, CopyKindTy::HostToDevice);
   }
   // Staged: each chunk is copied into a bounce buffer (so the caller may
@@ -174,7 +174,7 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
       return;
     }
     Pool.releaseAfter(*Buffer, std::move(*Done));
-    countTransfer(TransferPathTy::StagedToDevice, Len);
+    countTransfer(TransferPathTy::PageableToDevice, Len);
   };
   if (Route == CopyRouteTy::StagedParallel)
     Plugin.getCopyThreads().run(Chunks, Chunk);
@@ -201,7 +201,7 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
   size_t BufferSize = Pool.getBufferSize();
   size_t Chunks = (Size + BufferSize - 1) / BufferSize;
   if (Route == CopyRouteTy::BackendCaptures) {
-    countTransfer(TransferPathTy::StagedFromDevice, Size);
+    countTransfer(TransferPathTy::PageableFromDevice, Size);
     // A DMA into a pinned bounce buffer finishes sooner than the driver's
     // own pageable download, which stages internally. The bytes are copied
     // out by whoever finds the stream complete (libomptarget reads a
@@ -245,7 +245,7 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
       if (auto Err =
               Stream.hostCallback(StagingPoolTy::copyOutCallback, *Buffer))
         return Err;
-      countTransfer(TransferPathTy::StagedFromDevice, Len);
+      countTransfer(TransferPathTy::PageableFromDevice, Len);
     }
     return Error::success();
   }
@@ -298,7 +298,7 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
     if (!Err) {
       TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::DownloadMemcpy);
       std::memcpy(HstPtr + L.Offset, L.Buffer->Ptr, L.Len);
-      countTransfer(TransferPathTy::StagedFromDevice, L.Len);
+      countTransfer(TransferPathTy::PageableFromDevice, L.Len);
     }
     L.Done.reset();
     Pool.release(L.Buffer);

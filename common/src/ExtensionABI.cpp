@@ -19,7 +19,8 @@
 using namespace offloadio;
 
 // enum ompx_io_path numbers the engine's paths, then the initial device's.
-static_assert(unsigned(IOPathTy::Direct) == OMPX_IO_PATH_DIRECT, "io path");
+static_assert(unsigned(IOPathTy::HostAddressable) == OMPX_IO_PATH_DIRECT,
+              "io path");
 static_assert(unsigned(IOPathTy::Fastpath) == OMPX_IO_PATH_FASTPATH, "io path");
 static_assert(unsigned(IOPathTy::Staged) == OMPX_IO_PATH_STAGED, "io path");
 static_assert(unsigned(IOPathTy::Count) == OMPX_IO_PATH_HOST,
@@ -43,10 +44,10 @@ static_assert(unsigned(TransferPathTy::PinnedToDevice) ==
 static_assert(unsigned(TransferPathTy::PinnedFromDevice) ==
                   OMPX_COPY_PINNED_FROM_DEVICE,
               "copy path");
-static_assert(unsigned(TransferPathTy::StagedToDevice) ==
+static_assert(unsigned(TransferPathTy::PageableToDevice) ==
                   OMPX_COPY_STAGED_TO_DEVICE,
               "copy path");
-static_assert(unsigned(TransferPathTy::StagedFromDevice) ==
+static_assert(unsigned(TransferPathTy::PageableFromDevice) ==
                   OMPX_COPY_STAGED_FROM_DEVICE,
               "copy path");
 static_assert(unsigned(TransferPathTy::LockedToDevice) ==

@@ -4,8 +4,8 @@
 using namespace offloadio;
 
 Expected<bool>
-PeerAccessTableTy::direct(int32_t PeerId,
-                          llvm::function_ref<Expected<bool>()> Enable) {
+PeerAccessTableTy::hasPeerAccess(int32_t PeerId,
+                                 llvm::function_ref<Expected<bool>()> Enable) {
   if (PeerId < 0)
     return makeError(ErrorCode::InvalidArgument, "peer device {0}", PeerId);
   // Held across Enable: enabling twice is an error of its own in some
@@ -14,8 +14,9 @@ PeerAccessTableTy::direct(int32_t PeerId,
   if (States.size() <= size_t(PeerId))
     States.resize(size_t(PeerId) + 1, StateTy::Unknown);
   if (States[PeerId] != StateTy::Unknown)
-    return States[PeerId] == StateTy::Direct;
+    return States[PeerId] == StateTy::PeerAccess;
   auto Answer = Enable();
-  States[PeerId] = Answer && *Answer ? StateTy::Direct : StateTy::Indirect;
+  States[PeerId] =
+      Answer && *Answer ? StateTy::PeerAccess : StateTy::ThroughHost;
   return Answer;
 }

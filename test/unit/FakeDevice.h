@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // A fake plugin and device for unit tests of common/: memory is host memory
-// the device tracks (so ownsPointer works), streams and events are the host
+// the device tracks (so findAllocation works), streams and events are the host
 // backend's. The backend seam can fail on demand: allocations of each kind
 // after a number of successes, stream copies, stream and event creation, and
 // the plugin's pinning of host memory, as a vendor runtime out of memory or
@@ -118,18 +118,18 @@ public:
     EXPECT_FALSE(bool(dataDelete(Ptr, AllocKindTy::Device)));
   }
 
-  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override {
+  std::optional<AllocationInfoTy>
+  findAllocation(const void *Ptr) const override {
     auto Addr = reinterpret_cast<uintptr_t>(Ptr);
     std::shared_lock<std::shared_mutex> Guard(Lock);
     auto It = Allocations.upper_bound(Addr);
     if (It == Allocations.begin())
-      return false;
+      return std::nullopt;
     --It;
     if (Addr >= It->first + std::max<size_t>(It->second.Size, 1))
-      return false;
-    if (Kind)
-      *Kind = It->second.Kind;
-    return true;
+      return std::nullopt;
+    return AllocationInfoTy{reinterpret_cast<void *>(It->first),
+                            It->second.Size, It->second.Kind};
   }
 
   /// The device as the file engine sees it.
@@ -230,7 +230,7 @@ private:
   DeviceIOAdapterTy IO{*this};
   mutable std::shared_mutex Lock;
   // The fake vendor's view of its memory: everything allocateImpl handed
-  // out, tests' alloc() included; ownsPointer above answers from it.
+  // out, tests' alloc() included; findAllocation above answers from it.
   std::map<uintptr_t, AllocationTy> Allocations;
 };
 

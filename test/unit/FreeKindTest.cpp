@@ -48,14 +48,14 @@ TEST_F(FreeKindTest, AnyKindNamedFreesTheAllocation) {
       for (AllocKindTy Named : Kinds) {
         void *P = alloc(Size, Allocated);
         ASSERT_NE(P, nullptr);
-        AllocKindTy Found;
-        ASSERT_TRUE(Device->ownsPointer(P, &Found));
-        ASSERT_TRUE(Device->findBuffer(P).has_value());
-        EXPECT_EQ(Device->findBuffer(P)->Kind, Allocated);
+        // The fake vendor's view, then the program's registry.
+        ASSERT_TRUE(Device->findAllocation(P).has_value());
+        ASSERT_TRUE(Device->GenericDeviceTy::findAllocation(P).has_value());
+        EXPECT_EQ(Device->GenericDeviceTy::findAllocation(P)->Kind, Allocated);
         EXPECT_FALSE(bool(Device->dataDelete(P, Named)))
             << allocKindName(Allocated) << " freed as "
             << allocKindName(Named) << ", " << Size << " bytes";
-        EXPECT_FALSE(Device->findBuffer(P).has_value());
+        EXPECT_FALSE(Device->GenericDeviceTy::findAllocation(P).has_value());
         EXPECT_EQ(Plugin.getPinnedMap().size(), 0u)
             << "host memory stayed registered after its free";
       }
@@ -87,7 +87,7 @@ TEST_F(FreeKindTest, RefusedFreesLeaveTheMemory) {
     EXPECT_EQ(codeOf(Device->dataDelete(P + 64, Kind)),
               ErrorCode::InvalidArgument)
         << allocKindName(Kind);
-    EXPECT_TRUE(Device->findBuffer(P).has_value());
+    EXPECT_TRUE(Device->GenericDeviceTy::findAllocation(P).has_value());
     EXPECT_FALSE(bool(Device->dataDelete(P, Kind)));
     EXPECT_EQ(codeOf(Device->dataDelete(P, Kind)), ErrorCode::NotFound)
         << "second free of " << allocKindName(Kind) << " memory";
@@ -102,7 +102,7 @@ TEST_F(FreeKindTest, RefusedFreesLeaveTheMemory) {
 TEST_F(FreeKindTest, InternalPinnedBuffersAreNotTheProgramsMemory) {
   auto P = Device->allocatePinnedHost(1 << 16);
   ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
-  EXPECT_FALSE(Device->findBuffer(*P).has_value());
+  EXPECT_FALSE(Device->GenericDeviceTy::findAllocation(*P).has_value());
   EXPECT_EQ(Device->bytesAvailableFrom(*P), SIZE_MAX);
   EXPECT_EQ(Device->getAllocationUsage().first, 0u);
   for (AllocKindTy Kind : Kinds)
@@ -131,15 +131,16 @@ TEST(FreeKindRetryTest, AFailedVendorFreeLeavesTheAllocationToFreeAgain) {
     std::string Message = takeErrorMessage(std::move(Err));
     EXPECT_NE(Message.find("fake free of"), std::string::npos) << Message;
     // Still the program's: owned, found, and freed by the retry.
-    EXPECT_TRUE(Device.ownsPointer(*P, nullptr));
-    EXPECT_TRUE(Device.findBuffer(*P).has_value()) << allocKindName(Kind);
+    EXPECT_TRUE(Device.findAllocation(*P).has_value());
+    EXPECT_TRUE(Device.GenericDeviceTy::findAllocation(*P).has_value())
+        << allocKindName(Kind);
     EXPECT_EQ(Plugin.getPinnedMap().size(), Kind == AllocKindTy::Host ? 1u : 0u)
         << allocKindName(Kind) << " memory lost its registration";
     Device.FailFrees = false;
     Error Retry = Device.dataDelete(*P, Kind);
     EXPECT_FALSE(bool(Retry)) << allocKindName(Kind) << ": "
                               << takeErrorMessage(std::move(Retry));
-    EXPECT_FALSE(Device.findBuffer(*P).has_value());
+    EXPECT_FALSE(Device.GenericDeviceTy::findAllocation(*P).has_value());
     EXPECT_EQ(Plugin.getPinnedMap().size(), 0u);
   }
   EXPECT_FALSE(bool(Device.deinit()));

@@ -158,7 +158,7 @@ IOConfigTy batchConfig(IOPathTy Path) {
 class IOBatchTest : public ::testing::TestWithParam<IOPathTy> {
 protected:
   IOEngineTy &engine(IOConfigTy Config) {
-    bool HostAddressable = GetParam() == IOPathTy::Direct;
+    bool HostAddressable = GetParam() == IOPathTy::HostAddressable;
     Engine.reset(); // Before the device it uses.
     Device = std::make_unique<FakeDeviceTy>(Plugin, HostAddressable);
     Engine = std::make_unique<IOEngineTy>(Device->io(), Sys, nullptr, Config);
@@ -330,7 +330,7 @@ TEST_P(IOBatchTest, FailedGatheredReadFailsExactlyItsOperations) {
     EXPECT_EQ(OnB.Bytes, 1000u) << K;
   }
   EXPECT_EQ(std::memcmp(Dev + 10000, Bf.data(), 10000), 0);
-  if (GetParam() == IOPathTy::Direct)
+  if (GetParam() == IOPathTy::HostAddressable)
     EXPECT_GE(Sys.GatherCalls, 2u);
 }
 
@@ -499,7 +499,8 @@ TEST_P(IOBatchTest, SecondNotificationOrNoFunctionIsRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, IOBatchTest,
-                         ::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
+                         ::testing::Values(IOPathTy::HostAddressable,
+                                           IOPathTy::Staged),
                          [](const ::testing::TestParamInfo<IOPathTy> &Info) {
                            return std::string(ioPathName(Info.param));
                          });

@@ -138,7 +138,8 @@ TEST_P(IODataPathTest, AppendGoesNoFurtherThanItsFirstFailedChunk) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, IODataPathTest,
-                         ::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
+                         ::testing::Values(IOPathTy::HostAddressable,
+                                           IOPathTy::Staged),
                          pathName);
 
 TEST_F(IODataIntegrityTest, FastpathIsNotUsedForAppends) {
@@ -151,7 +152,8 @@ TEST_F(IODataIntegrityTest, FastpathIsNotUsedForAppends) {
     ASSERT_TRUE(bool(R));
     ASSERT_TRUE(bool((*R)->wait()));
     EXPECT_EQ(E.getStats().Writes[unsigned(IOPathTy::Fastpath)].load(), 0u);
-    EXPECT_EQ(E.getStats().Writes[unsigned(IOPathTy::Direct)].load(), 1u);
+    EXPECT_EQ(E.getStats().Writes[unsigned(IOPathTy::HostAddressable)].load(),
+              1u);
   }
   IOEngineTy &Forced = engine(config(int(IOPathTy::Fastpath)), &Fastpath);
   auto R = Forced.submit(IORequestTy::Write, Fd, Buf, 8 * 4096, 0);
@@ -197,7 +199,7 @@ TEST_P(IODataPathTest, FreeWaitsForTransfersInFlight) {
 }
 
 TEST_F(IODataIntegrityTest, CompletedRequestHoldsItsBufferNoLonger) {
-  IOEngineTy &E = engine(config(int(IOPathTy::Direct)));
+  IOEngineTy &E = engine(config(int(IOPathTy::HostAddressable)));
   Sys.setFile(std::vector<char>(8 * 4096, 'f'));
   char *Buf = buffer(8 * 4096, 1);
   auto R = E.submit(IORequestTy::Read, Fd, Buf, 8 * 4096, 0);
@@ -214,12 +216,12 @@ TEST_F(IODataIntegrityTest, CompletedRequestHoldsItsBufferNoLonger) {
 }
 
 TEST_F(IODataIntegrityTest, RefusedSubmissionsHoldNothing) {
-  IOEngineTy &E = engine(config(int(IOPathTy::Direct)));
+  IOEngineTy &E = engine(config(int(IOPathTy::HostAddressable)));
   char Stack[64];
   auto R = E.submit(IORequestTy::Read, Fd, Stack, sizeof Stack, 0);
   ASSERT_FALSE(bool(R));
   EXPECT_EQ(errnoOf(R.takeError()), EFAULT);
-  IOConfigTy C = config(int(IOPathTy::Direct));
+  IOConfigTy C = config(int(IOPathTy::HostAddressable));
   C.MaxRequests = 1;
   IOEngineTy &Capped = engine(C);
   char *Buf = buffer(4096, 1);
@@ -241,7 +243,7 @@ TEST_F(IODataIntegrityTest, RefusedSubmissionsHoldNothing) {
 //===----------------------------------------------------------------------===//
 
 /// A device whose backend makes only the vendor calls, as the host, CUDA
-/// and AMDGPU backends do: the framework's registry answers ownsPointer.
+/// and AMDGPU backends do: the framework's registry answers findAllocation.
 class RegistryDeviceTy final : public ImagelessDeviceTy {
 public:
   explicit RegistryDeviceTy(GenericPluginTy &Plugin)
@@ -297,7 +299,7 @@ TEST(IOBufferChecksTest, SizeAskedForAndNoFreedMemoryAgainstModel) {
   auto Check = [&](uintptr_t Addr, int Op) {
     size_t Room = Expected(Addr);
     const void *Ptr = reinterpret_cast<const void *>(Addr);
-    ASSERT_EQ(Device.ownsPointer(Ptr, nullptr), Room != 0)
+    ASSERT_EQ(Device.findAllocation(Ptr).has_value(), Room != 0)
         << "op " << Op << " offset " << (Addr & 63);
     if (Room)
       ASSERT_EQ(Device.bytesAvailableFrom(Ptr), Room) << "op " << Op;

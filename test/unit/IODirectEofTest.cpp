@@ -234,7 +234,8 @@ TEST_P(IODirectEofTest, RandomReadsMatchPread) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, IODirectEofTest,
-                         ::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
+                         ::testing::Values(IOPathTy::HostAddressable,
+                                           IOPathTy::Staged),
                          pathName);
 
 /// The direct path's own checks: how it learns the end of file.
@@ -281,6 +282,7 @@ TEST_P(IODirectEofLimitTest, BlockDevicesGoODirectAndNoSizeGoesBuffered) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Direct, IODirectEofLimitTest,
-                         ::testing::Values(IOPathTy::Direct), pathName);
+                         ::testing::Values(IOPathTy::HostAddressable),
+                         pathName);
 
 } // namespace

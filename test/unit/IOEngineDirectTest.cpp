@@ -197,7 +197,7 @@ TEST_P(IOEngineDirectTest, EinvalOnTheDirectFdRetriesBuffered) {
 
 TEST_F(IOEngineTest, DirectPathUsesODirectOnlyForAlignedMemory) {
   Sys.CallerDirect = true;
-  engine(directConfig(int(IOPathTy::Direct), IODirectPolicyTy::Auto));
+  engine(directConfig(int(IOPathTy::HostAddressable), IODirectPolicyTy::Auto));
   makeFile(100000);
   char *Base = Device->alloc(80000);
   // Base + 8 + 3096 is not aligned: everything goes buffered.
@@ -265,7 +265,8 @@ TEST_F(IOEngineTest, RequestWithoutAnAlignedBlockIsBuffered) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, IOEngineDirectTest,
-                         ::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
+                         ::testing::Values(IOPathTy::HostAddressable,
+                                           IOPathTy::Staged),
                          pathName);
 
 TEST_P(IOEngineDirectTest, AppendToAnODirectFdRetriesEinvalBuffered) {

@@ -45,7 +45,8 @@ TEST_F(IOEngineTest, FastpathThatRefusesIsNotUsed) {
   char *Buf = Device->alloc(5000);
   ASSERT_TRUE(bool(read(Buf, 5000, 0)));
   EXPECT_EQ(Fast.Reads.load(), 0u);
-  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::Direct)].load(), 5000u);
+  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::HostAddressable)].load(),
+            5000u);
   // Forced, the refusal is the error.
   engine(smallConfig(int(IOPathTy::Fastpath)), &Fast);
   Buf = Device->alloc(5000);

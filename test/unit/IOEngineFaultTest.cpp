@@ -544,10 +544,10 @@ std::string sweepName(const ::testing::TestParamInfo<SweepParamTy> &Info) {
 
 INSTANTIATE_TEST_SUITE_P(
     Faults, IOEngineFaultSweepTest,
-    ::testing::Combine(::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
-                       ::testing::Values(DirectModeTy::Buffered,
-                                         DirectModeTy::CallerDirect,
-                                         DirectModeTy::ReopenDirect)),
+    ::testing::Combine(
+        ::testing::Values(IOPathTy::HostAddressable, IOPathTy::Staged),
+        ::testing::Values(DirectModeTy::Buffered, DirectModeTy::CallerDirect,
+                          DirectModeTy::ReopenDirect)),
     sweepName);
 
 //===----------------------------------------------------------------------===//
@@ -561,7 +561,7 @@ TEST_F(IOEngineFaultTest, FileTruncatedByAnotherThreadDuringReads) {
   // races truncation and regrowth see zeros where data is being rewritten
   // (plain preads of 4 KiB from several threads show it too), so a byte
   // there is the pattern or zero, never anything else.
-  for (IOPathTy P : {IOPathTy::Direct, IOPathTy::Staged}) {
+  for (IOPathTy P : {IOPathTy::HostAddressable, IOPathTy::Staged}) {
     engine(faultConfig(P, 4));
     const size_t Small = 20000;
     char *Buf = Device->alloc(FileSize);
@@ -719,7 +719,7 @@ TEST_F(IOEngineFaultTest, RequestDroppedWithoutWaitFinishesFirst) {
   // destructor waits for them (ASan would report the use after free). Some
   // requests are dropped at once, others after a wait; then the engine goes
   // with nothing left behind.
-  for (IOPathTy P : {IOPathTy::Direct, IOPathTy::Staged}) {
+  for (IOPathTy P : {IOPathTy::HostAddressable, IOPathTy::Staged}) {
     engine(faultConfig(P, 3, 1));
     char *Buf = Device->alloc(FileSize);
     for (int I = 0; I < 50; ++I) {
@@ -757,7 +757,7 @@ TEST_F(IOEngineFaultTest, RequestDroppedWithoutWaitFinishesFirst) {
 TEST_F(IOEngineFaultTest, CallerClosesItsDescriptorRightAfterSubmitting) {
   // The engine works on its duplicate; a closed descriptor at submission is
   // EBADF.
-  for (IOPathTy P : {IOPathTy::Direct, IOPathTy::Staged}) {
+  for (IOPathTy P : {IOPathTy::HostAddressable, IOPathTy::Staged}) {
     engine(faultConfig(P));
     char *Buf = Device->alloc(FileSize);
     int Own = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -2,7 +2,7 @@
 //
 // The fixture of the IOEngineTy tests (IOEngine*Test.cpp, one topic each),
 // which drive the engine directly: a fake device whose memory is host memory
-// it tracks (so ownsPointer works) with the host backend's streams and
+// it tracks (so findAllocation works) with the host backend's streams and
 // events, the file in memory of FakeSys.h (which injects EINTR, short
 // counts, EIO, ENOSPC, zero-length writes and truncation), and the fake
 // fastpath of FakeFastpath.h. Requests run with small chunks and rings so

@@ -136,7 +136,8 @@ TEST_F(IOEngineTest, FastpathWriteAtTheFileSizeLimitReturnsWhatItWrote) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, IOEnginePathTest,
-                         ::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
+                         ::testing::Values(IOPathTy::HostAddressable,
+                                           IOPathTy::Staged),
                          pathName);
 
 } // namespace

@@ -238,7 +238,8 @@ TEST_P(IOEnginePathTest, RequestsPolledWithIsDone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, IOEnginePathTest,
-                         ::testing::Values(IOPathTy::Direct, IOPathTy::Staged),
+                         ::testing::Values(IOPathTy::HostAddressable,
+                                           IOPathTy::Staged),
                          pathName);
 
 //===----------------------------------------------------------------------===//
@@ -336,9 +337,10 @@ TEST_F(IOEngineTest, AutoChoosesDirectWhenTheHostCanAddressTheBuffer) {
   makeFile(10000);
   char *Buf = Device->alloc(10000);
   ASSERT_TRUE(bool(read(Buf, 10000, 0)));
-  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::Direct)].load(), 10000u);
+  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::HostAddressable)].load(),
+            10000u);
   std::string Why;
-  EXPECT_EQ(E.availablePaths(Why), (1u << unsigned(IOPathTy::Direct)) |
+  EXPECT_EQ(E.availablePaths(Why), (1u << unsigned(IOPathTy::HostAddressable)) |
                                        (1u << unsigned(IOPathTy::Staged)));
   EXPECT_EQ(Why, "fastpath: the fake plugin has no vendor storage DMA\n");
 }
@@ -355,14 +357,15 @@ TEST_F(IOEngineTest, AutoChoosesStagedForDeviceMemoryTheHostCannotAddress) {
   EXPECT_EQ(mismatches(DevMem, 10000, 0), 0u);
   EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::Staged)].load(), 10000u);
   // Host and shared allocations are host-addressable even here.
-  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::Direct)].load(), 20000u);
+  EXPECT_EQ(E.getStats().BytesRead[unsigned(IOPathTy::HostAddressable)].load(),
+            20000u);
   std::string Why;
   EXPECT_EQ(E.availablePaths(Why), 1u << unsigned(IOPathTy::Staged));
   EXPECT_NE(Why.find("direct: device memory is not addressable by the host\n"),
             std::string::npos)
       << Why;
   // Forcing direct onto device memory is refused with ENOTSUP.
-  engine(smallConfig(int(IOPathTy::Direct)), nullptr, false);
+  engine(smallConfig(int(IOPathTy::HostAddressable)), nullptr, false);
   DevMem = Device->alloc(10000, AllocKindTy::Device);
   auto N = read(DevMem, 10000, 0);
   ASSERT_FALSE(bool(N));

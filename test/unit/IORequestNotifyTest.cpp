@@ -37,8 +37,8 @@ constexpr size_t Chunk = 4096;
 /// finishes its chunks.
 std::unique_ptr<IORequestTy> bareRequest(size_t Chunks) {
   auto R = std::make_unique<IORequestTy>(IORequestTy::Read, -1, nullptr,
-                                         Chunks * Chunk, 0, IOPathTy::Direct,
-                                         Chunk);
+                                         Chunks * Chunk, 0,
+                                         IOPathTy::HostAddressable, Chunk);
   if (Chunks)
     R->markQueued();
   return R;
@@ -288,7 +288,7 @@ TEST_P(IOEngineNotifyTest, WorkersRunNotificationsThatReleaseTheRequests) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, IOEngineNotifyTest,
-                         ::testing::Values(int(IOPathTy::Direct),
+                         ::testing::Values(int(IOPathTy::HostAddressable),
                                            int(IOPathTy::Staged)));
 
 } // namespace

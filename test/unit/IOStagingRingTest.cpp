@@ -51,7 +51,9 @@ public:
   int32_t getDeviceId() const override { return 0; }
   std::string getPluginName() const override { return "fake"; }
   bool hostCanAccessDeviceMemory() const override { return true; }
-  bool ownsPointer(const void *, AllocKindTy *) const override { return false; }
+  std::optional<AllocationInfoTy> findAllocation(const void *) const override {
+    return std::nullopt;
+  }
   size_t bytesAvailableFrom(const void *) const override { return SIZE_MAX; }
   IOBusyMemoryTy &getIOBusyMemory() override { std::abort(); }
   Expected<void *> allocatePinnedHost(size_t Size) override {

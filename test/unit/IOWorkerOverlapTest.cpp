@@ -139,10 +139,10 @@ public:
   int32_t getDeviceId() const override { return 0; }
   std::string getPluginName() const override { return "gated"; }
   bool hostCanAccessDeviceMemory() const override { return false; }
-  bool ownsPointer(const void *, AllocKindTy *Kind) const override {
-    if (Kind)
-      *Kind = AllocKindTy::Device;
-    return true;
+  std::optional<AllocationInfoTy>
+  findAllocation(const void *Ptr) const override {
+    return AllocationInfoTy{const_cast<void *>(Ptr), SIZE_MAX,
+                            AllocKindTy::Device};
   }
   size_t bytesAvailableFrom(const void *) const override { return SIZE_MAX; }
   IOBusyMemoryTy &getIOBusyMemory() override { return Busy; }

@@ -55,7 +55,9 @@ public:
     Limits = Backend;
   }
 
-  bool ownsPointer(const void *, AllocKindTy *) const override { return false; }
+  std::optional<AllocationInfoTy> findAllocation(const void *) const override {
+    return std::nullopt;
+  }
 
 protected:
   Error initImpl(DeviceLimitsTy &L) override {

@@ -24,7 +24,7 @@ TEST(PeerAccessTest, AsksOncePerPeerAndKeepsEachAnswer) {
   PeerAccessTableTy Table;
   int Asked[4] = {};
   auto Ask = [&](int32_t Peer) {
-    return Table.direct(Peer, [&, Peer]() -> Expected<bool> {
+    return Table.hasPeerAccess(Peer, [&, Peer]() -> Expected<bool> {
       ++Asked[Peer];
       return Peer % 2 == 1;
     });
@@ -43,20 +43,20 @@ TEST(PeerAccessTest, AnErrorIsReturnedOnceAndKeptAsIndirect) {
     ++Asked;
     return makeError(ErrorCode::BackendError, "enable failed");
   };
-  auto First = Table.direct(1, Fails);
+  auto First = Table.hasPeerAccess(1, Fails);
   ASSERT_FALSE(bool(First));
   EXPECT_NE(toString(First.takeError()).find("enable failed"),
             std::string::npos);
   // Kept: the backend is not asked again, copies take the indirect route.
   for (int Round = 0; Round < 3; ++Round)
-    EXPECT_EQ(value(Table.direct(1, Fails)), false);
+    EXPECT_EQ(value(Table.hasPeerAccess(1, Fails)), false);
   EXPECT_EQ(Asked, 1);
 }
 
 TEST(PeerAccessTest, ANegativePeerIsRefused) {
   PeerAccessTableTy Table;
   bool Asked = false;
-  auto Answer = Table.direct(-1, [&]() -> Expected<bool> {
+  auto Answer = Table.hasPeerAccess(-1, [&]() -> Expected<bool> {
     Asked = true;
     return true;
   });
@@ -69,22 +69,22 @@ TEST(PeerAccessTest, ConcurrentFirstCopiesAskOnce) {
   for (int Trial = 0; Trial < 20; ++Trial) {
     PeerAccessTableTy Table;
     std::atomic<int> Asked{0};
-    std::atomic<int> Direct{0};
+    std::atomic<int> WithPeerAccess{0};
     std::vector<std::thread> Threads;
     for (int T = 0; T < 8; ++T)
       Threads.emplace_back([&, T] {
         int32_t Peer = 1 + T % 2;
-        if (value(Table.direct(Peer, [&]() -> Expected<bool> {
+        if (value(Table.hasPeerAccess(Peer, [&]() -> Expected<bool> {
               ++Asked;
               std::this_thread::yield();
               return true;
             })))
-          ++Direct;
+          ++WithPeerAccess;
       });
     for (auto &T : Threads)
       T.join();
     EXPECT_EQ(Asked.load(), 2);
-    EXPECT_EQ(Direct.load(), 8);
+    EXPECT_EQ(WithPeerAccess.load(), 8);
   }
 }
 

@@ -43,7 +43,7 @@ protected:
 
   uint64_t stagedDownloads() const {
     return Device->getCounters()
-        .Operations[unsigned(TransferPathTy::StagedFromDevice)]
+        .Operations[unsigned(TransferPathTy::PageableFromDevice)]
         .load();
   }
 

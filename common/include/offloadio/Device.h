@@ -58,15 +58,21 @@ struct DeviceLimitsTy {
 enum class TransferPathTy : unsigned {
   PinnedToDevice,   ///< Host -> device from a locked region, by DMA.
   PinnedFromDevice, ///< Device -> host into a locked region, by DMA.
-  StagedToDevice,   ///< Host -> device through pooled bounce buffers.
-  StagedFromDevice, ///< Device -> host through pooled bounce buffers.
+  /// Host -> device from memory that is not locked, without locking it:
+  /// through pooled bounce buffers, or handed to a backend that captures
+  /// it at enqueue (CopyRouteTy::BackendCaptures).
+  PageableToDevice,
+  /// Device -> host into memory that is not locked, without locking it:
+  /// through pooled bounce buffers, a small-download buffer, or, when none
+  /// is free, the backend's own pageable copy.
+  PageableFromDevice,
   /// Host -> device, memory locked for the copy only
   /// (OFFLOADIO_PAGEABLE_PATH=lock).
   LockedToDevice,
   /// Device -> host, memory locked for the copy only
   /// (OFFLOADIO_PAGEABLE_PATH=lock).
   LockedFromDevice,
-  DeviceToDevice,   ///< Between device allocations.
+  DeviceToDevice, ///< Between device allocations.
   NumPaths
 };
 
@@ -197,19 +203,11 @@ public:
   /// capture limit: 2 MiB pinned with 64 KiB).
   static constexpr unsigned MaxSmallDownloadBuffers = 32;
 
-  /// Whether \p Ptr lies in memory the program allocated on this device and
-  /// has not freed, and of which kind (see findBuffer).
-  virtual bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const {
-    auto Alloc = findBuffer(Ptr);
-    if (Alloc && Kind)
-      *Kind = Alloc->Kind;
-    return Alloc.has_value();
-  }
   /// Bytes from \p Ptr to the end of the allocation containing it, as the
   /// program asked for it, or SIZE_MAX when the registry does not know the
   /// allocation.
   size_t bytesAvailableFrom(const void *Ptr) const {
-    auto Alloc = findBuffer(Ptr);
+    auto Alloc = UserAllocations.find(Ptr);
     if (!Alloc)
       return SIZE_MAX;
     return static_cast<const char *>(Alloc->Ptr) + Alloc->Size -
@@ -219,8 +217,10 @@ public:
   /// kind the program asked for: dataAlloc registers each allocation it
   /// hands out and dataDelete forgets it, so memory the small-allocation
   /// cache keeps for reuse, the slack of its blocks and the framework's own
-  /// pinned buffers are never found.
-  std::optional<AllocationInfoTy> findBuffer(const void *Ptr) const {
+  /// pinned buffers are never found. Virtual for test devices that answer
+  /// from their fake vendor's view.
+  virtual std::optional<AllocationInfoTy>
+  findAllocation(const void *Ptr) const {
     return UserAllocations.find(Ptr);
   }
   /// Number of the program's live allocations on this device and their

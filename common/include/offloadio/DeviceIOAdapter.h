@@ -19,7 +19,8 @@ public:
   int32_t getDeviceId() const override;
   std::string getPluginName() const override;
   bool hostCanAccessDeviceMemory() const override;
-  bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const override;
+  std::optional<AllocationInfoTy>
+  findAllocation(const void *Ptr) const override;
   size_t bytesAvailableFrom(const void *Ptr) const override;
   IOBusyMemoryTy &getIOBusyMemory() override;
   Expected<void *> allocatePinnedHost(size_t Size) override;

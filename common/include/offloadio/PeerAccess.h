@@ -3,8 +3,8 @@
 // Whether a device copies straight into each peer device's memory. The
 // backend is asked, and enables the access, once per peer; the answer is
 // kept for every later copy, as LLVM's plugin keeps it. A backend error is
-// returned to the copy that asked, once, and kept as "not direct": copies
-// still have the indirect route.
+// returned to the copy that asked, once, and kept as "no peer access":
+// copies still have the vendor's route through the host.
 #ifndef OFFLOADIO_PEERACCESS_H
 #define OFFLOADIO_PEERACCESS_H
 
@@ -25,11 +25,11 @@ public:
   /// call for a peer runs \p Enable (which asks the vendor and enables the
   /// access) and keeps its answer, or false if it failed (that call gets
   /// the error); callers for the same peer meanwhile wait for the answer.
-  Expected<bool> direct(int32_t PeerId,
-                        llvm::function_ref<Expected<bool>()> Enable);
+  Expected<bool> hasPeerAccess(int32_t PeerId,
+                               llvm::function_ref<Expected<bool>()> Enable);
 
 private:
-  enum class StateTy : uint8_t { Unknown, Direct, Indirect };
+  enum class StateTy : uint8_t { Unknown, PeerAccess, ThroughHost };
   std::mutex Lock;
   std::vector<StateTy> States;
 };

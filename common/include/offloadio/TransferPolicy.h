@@ -33,7 +33,8 @@ enum class CopyRouteTy {
   LockForCopy,
   /// Small enough for the backend to capture at enqueue: uploads go to the
   /// stream as they are; downloads land in a small-download bounce buffer
-  /// whose copy-out is deferred to the stream's owner.
+  /// whose copy-out is deferred to the stream's owner, or, when none is
+  /// free, go to the stream as they are.
   BackendCaptures,
   /// Through bounce buffers, chunk by chunk on the calling thread; the
   /// call stays asynchronous.

@@ -18,8 +18,8 @@ namespace {
 /// end of file; whatever is left, and all of a chunk that O_DIRECT refuses
 /// with EINVAL, is read buffered. \p Before gets the bytes read, also those
 /// before an error.
-Expected<size_t> readDirect(SysTy &Sys, IORequestTy &R, char *Buf, size_t Len,
-                            off_t FileOffset, size_t &Before) {
+Expected<size_t> readODirect(SysTy &Sys, IORequestTy &R, char *Buf, size_t Len,
+                             off_t FileOffset, size_t &Before) {
   size_t Done = 0;
   Before = 0;
   while (Done < Len) {
@@ -62,8 +62,8 @@ uint64_t directReadLimit(SysTy &Sys, int Fd) {
 /// Write with O_DIRECT; what O_DIRECT refuses with EINVAL, or leaves
 /// unaligned, is written buffered. \p Done gets the bytes written, also
 /// those before an error.
-Error writeDirect(SysTy &Sys, IORequestTy &R, const char *Buf, size_t Len,
-                  off_t FileOffset, size_t &Done) {
+Error writeODirect(SysTy &Sys, IORequestTy &R, const char *Buf, size_t Len,
+                   off_t FileOffset, size_t &Done) {
   Done = 0;
   while (Done < Len) {
     ssize_t N = Sys.pwrite(R.directFd(), Buf + Done, Len - Done,
@@ -96,7 +96,7 @@ Expected<size_t> offloadio::readChunk(SysTy &Sys, IORequestTy &R, size_t Index,
   size_t Ignored;
   size_t &Before = ReadBefore ? *ReadBefore : Ignored;
   if (R.useDirectFd(Index, Buf))
-    return readDirect(Sys, R, Buf, Len, FileOffset, Before);
+    return readODirect(Sys, R, Buf, Len, FileOffset, Before);
   return readFully(Sys, R.bufferedFd(), Buf, Len, FileOffset, &Before);
 }
 
@@ -114,15 +114,15 @@ Expected<size_t> offloadio::readChunkInPlace(SysTy &Sys, IORequestTy &R,
     R.noteFileEnd(Limit);
   }
   size_t Align = R.directAlign();
-  size_t Direct =
+  size_t ODirectLen =
       Limit > Begin
           ? size_t(std::min<uint64_t>(Len, (Limit - Begin) / Align * Align))
           : 0;
   size_t Done = 0;
-  if (Direct) {
+  if (ODirectLen) {
     size_t Before = 0;
-    auto N = readDirect(Sys, R, Buf, Direct, FileOffset, Before);
-    if (!N || *N < Direct)
+    auto N = readODirect(Sys, R, Buf, ODirectLen, FileOffset, Before);
+    if (!N || *N < ODirectLen)
       return N; // An error, or the file ended sooner than it was seen to.
     Done = *N;
   }
@@ -139,7 +139,7 @@ Error offloadio::writeChunkPart(SysTy &Sys, IORequestTy &R, size_t Index,
                                 const char *Buf, size_t Len, off_t FileOffset,
                                 size_t &Written) {
   if (R.useDirectFd(Index, Buf))
-    return writeDirect(Sys, R, Buf, Len, FileOffset, Written);
+    return writeODirect(Sys, R, Buf, Len, FileOffset, Written);
   return writeFully(Sys, R.bufferedFd(), Buf, Len, FileOffset, &Written);
 }
 

@@ -11,7 +11,7 @@ using namespace offloadio;
 
 const char *offloadio::ioPathName(IOPathTy Path) {
   switch (Path) {
-  case IOPathTy::Direct:
+  case IOPathTy::HostAddressable:
     return "direct";
   case IOPathTy::Fastpath:
     return "fastpath";
@@ -20,7 +20,7 @@ const char *offloadio::ioPathName(IOPathTy Path) {
   case IOPathTy::Count:
     break;
   }
-  return "host";
+  return "unknown";
 }
 
 unsigned IOConfigTy::defaultThreads(const ProcessShareTy &Share) {

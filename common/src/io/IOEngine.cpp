@@ -15,7 +15,8 @@ IOEngineTy::IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
     : Workers(Workers), Device(Device), Sys(Sys), Config(Config),
       Log(Device.getDeviceId(), Config.Info),
       Served(Queue, Paths, Device, Config.RingDepth) {
-  Paths[unsigned(IOPathTy::Direct)] = makeDirectPath(Device, Sys, Stats);
+  Paths[unsigned(IOPathTy::HostAddressable)] =
+      makeHostAddressablePath(Device, Sys, Stats);
   Paths[unsigned(IOPathTy::Fastpath)] =
       makeFastpathPath(Device, Sys, Stats, Fastpath, RefusedFS, Log);
   Paths[unsigned(IOPathTy::Staged)] = makeStagedPath(Sys, Stats);
@@ -54,7 +55,8 @@ IOEngineTy::checkRequest(IORequestTy::OpTy Op, const DescriptorFactsTy &Facts,
     };
     if (!Count) {
       // Nothing to check; the kind still steers the path choice.
-      (void)Device.ownsPointer(DevPtr, &Kind);
+      if (auto Alloc = Device.findAllocation(DevPtr))
+        Kind = Alloc->Kind;
       return {};
     }
     if (!DevPtr)
@@ -65,9 +67,11 @@ IOEngineTy::checkRequest(IORequestTy::OpTy Op, const DescriptorFactsTy &Facts,
     BusyMark = IOBusyMarkTy(Device.getIOBusyMemory(), DevPtr, Count);
     char Ptr[32];
     std::snprintf(Ptr, sizeof(Ptr), "%p", DevPtr);
-    if (!Device.ownsPointer(DevPtr, &Kind))
+    auto Alloc = Device.findAllocation(DevPtr);
+    if (!Alloc)
       return Refuse("buffer " + std::string(Ptr) +
                     " is not memory of this device");
+    Kind = Alloc->Kind;
     size_t Room = Device.bytesAvailableFrom(DevPtr);
     if (Count > Room)
       return Refuse("buffer " + std::string(Ptr) + " has only " +

@@ -9,7 +9,8 @@ using namespace offloadio;
 unsigned IOEngineTy::availablePaths(std::string &Why) const {
   unsigned Mask = 0;
   // Listed direct first, then fastpath, as the reasons always were.
-  for (IOPathTy P : {IOPathTy::Direct, IOPathTy::Fastpath, IOPathTy::Staged}) {
+  for (IOPathTy P :
+       {IOPathTy::HostAddressable, IOPathTy::Fastpath, IOPathTy::Staged}) {
     std::string Reason;
     if (Paths[unsigned(P)]->available(Reason))
       Mask |= 1u << unsigned(P);
@@ -44,14 +45,14 @@ Expected<IOPathTy> IOEngineTy::choosePath(const IOPathQueryTy &Q,
   case IOPathTy::Fastpath:
     Why = "vendor storage DMA accepts the file and buffer";
     break;
-  case IOPathTy::Direct:
+  case IOPathTy::HostAddressable:
     Why = "the host can address the device buffer";
     break;
   default: {
     // Staged wins only when both others refused: say why each did.
     const std::string &Fast = Refusals[unsigned(IOPathTy::Fastpath)];
     Why = "fastpath: " + (Fast.empty() ? std::string("refused") : Fast) +
-          "; direct: " + Refusals[unsigned(IOPathTy::Direct)];
+          "; direct: " + Refusals[unsigned(IOPathTy::HostAddressable)];
     break;
   }
   }

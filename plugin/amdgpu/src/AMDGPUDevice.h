@@ -39,11 +39,6 @@ public:
       : GenericDeviceTy(Plugin, DeviceId), Ctx(Ctx), Gpu(Ctx.Gpus[DeviceId]) {}
   ~AMDGPUDeviceTy() override;
 
-  /// The program's allocation on this device that contains \p Ptr, if any.
-  std::optional<AllocationInfoTy> findAllocation(const void *Ptr) const {
-    return findBuffer(Ptr);
-  }
-
   /// The GPU agent.
   hsa_agent_t getAgent() const { return Gpu.Agent; }
   /// Kernel argument memory of this GPU.

@@ -14,8 +14,8 @@
 //
 // Assumptions about the real API (from ROCr's header, hipFile's fastpath and
 // its notes on the call chain hipAmdFileRead -> hsa_amd_ais_file_read ->
-// libhsakmt hsaKmtAisReadWriteFile -> KFD kfd_ais_rw_file; see
-// /work/shared/reference/file-io-anchors.md). None is verified on hardware:
+// libhsakmt hsaKmtAisReadWriteFile -> KFD kfd_ais_rw_file, none of which
+// this repository holds). None is verified on hardware:
 //   * There is no agent argument. The GPU is the one owning DevicePtr's
 //     buffer object, so the plugin passes only memory it allocated from
 //     this GPU's device pool; Handle.fd is the file descriptor (the union's

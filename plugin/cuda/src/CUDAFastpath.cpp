@@ -153,13 +153,14 @@ bool CUDAFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
     Why = "nothing to transfer";
     return false;
   }
-  AllocKindTy Kind = AllocKindTy::Device;
-  if (!Device.ownsPointer(DevPtr, &Kind)) {
+  auto Alloc = Device.findAllocation(DevPtr);
+  if (!Alloc) {
     Why = llvm::formatv("buffer {0} is not memory of device {1}", DevPtr,
                         Device.getDeviceId())
               .str();
     return false;
   }
+  AllocKindTy Kind = Alloc->Kind;
   if (Kind != AllocKindTy::Device && Kind != AllocKindTy::Default) {
     Why = llvm::formatv("buffer {0} is {1} memory; cuFile's GPUDirect path "
                         "serves device memory only",

@@ -13,9 +13,18 @@ namespace offloadio {
 struct ProcessShareTy;
 
 /// The paths, numbered as enum ompx_io_path.
-enum class IOPathTy : unsigned { Direct = 0, Fastpath = 1, Staged = 2, Count };
+enum class IOPathTy : unsigned {
+  /// pread/pwrite straight into memory the host addresses (named "direct").
+  HostAddressable = 0,
+  Fastpath = 1, ///< The vendor's storage DMA.
+  Staged = 2,   ///< Through pinned bounce buffers.
+  /// Number of the engine's paths, not a path: its number is
+  /// OMPX_IO_PATH_HOST, the initial device's transfers, which libompx_io
+  /// makes without any engine.
+  Count
+};
 
-/// Printable name of a path.
+/// Printable name of a path; "unknown" for Count.
 const char *ioPathName(IOPathTy Path);
 
 /// When the aligned middle of a request is read or written with O_DIRECT.

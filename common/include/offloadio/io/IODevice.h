@@ -8,6 +8,7 @@
 #define OFFLOADIO_IO_IODEVICE_H
 
 #include "offloadio/ABI.h"
+#include "offloadio/AllocationRegistry.h"
 #include "offloadio/Error.h"
 #include "offloadio/Stream.h"
 
@@ -30,12 +31,14 @@ public:
   virtual int32_t getDeviceId() const = 0;
   /// The plugin's name, for messages.
   virtual std::string getPluginName() const = 0;
-  /// Whether every device pointer is a host address (the direct path).
+  /// Whether every device pointer is a host address (the host-addressable
+  /// path, OMPX_IO_PATH=direct).
   virtual bool hostCanAccessDeviceMemory() const = 0;
 
-  /// Whether \p Ptr lies in live program memory of the device; \p Kind, if
-  /// given, gets its kind.
-  virtual bool ownsPointer(const void *Ptr, AllocKindTy *Kind) const = 0;
+  /// The live program allocation of the device that contains \p Ptr, with
+  /// its kind, if any.
+  virtual std::optional<AllocationInfoTy>
+  findAllocation(const void *Ptr) const = 0;
   /// Bytes from \p Ptr to the end of its allocation; SIZE_MAX if unknown.
   virtual size_t bytesAvailableFrom(const void *Ptr) const = 0;
   /// Memory that transfers in flight use; frees wait for it.

@@ -4,7 +4,8 @@
 // the request; the highest score serves it (hipFile's scheme), or the one
 // OMPX_IO_PATH forces if it does not refuse. A worker then runs each chunk
 // on the request's backend.
-//   - direct:   pread/pwrite straight into host-addressable device memory;
+//   - direct (IOPathTy::HostAddressable): pread/pwrite straight into
+//     host-addressable device memory;
 //   - fastpath: the vendor's storage <-> GPU DMA (cuFile, AIS);
 //   - staged:   pread into a worker's pinned ring, then an async copy.
 #ifndef OFFLOADIO_IO_IOPATHBACKEND_H
@@ -59,8 +60,8 @@ public:
 };
 
 /// pread/pwrite into device memory the host addresses.
-std::unique_ptr<IOPathBackendTy> makeDirectPath(IODeviceTy &Device, SysTy &Sys,
-                                                IOStatsTy &Stats);
+std::unique_ptr<IOPathBackendTy>
+makeHostAddressablePath(IODeviceTy &Device, SysTy &Sys, IOStatsTy &Stats);
 /// The vendor's storage DMA; \p Fastpath may be null (the path is refused).
 /// File systems it gave up on are kept in \p Refused.
 std::unique_ptr<IOPathBackendTy>

@@ -39,7 +39,10 @@ public:
   virtual int reopen(int Fd, int Flags);
   /// fstat(2).
   virtual int fstat(int Fd, struct stat *St);
-  /// The O_DIRECT alignment of \p Fd (statx STATX_DIOALIGN), 0 if unknown.
+  /// The O_DIRECT alignment of \p Fd: the larger of the offset and memory
+  /// alignments statx reports (STATX_DIOALIGN), or 4096, the logical block
+  /// size of common devices, when it reports none. Substitutes may return
+  /// 0; callers then take 4096.
   virtual size_t directIOAlignment(int Fd);
 };
 

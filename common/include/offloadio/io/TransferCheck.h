@@ -20,7 +20,8 @@
 // kernel once (inspectDescriptor): a batch that names one descriptor many
 // times pays for it once.
 //
-// Free of LLVM: libompx_io links nothing of the framework but this.
+// Free of LLVM: libompx_io links nothing of the framework but this and the
+// SysTy seam it calls through (SysCalls.h).
 #ifndef OFFLOADIO_IO_TRANSFERCHECK_H
 #define OFFLOADIO_IO_TRANSFERCHECK_H
 

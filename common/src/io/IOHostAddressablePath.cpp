@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The direct path: pread/pwrite between the file and device memory that
-// the host addresses, with no copy in between.
+// The host-addressable path (OMPX_IO_PATH=direct): pread/pwrite between
+// the file and device memory that the host addresses, with no copy in
+// between. Unrelated to O_DIRECT, which any path may use (IODirectPolicy.h).
 #include "offloadio/Profile.h"
 #include "offloadio/io/IOChunkIO.h"
 #include "offloadio/io/IODevice.h"
@@ -12,12 +13,12 @@ using namespace offloadio;
 
 namespace {
 
-class IODirectPathTy final : public IOPathBackendTy {
+class IOHostAddressablePathTy final : public IOPathBackendTy {
 public:
-  IODirectPathTy(IODeviceTy &Device, SysTy &Sys, IOStatsTy &Stats)
+  IOHostAddressablePathTy(IODeviceTy &Device, SysTy &Sys, IOStatsTy &Stats)
       : Device(Device), Sys(Sys), Stats(Stats) {}
 
-  IOPathTy path() const override { return IOPathTy::Direct; }
+  IOPathTy path() const override { return IOPathTy::HostAddressable; }
 
   bool available(std::string &Why) const override {
     if (Device.hostCanAccessDeviceMemory())
@@ -73,6 +74,7 @@ private:
 } // namespace
 
 std::unique_ptr<IOPathBackendTy>
-offloadio::makeDirectPath(IODeviceTy &Device, SysTy &Sys, IOStatsTy &Stats) {
-  return std::make_unique<IODirectPathTy>(Device, Sys, Stats);
+offloadio::makeHostAddressablePath(IODeviceTy &Device, SysTy &Sys,
+                                   IOStatsTy &Stats) {
+  return std::make_unique<IOHostAddressablePathTy>(Device, Sys, Stats);
 }
