@@ -108,12 +108,17 @@ TEST(IOBusyMemoryTest, MarkingsWaitForAFreeInProgress) {
 TEST(IOBusyMemoryTest, BeginFreeWaitsForMarkings) {
   IOBusyMemoryTy B;
   auto M = std::make_unique<IOBusyMarkTy>(B, at(0x1000), 64);
-  std::atomic<bool> Finished{false}, Waited{false};
+  std::atomic<bool> Started{false}, Finished{false}, Waited{false};
   std::thread T([&] {
+    Started = true;
     Waited = B.beginFree(at(0x1000), 0x1000);
     Finished = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The free must be waiting before the marking ends, or there is nothing
+  // to wait for: on a loaded machine the thread may start late.
+  while (!Started.load())
+    std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(Finished.load());
   M.reset();
   T.join();
