@@ -272,19 +272,24 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
   auto B = std::make_unique<BatchTy>();
   B->Ops = Ops;
   B->Count = Count;
-  std::vector<BatchRefusalTy> Refusals = planBatch(Ops, Count);
-  int Initial = initialDeviceNumber();
-  // Every descriptor the batch names is looked at before anything runs:
-  // the plugins duplicate descriptors, and a duplicate takes the lowest
+  // Every descriptor the batch names is looked at before anything runs,
+  // once: the checks across operations compare the files they name, and
+  // the plugins duplicate descriptors, where a duplicate takes the lowest
   // free number, which may be one that the program closed and a later
   // operation still names.
-  std::unordered_map<int, offloadio::DescriptorFactsTy> Fds;
-  auto FactsOf = [&](int Fd) -> const offloadio::DescriptorFactsTy & {
-    auto [It, New] = Fds.try_emplace(Fd);
+  BatchDescriptorsTy Fds;
+  for (size_t I = 0; I < Count; ++I) {
+    if (I && Ops[I].fd == Ops[I - 1].fd)
+      continue; // A run of one descriptor is looked up once.
+    auto [It, New] = Fds.try_emplace(Ops[I].fd);
     if (New)
-      It->second = offloadio::inspectDescriptor(librarySys(), Fd);
-    return It->second;
+      It->second = offloadio::inspectDescriptor(librarySys(), Ops[I].fd);
+  }
+  auto FactsOf = [&](int Fd) -> const offloadio::DescriptorFactsTy & {
+    return Fds.find(Fd)->second;
   };
+  std::vector<BatchRefusalTy> Refusals = planBatch(Ops, Count, Fds);
+  int Initial = initialDeviceNumber();
   std::vector<size_t> HostOps;
   std::map<int, size_t> ShareOf; // device: index in B->Shares
   for (size_t I = 0; I < Count; ++I) {

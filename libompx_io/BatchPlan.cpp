@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <fcntl.h>
-#include <map>
 #include <sys/stat.h>
 #include <tuple>
 
@@ -90,7 +89,8 @@ enum : unsigned { FileRead = 1, FileWrite = 2, FileAppend = 4 };
 } // namespace
 
 std::vector<BatchRefusalTy> ompxio::planBatch(const ompx_io_op_t *Ops,
-                                              size_t Count) {
+                                              size_t Count,
+                                              const BatchDescriptorsTy &Fds) {
   std::vector<BatchRefusalTy> Out(Count);
   for (size_t I = 0; I < Count; ++I)
     if (Ops[I].opcode != OMPX_IO_OP_READ && Ops[I].opcode != OMPX_IO_OP_WRITE)
@@ -124,25 +124,29 @@ std::vector<BatchRefusalTy> ompxio::planBatch(const ompx_io_op_t *Ops,
   // an O_APPEND descriptor lands at the end of file, wherever that is: it
   // covers the whole file, except against another append (appends of one
   // device land whole, in order).
-  std::map<int, std::pair<struct stat, int>> Files; // fd: stat, flags
   std::vector<RangeTy> FileRanges;
   FileRanges.reserve(Count);
+  // Operations of one descriptor come in runs: its facts are looked up once
+  // per run.
+  const offloadio::DescriptorFactsTy *Facts = nullptr;
+  int FactsFd = -1;
   for (size_t I = 0; I < Count; ++I) {
     if (!Checkable(I))
       continue;
-    auto It = Files.find(Ops[I].fd);
-    if (It == Files.end()) {
-      struct stat St;
-      int Flags = -1;
-      if (::fstat(Ops[I].fd, &St) == 0)
-        Flags = ::fcntl(Ops[I].fd, F_GETFL);
-      It = Files.emplace(Ops[I].fd, std::make_pair(St, Flags)).first;
+    if (!Facts || FactsFd != Ops[I].fd) {
+      auto It = Fds.find(Ops[I].fd);
+      Facts = It == Fds.end() ? nullptr : &It->second;
+      FactsFd = Ops[I].fd;
     }
-    const struct stat &St = It->second.first;
-    int Flags = It->second.second;
-    // Bad descriptors are the plugin's to refuse (EBADF); files without
-    // positions (pipes, ttys) have no ranges to overlap.
-    if (Flags < 0 || !(S_ISREG(St.st_mode) || S_ISBLK(St.st_mode)))
+    // Bad descriptors (not open, O_PATH, fstat failed) are the plugin's to
+    // refuse (EBADF); files without positions (pipes, ttys) have no ranges
+    // to overlap. Neither has a descriptor the caller did not describe.
+    if (!Facts)
+      continue;
+    const struct stat &St = Facts->St;
+    int Flags = Facts->Flags;
+    if (Flags < 0 || (Flags & O_PATH) || Facts->StatErrno ||
+        !(S_ISREG(St.st_mode) || S_ISBLK(St.st_mode)))
       continue;
     bool Append = !isRead(Ops[I]) && (Flags & O_APPEND);
     uint64_t Begin = Append ? 0 : uint64_t(Ops[I].offset);

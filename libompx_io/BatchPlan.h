@@ -4,7 +4,9 @@
 // make (it alone sees the whole batch, every device included): a bad
 // opcode; a read whose destination overlaps another read's destination or
 // a write's source on the same device; file ranges of one file (st_dev and
-// st_ino) that overlap where one of the two operations writes. Refused
+// st_ino) that overlap where one of the two operations writes. What each
+// descriptor is comes from the caller, which asked the kernel once per
+// descriptor (offloadio::inspectDescriptor): planning asks nothing more. Refused
 // operations fail with EINVAL; the others are left to the plugins, whose
 // checks of descriptors and buffers come after these.
 //
@@ -18,9 +20,11 @@
 #define OMPX_IO_BATCHPLAN_H
 
 #include "ompx_io.h"
+#include "offloadio/io/TransferCheck.h"
 
 #include <cstddef>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ompxio {
@@ -31,8 +35,15 @@ struct BatchRefusalTy {
   std::string Reason;
 };
 
-/// The refusals of the \p Count operations \p Ops, one per operation.
-std::vector<BatchRefusalTy> planBatch(const ompx_io_op_t *Ops, size_t Count);
+/// What the descriptors of a batch are, by number.
+using BatchDescriptorsTy =
+    std::unordered_map<int, offloadio::DescriptorFactsTy>;
+
+/// The refusals of the \p Count operations \p Ops, one per operation;
+/// \p Fds holds the facts of every descriptor that \p Ops name (one it
+/// lacks has no file ranges, as a descriptor that is not open).
+std::vector<BatchRefusalTy> planBatch(const ompx_io_op_t *Ops, size_t Count,
+                                      const BatchDescriptorsTy &Fds);
 
 } // namespace ompxio
 

@@ -13,8 +13,10 @@
 // duplicates in turn, and closes it; the messages a failure prints name the
 // program's numbers again.
 #include "BatchDone.h"
+#include "CapturedFd.h"
 #include "DetachedTask.h"
 #include "Diagnostics.h"
+#include "Library.h"
 #include "NotifiedTransfer.h"
 #include "ompx_io_depend.h"
 
@@ -24,11 +26,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <map>
 #include <memory>
 #include <string>
-#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -37,50 +37,6 @@
 using namespace ompxio;
 
 namespace {
-
-/// A duplicate of one of the program's descriptors, made at a depend call;
-/// move-only, closed with its owner.
-class CapturedFdTy {
-public:
-  CapturedFdTy() = default;
-  explicit CapturedFdTy(int Fd) : Fd(Fd) {}
-  CapturedFdTy(CapturedFdTy &&Other) noexcept
-      : Fd(std::exchange(Other.Fd, -1)) {}
-  CapturedFdTy &operator=(CapturedFdTy &&Other) noexcept {
-    std::swap(Fd, Other.Fd);
-    return *this;
-  }
-  CapturedFdTy(const CapturedFdTy &) = delete;
-  ~CapturedFdTy() {
-    // A duplicate's close only drops a reference to the open file, which
-    // the program's descriptor or the plugin's duplicate still holds:
-    // nothing is written back, nothing can fail that anyone could act on.
-    if (Fd >= 0)
-      (void)::close(Fd);
-  }
-
-  int get() const { return Fd; }
-
-private:
-  int Fd = -1;
-};
-
-/// Duplicate the program's \p Fd into \p Out; 0, or the errno with the
-/// reason in \p Why.
-int captureFd(int Fd, CapturedFdTy &Out, std::string &Why) {
-  int Dup = ::fcntl(Fd, F_DUPFD_CLOEXEC, 0);
-  if (Dup >= 0) {
-    Out = CapturedFdTy(Dup);
-    return 0;
-  }
-  int Errno = errno;
-  Why = Errno == EBADF ? "fd " + std::to_string(Fd) + " is not open"
-                       : "fcntl(fd " + std::to_string(Fd) +
-                             ", F_DUPFD_CLOEXEC) to capture it for the "
-                             "task: " +
-                             std::strerror(Errno);
-  return Errno;
-}
 
 /// The program's descriptors by their duplicates' numbers.
 using FdNamesTy = std::map<int, int>;
@@ -220,7 +176,7 @@ std::unique_ptr<CapturedBatchTy> captureBatch(ompx_io_op_t *Ops, size_t Count) {
     if (It == DupOf.end()) {
       CapturedFdTy File;
       std::string Why;
-      int Errno = captureFd(Ops[I].fd, File, Why);
+      int Errno = captureFd(librarySys(), Ops[I].fd, File, Why);
       It = DupOf.emplace(Ops[I].fd, Errno ? -Errno : File.get()).first;
       if (!Errno) {
         B->Names.emplace(File.get(), Ops[I].fd);
@@ -356,7 +312,7 @@ int transferDepend(const char *Call, bool IsWrite, int Fd, void *Buf,
     return -1;
   CapturedFdTy File;
   std::string Why;
-  if (int Refused = captureFd(Fd, File, Why))
+  if (int Refused = captureFd(librarySys(), Fd, File, Why))
     return fail(Refused, std::string(Call) + ": " + Why);
   TransferArgsTy Args{Call, IsWrite, Fd, Buf, Count, Offset, Device};
   return spawnDependTask(Call,
