@@ -14,6 +14,7 @@
 // dropped without a wait and descriptors closed right after submission are
 // handled.
 #include "FakeDevice.h"
+#include "FilePattern.h"
 
 #include "offloadio/io/IOEngine.h"
 
@@ -40,10 +41,6 @@ using namespace offloadio;
 using namespace offloadio::unittest;
 
 namespace {
-
-char pat(size_t O, unsigned Seed = 1) {
-  return char(O * 7 + (O >> 8) * 31 + (O >> 16) * 131 + Seed);
-}
 
 constexpr size_t Align = 4096;
 
@@ -315,14 +312,6 @@ protected:
     char *Base = Device->alloc(Size + 2 * Align);
     uintptr_t At = reinterpret_cast<uintptr_t>(Base);
     return Base + (size_t(Offset) + Align - At % Align) % Align;
-  }
-
-  static size_t mismatches(const char *Buf, size_t N, size_t Offset,
-                           unsigned Seed = 1) {
-    size_t Bad = 0;
-    for (size_t I = 0; I < N; ++I)
-      Bad += Buf[I] != pat(Offset + I, Seed);
-    return Bad;
   }
 
   std::string Path;

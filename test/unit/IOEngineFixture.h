@@ -13,6 +13,7 @@
 #include "FakeDevice.h"
 #include "FakeFastpath.h"
 #include "FakeSys.h"
+#include "FilePattern.h"
 
 #include "offloadio/Device.h"
 #include "offloadio/Plugin.h"
@@ -34,11 +35,6 @@
 #include <vector>
 
 namespace offloadio::unittest {
-
-/// The byte at offset \p O of a pattern file made with \p Seed.
-inline char pat(size_t O, unsigned Seed = 1) {
-  return char(O * 7 + (O >> 8) * 31 + (O >> 16) * 131 + Seed);
-}
 
 /// Small chunks and rings: every request spans several chunks.
 inline IOConfigTy smallConfig(int Path, unsigned Threads = 4,
@@ -105,14 +101,6 @@ protected:
     for (size_t I = 0; I < Size; ++I)
       F[I] = pat(I, Seed);
     Sys.setFile(std::move(F));
-  }
-  /// Bytes of Buf[0, N) that are not the file's pattern at Offset.
-  static size_t mismatches(const char *Buf, size_t N, size_t Offset,
-                           unsigned Seed = 1) {
-    size_t Bad = 0;
-    for (size_t I = 0; I < N; ++I)
-      Bad += Buf[I] != pat(Offset + I, Seed);
-    return Bad;
   }
 
   FakePluginTy Plugin;
