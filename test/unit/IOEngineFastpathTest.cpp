@@ -221,4 +221,30 @@ TEST_F(IOEngineTest, FastpathEioFailsTheRequestWithoutFallback) {
   EXPECT_EQ(Sys.Preads.load(), 0u);
 }
 
+TEST_F(IOEngineTest, FastpathChoiceAsksNoFstatPerBatchOperation) {
+  // The path choice reuses what the checks learnt of the descriptor: the
+  // kernel is asked about it a fixed number of times, however many
+  // operations name it.
+  FakeFastpathTy Fast(Sys);
+  IOEngineTy &E = engine(smallConfig(-1, 4, 4096), &Fast);
+  constexpr size_t Ops = 200, Size = 1024;
+  makeFile(2 * Ops * Size);
+  char *Buf = Device->alloc(Ops * Size);
+  std::vector<IOBatchOpTy> Batch;
+  for (size_t I = 0; I < Ops; ++I)
+    Batch.push_back({IORequestTy::Read, Fd, Buf + I * Size, Size,
+                     off_t(2 * I * Size)});
+  auto B = E.createBatch();
+  ASSERT_TRUE(bool(B)) << takeErrorMessage(B.takeError());
+  unsigned Before = Sys.Fstats.load();
+  E.startBatch(**B, Batch);
+  EXPECT_LE(Sys.Fstats.load() - Before, 4u);
+  for (const IOBatchResultTy &R : (*B)->wait())
+    EXPECT_EQ(R.Bytes, Size) << R.Message;
+  EXPECT_EQ(E.getStats().Reads[unsigned(IOPathTy::Fastpath)].load(), Ops);
+  for (size_t I = 0; I < Ops; ++I)
+    ASSERT_EQ(mismatches(Buf + I * Size, Size, off_t(2 * I * Size)), 0u)
+        << "operation " << I;
+}
+
 } // namespace

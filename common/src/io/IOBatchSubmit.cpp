@@ -47,6 +47,9 @@ constexpr size_t MaxSegments = IOV_MAX;
 constexpr size_t MaxSegments = 1024;
 #endif
 
+/// Requests of a batch queued with one wakeup of the workers.
+constexpr size_t QueueBlock = 64;
+
 } // namespace
 
 void IOEngineTy::startBatch(IOBatchTy &Batch,
@@ -168,6 +171,18 @@ void IOEngineTy::startBatch(IOBatchTy &Batch,
   }
 
   // Requests in the order of the operations: appends land in that order.
+  // They are queued in blocks: one wakeup of the workers per block, not
+  // per request, while the workers start on the first blocks as the rest
+  // are made.
+  std::vector<IORequestTy *> Unqueued;
+  Unqueued.reserve(QueueBlock);
+  auto Queue = [&](IORequestTy &R) {
+    Unqueued.push_back(&R);
+    if (Unqueued.size() < QueueBlock)
+      return;
+    queueRequests(Unqueued.data(), Unqueued.size());
+    Unqueued.clear();
+  };
   std::vector<bool> GroupStarted(Groups.size());
   for (size_t I = 0; I < Ops.size(); ++I) {
     if (!Checked[I])
@@ -187,7 +202,7 @@ void IOEngineTy::startBatch(IOBatchTy &Batch,
       noteRequest(*R, Op.Fd, Checked[I]->Why);
       IORequestTy &Queued = *R;
       Batch.mapOp(I, Batch.addRequest(std::move(R)), 0, Op.Count);
-      queueRequest(Queued);
+      Queue(Queued);
       continue;
     }
     if (GroupStarted[G])
@@ -223,6 +238,7 @@ void IOEngineTy::startBatch(IOBatchTy &Batch,
     for (size_t J : Run)
       Batch.mapOp(J, Index, size_t(Ops[J].Offset - First.Offset),
                   Ops[J].Count);
-    queueRequest(Queued);
+    Queue(Queued);
   }
+  queueRequests(Unqueued.data(), Unqueued.size());
 }

@@ -65,17 +65,19 @@ IOEngineTy::checkRequest(IORequestTy::OpTy Op, const DescriptorFactsTy &Facts,
     // first (the checks then refuse the memory), a later one waits for
     // this request (IOBusyMemory.h).
     BusyMark = IOBusyMarkTy(Device.getIOBusyMemory(), DevPtr, Count);
-    char Ptr[32];
-    std::snprintf(Ptr, sizeof(Ptr), "%p", DevPtr);
+    auto Buffer = [&] {
+      char Ptr[32];
+      std::snprintf(Ptr, sizeof(Ptr), "%p", DevPtr);
+      return "buffer " + std::string(Ptr);
+    };
     auto Alloc = Device.findAllocation(DevPtr);
     if (!Alloc)
-      return Refuse("buffer " + std::string(Ptr) +
-                    " is not memory of this device");
+      return Refuse(Buffer() + " is not memory of this device");
     Kind = Alloc->Kind;
     size_t Room = Device.bytesAvailableFrom(DevPtr);
     if (Count > Room)
-      return Refuse("buffer " + std::string(Ptr) + " has only " +
-                    std::to_string(Room) + " bytes left in its allocation");
+      return Refuse(Buffer() + " has only " + std::to_string(Room) +
+                    " bytes left in its allocation");
     return {};
   };
   if (TransferVerdictTy V = checkTransfer(Sys, Facts, IsWrite, Count, Offset,
@@ -84,9 +86,15 @@ IOEngineTy::checkRequest(IORequestTy::OpTy Op, const DescriptorFactsTy &Facts,
   int Fd = Facts.Fd;
   int Flags = Facts.Flags;
 
+  // Why a path was chosen is shown only in OMPX_IO_INFO lines.
   std::string Why;
   bool Append = IsWrite && (Flags & O_APPEND);
-  auto Path = choosePath({Fd, DevPtr, Count, Offset, Append, Kind}, Why);
+  const struct stat *St = Facts.Flags >= 0 && !(Facts.Flags & O_PATH) &&
+                                  !Facts.StatErrno
+                              ? &Facts.St
+                              : nullptr;
+  auto Path = choosePath({Fd, DevPtr, Count, Offset, Append, Kind, St},
+                         Log.enabled() ? &Why : nullptr);
   if (!Path)
     return Path.takeError();
   return CheckedRequestTy{Flags, std::move(BusyMark), *Path, std::move(Why),
@@ -125,10 +133,11 @@ void IOEngineTy::noteRequest(const IORequestTy &R, int Fd,
   Log.print(Buffer + Why + ")" + R.directNote());
 }
 
-void IOEngineTy::queueRequest(IORequestTy &R) {
+void IOEngineTy::queueRequests(IORequestTy *const *Rs, size_t N) {
   startWorkers();
-  R.markQueued();
-  Queue.push(R);
+  for (size_t I = 0; I < N; ++I)
+    Rs[I]->markQueued();
+  Queue.pushAll(Rs, N);
 }
 
 Expected<std::unique_ptr<IORequestTy>>

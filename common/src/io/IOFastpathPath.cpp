@@ -43,25 +43,36 @@ public:
     return false;
   }
 
-  int score(const IOPathQueryTy &Q, std::string &Why) override {
+  int score(const IOPathQueryTy &Q, std::string *Why) override {
     // Highest: the vendor moves the data between storage and the GPU with
     // neither the CPU nor host memory in between.
     constexpr int Accepted = 100;
     if (!Fastpath) {
-      Why = noFastpath();
+      if (Why)
+        *Why = noFastpath();
       return Refused;
     }
     if (Q.Append) {
-      Why = "the fd has O_APPEND: vendor storage DMA writes at offsets";
+      if (Why)
+        *Why = "the fd has O_APPEND: vendor storage DMA writes at offsets";
       return Refused;
     }
-    if (!Fastpath->accepts(Q.Fd, Q.DevPtr, Q.Count, Q.Offset, Why, Log))
+    std::string VendorWhy;
+    if (!Fastpath->accepts(Q.Fd, Q.DevPtr, Q.Count, Q.Offset, VendorWhy,
+                           Log)) {
+      if (Why)
+        *Why = std::move(VendorWhy);
       return Refused;
-    struct stat St;
-    if (Sys.fstat(Q.Fd, &St) == 0)
-      if (auto Reason = RefusedFS.reasonFor(IORefusedFileSystemsTy::keyOf(St))) {
-        Why = std::string(Fastpath->name()) +
-              " refused this file system before: " + *Reason;
+    }
+    struct stat Own;
+    const struct stat *St = Q.St;
+    if (!St && Sys.fstat(Q.Fd, &Own) == 0)
+      St = &Own;
+    if (St)
+      if (auto Reason = RefusedFS.reasonFor(IORefusedFileSystemsTy::keyOf(*St))) {
+        if (Why)
+          *Why = std::string(Fastpath->name()) +
+                 " refused this file system before: " + *Reason;
         return Refused;
       }
     return Accepted;

@@ -27,14 +27,15 @@ public:
     return false;
   }
 
-  int score(const IOPathQueryTy &Q, std::string &Why) override {
+  int score(const IOPathQueryTy &Q, std::string *Why) override {
     // Below the fastpath, which moves data without the CPU, and above
     // staging, which copies everything once more.
     constexpr int HostAddressable = 50;
     if (Device.hostCanAccessDeviceMemory() || Q.Kind == AllocKindTy::Host ||
         Q.Kind == AllocKindTy::Shared)
       return HostAddressable;
-    Why = "device memory is not addressable by the host";
+    if (Why)
+      *Why = "device memory is not addressable by the host";
     return Refused;
   }
 

@@ -6,10 +6,13 @@
 
 using namespace offloadio;
 
-void IORequestQueueTy::push(IORequestTy &R) {
+void IORequestQueueTy::pushAll(IORequestTy *const *Rs, size_t N) {
+  if (!N)
+    return;
   {
     std::lock_guard<std::mutex> Guard(Lock);
-    (R.isAppend() ? AppendQueue : Queue).push_back(&R);
+    for (size_t I = 0; I < N; ++I)
+      (Rs[I]->isAppend() ? AppendQueue : Queue).push_back(Rs[I]);
   }
   CV.notify_all();
   wake();

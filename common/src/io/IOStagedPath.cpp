@@ -28,7 +28,7 @@ public:
 
   bool available(std::string &) const override { return true; }
 
-  int score(const IOPathQueryTy &, std::string &) override {
+  int score(const IOPathQueryTy &, std::string *) override {
     // Lowest: it serves every request, with a copy more than the others.
     constexpr int Always = 10;
     return Always;

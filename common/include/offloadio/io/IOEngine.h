@@ -105,12 +105,19 @@ private:
   /// caller's descriptor, \p Why why the path.
   void noteRequest(const IORequestTy &R, int Fd, const std::string &Why);
   /// Hand \p R, which has chunks, to the workers.
-  void queueRequest(IORequestTy &R);
+  void queueRequest(IORequestTy &R) {
+    IORequestTy *One = &R;
+    queueRequests(&One, 1);
+  }
+  /// Hand the \p N requests \p Rs, each with chunks, to the workers in
+  /// order, with one wakeup.
+  void queueRequests(IORequestTy *const *Rs, size_t N);
   /// Keeps \p OwnWorkers, which serve this engine alone.
   IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
              IOConfigTy Config, std::unique_ptr<IOWorkerPoolTy> OwnWorkers);
-  /// Pick the path for a request by the backends' scores, with the reason.
-  Expected<IOPathTy> choosePath(const IOPathQueryTy &Q, std::string &Why) const;
+  /// Pick the path for a request by the backends' scores, with the reason
+  /// in \p Why unless it is null.
+  Expected<IOPathTy> choosePath(const IOPathQueryTy &Q, std::string *Why) const;
   /// Start the workers on first use.
   void startWorkers() { Workers.start(); }
 

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 namespace offloadio {
@@ -37,6 +38,8 @@ struct IOPathQueryTy {
   off_t Offset;
   bool Append;      ///< A write to an O_APPEND descriptor.
   AllocKindTy Kind; ///< The buffer's kind.
+  /// What fstat said of Fd at the checks, or null: a backend asks itself.
+  const struct stat *St = nullptr;
 };
 
 /// One path of the engine.
@@ -51,8 +54,10 @@ public:
   /// Whether the device has this path at all; if not, \p Why says why.
   virtual bool available(std::string &Why) const = 0;
   /// How well this path serves \p Q: the highest score wins; Refused, with
-  /// the reason in \p Why, if it cannot.
-  virtual int score(const IOPathQueryTy &Q, std::string &Why) = 0;
+  /// the reason in \p Why when \p Why is not null, if it cannot. Callers
+  /// that will not show the reason pass null: building it costs more than
+  /// the score.
+  virtual int score(const IOPathQueryTy &Q, std::string *Why) = 0;
   /// Move chunk \p Index of \p R and record its result in \p R. Returns
   /// false if the chunk must be run on the staged path instead.
   virtual bool runChunk(IORequestTy &R, size_t Index,

@@ -12,6 +12,7 @@
 #include "offloadio/io/IOConfig.h"
 #include "offloadio/io/IODirectPolicy.h"
 #include "offloadio/io/IOSlot.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -191,14 +192,17 @@ private:
   bool OwnsDescriptors = true;
   std::vector<IOSegmentTy> Segments;
   IOSlotTy Slot;
-  std::vector<IOBusyMarkTy> BusyMarks;
+  /// One inline: most requests are one operation's, and a batch makes one
+  /// per operation, where a heap block each would cost more than the rest.
+  llvm::SmallVector<IOBusyMarkTy, 1> BusyMarks;
 
   mutable std::mutex Lock;
   std::condition_variable DoneCV;
   size_t FinishedChunks = 0;
   bool Done = false;
   NotificationTy OnDone; ///< Taken by whoever runs it.
-  std::vector<size_t> ChunkBytes;
+  /// One inline, as BusyMarks.
+  llvm::SmallVector<size_t, 1> ChunkBytes;
   size_t ErrorChunk = SIZE_MAX;
   size_t ErrorAt = 0; ///< The failed byte of ErrorChunk.
   std::unique_ptr<std::string> ErrorMessage;

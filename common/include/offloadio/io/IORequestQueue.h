@@ -28,7 +28,14 @@ public:
   }
   /// Queue \p R; an append request goes on the append lane. Never blocks
   /// beyond the queue's lock.
-  void push(IORequestTy &R);
+  void push(IORequestTy &R) {
+    IORequestTy *One = &R;
+    pushAll(&One, 1);
+  }
+  /// Queue the \p N requests \p Rs in order, under one hold of the lock
+  /// and with one wakeup (a batch's requests). Never blocks beyond the
+  /// queue's lock.
+  void pushAll(IORequestTy *const *Rs, size_t N);
   /// Next request with unclaimed chunks, with its next chunk claimed into
   /// \p Chunk; blocks; null once stopping and empty.
   IORequestTy *nextRequest(size_t &Chunk);
