@@ -73,8 +73,9 @@ endfunction()
 function(add_offload_plugin)
   cmake_parse_arguments(P "" "NAME" "SOURCES;LIBS" ${ARGN})
   set(Target offloadio_plugin_${P_NAME})
-  add_library(${Target} SHARED ${P_SOURCES} ${PROJECT_SOURCE_DIR}/common/src/CApi.cpp
-              ${PROJECT_SOURCE_DIR}/common/src/CApiBatch.cpp)
+  # The C entry points, every src/CApi*.cpp of common/ (common/CMakeLists.txt).
+  get_property(CApiSources GLOBAL PROPERTY OFFLOADIO_CAPI_SOURCES)
+  add_library(${Target} SHARED ${P_SOURCES} ${CApiSources})
   # The file name is also the soname (CMake's default for an unversioned
   # library): libomptarget dlopens exactly this name, and the dynamic loader
   # answers it with an already loaded object whose soname matches

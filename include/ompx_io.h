@@ -10,6 +10,20 @@
  * return -1 and set errno, in the order Linux checks them, the same on
  * every device (docs/errors-and-env.md lists the order);
  * ompx_io_last_error() then says what failed and why.
+ *
+ * How this API grows without a new soname (libompx_io.so.N): functions
+ * are added, never changed or removed, and the structs below never change
+ * layout (the build pins each one), because programs compiled against an
+ * older header pass them to a newer library. New data comes through new
+ * functions: per item (one path, one setting) where the data is a list,
+ * or through a new struct whose first member is its size, which the
+ * caller sets to its sizeof and the library fills up to. So
+ * OMPX_IO_NUM_PATHS stays 4, the paths that ompx_io_stats_t holds: a path
+ * added later is numbered from 4 on, and its counters come through a
+ * per-path call added with it; code written for four paths keeps working
+ * as it is. A call that the offload-io plugin serving a device is too old
+ * to answer fails with ENOSYS, and ompx_io_last_error() names the plugin
+ * and the call it lacks.
  */
 #ifndef OMPX_IO_H
 #define OMPX_IO_H
@@ -135,7 +149,8 @@ enum ompx_io_path {
   OMPX_IO_NUM_PATHS = 4
 };
 
-/** Per-device counters. */
+/** Per-device counters. Its layout is fixed: it holds the paths numbered
+ *  below OMPX_IO_NUM_PATHS (see the growth rule at the top). */
 typedef struct ompx_io_stats {
   uint64_t bytes_read[OMPX_IO_NUM_PATHS];    /**< By path. */
   uint64_t bytes_written[OMPX_IO_NUM_PATHS]; /**< By path. */

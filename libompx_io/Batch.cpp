@@ -34,12 +34,12 @@ using namespace ompxio;
 
 namespace {
 
-using PluginFnsTy = offloadio::ExtensionTableTy;
+using offloadio::ExtensionNames;
 
 /// One device's share: its operations, copied, with their indices in the
 /// caller's array.
 struct ShareTy {
-  const PluginFnsTy *Fns = nullptr;
+  const PluginTy *Plugin = nullptr;
   int32_t Local = -1;
   int Device = -1;
   void *Inner = nullptr; ///< The plugin's share; null once released.
@@ -70,9 +70,10 @@ struct BatchTy {
 void finishShare(ShareTy &S, std::vector<std::string> *Reasons) {
   if (!S.Inner)
     return;
-  if (int32_t Errno = S.Fns->IOBatchWait(S.Inner, S.Ops.data(), S.Ops.size())) {
+  const offloadio::ExtensionTableTy &Fns = S.Plugin->Fns;
+  if (int32_t Errno = Fns.IOBatchWait(S.Inner, S.Ops.data(), S.Ops.size())) {
     char Text[512] = "";
-    if (!S.Fns->TakeLastError(Text, sizeof(Text)))
+    if (!S.Plugin->takeLastError(Text, sizeof(Text)))
       std::snprintf(Text, sizeof(Text), "%s", std::strerror(Errno));
     for (ompx_io_op_t &Op : S.Ops) {
       Op.result = -1;
@@ -85,16 +86,18 @@ void finishShare(ShareTy &S, std::vector<std::string> *Reasons) {
     for (size_t J = 0; J < S.Ops.size(); ++J) {
       if (!S.Ops[J].error)
         continue;
-      uint64_t Len = S.Fns->IOBatchMessage(S.Inner, J, nullptr, 0);
       std::string &Reason = (*Reasons)[J];
-      Reason.resize(Len + 1);
-      S.Fns->IOBatchMessage(S.Inner, J, Reason.data(), Reason.size());
-      Reason.resize(Len);
+      if (Fns.IOBatchMessage) {
+        uint64_t Len = Fns.IOBatchMessage(S.Inner, J, nullptr, 0);
+        Reason.resize(Len + 1);
+        Fns.IOBatchMessage(S.Inner, J, Reason.data(), Reason.size());
+        Reason.resize(Len);
+      }
       if (Reason.empty())
         Reason = std::strerror(S.Ops[J].error);
     }
   }
-  S.Fns->IOBatchRelease(S.Inner);
+  Fns.IOBatchRelease(S.Inner);
   S.Inner = nullptr;
 }
 
@@ -150,7 +153,7 @@ public:
     if (It == Batches.end())
       return -1;
     for (const ShareTy &S : It->second->Shares)
-      if (S.Inner && !S.Fns->IOBatchTest(S.Inner))
+      if (S.Inner && !S.Plugin->Fns.IOBatchTest(S.Inner))
         return 0;
     return 1;
   }
@@ -170,10 +173,13 @@ public:
         if (!S.Inner)
           continue;
         Countdown->add();
-        // A share that cannot notify (a forked child's) is counted done:
-        // its wait reports why.
-        if (S.Fns->IOBatchNotify(S.Inner, &BatchCountdownTy::shareDone,
-                                 Countdown))
+        // A share that cannot notify (a forked child's, or one of a
+        // plugin whose table lacks the call) is counted done: its wait
+        // reports why, or waits.
+        const offloadio::ExtensionTableTy &Fns = S.Plugin->Fns;
+        if (!Fns.IOBatchNotify ||
+            Fns.IOBatchNotify(S.Inner, &BatchCountdownTy::shareDone,
+                              Countdown))
           Countdown->done();
       }
     }
@@ -253,6 +259,25 @@ std::string describe(const ompx_io_op_t &Op) {
   return Text;
 }
 
+/// The first of the extensions a share needs that the table of \p Plugin
+/// lacks, or null: a share is created, started, tested, waited for and
+/// released through one plugin. Its messages and notification are used
+/// where the table has them.
+const char *lackingShareCall(const PluginTy &Plugin) {
+  const offloadio::ExtensionTableTy &F = Plugin.Fns;
+  if (!F.IOBatchCreate)
+    return ExtensionNames::IOBatchCreate;
+  if (!F.IOBatchStart)
+    return ExtensionNames::IOBatchStart;
+  if (!F.IOBatchTest)
+    return ExtensionNames::IOBatchTest;
+  if (!F.IOBatchWait)
+    return ExtensionNames::IOBatchWait;
+  if (!F.IOBatchRelease)
+    return ExtensionNames::IOBatchRelease;
+  return nullptr;
+}
+
 /// Most failed operations ompx_io_last_error names one by one.
 constexpr size_t MaxNamedFailures = 8;
 
@@ -315,11 +340,20 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
     if (It == ShareOf.end()) {
       ShareTy S;
       S.Device = Op.device_num;
-      if (!resolveDevice(Op.device_num, S.Fns, S.Local)) {
+      DeviceRefTy Ref;
+      if (!resolveDevice(Op.device_num, Ref)) {
         B->Early.push_back(
             {I, -1, ENODEV, notServedMessage(Call, Op.device_num)});
         continue;
       }
+      // A plugin too old for batches fails its own operations, as a device
+      // that cannot serve; the others run.
+      if (const char *Lacking = lackingShareCall(*Ref.Plugin)) {
+        B->Early.push_back({I, -1, ENOSYS, Ref.Plugin->lacking(Lacking)});
+        continue;
+      }
+      S.Plugin = Ref.Plugin;
+      S.Local = Ref.Local;
       It = ShareOf.emplace(Op.device_num, B->Shares.size()).first;
       B->Shares.push_back(std::move(S));
     }
@@ -332,11 +366,11 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
   // device that cannot serve at all (a forked child's) fails its own
   // operations; the others, the initial device's included, still run.
   for (ShareTy &S : B->Shares) {
-    int32_t Errno = S.Fns->IOBatchCreate(S.Local, &S.Inner);
+    int32_t Errno = S.Plugin->Fns.IOBatchCreate(S.Local, &S.Inner);
     if (!Errno)
       continue;
     char Text[512] = "";
-    if (!S.Fns->TakeLastError(Text, sizeof(Text)))
+    if (!S.Plugin->takeLastError(Text, sizeof(Text)))
       std::snprintf(Text, sizeof(Text), "%s", std::strerror(Errno));
     S.Inner = nullptr;
     if (Errno != EAGAIN) {
@@ -346,7 +380,7 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
     }
     for (ShareTy &Other : B->Shares)
       if (Other.Inner)
-        Other.Fns->IOBatchRelease(Other.Inner);
+        Other.Plugin->Fns.IOBatchRelease(Other.Inner);
     return fail(Errno, std::string(Call) + " on device " +
                            std::to_string(S.Device) + ": " + Text +
                            "; nothing was submitted");
@@ -362,14 +396,15 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
   for (ShareTy &S : B->Shares) {
     if (!S.Inner)
       continue;
-    if (int32_t Errno = S.Fns->IOBatchStart(S.Local, S.Inner, S.Ops.data(),
-                                            S.Ops.size())) {
+    const offloadio::ExtensionTableTy &Fns = S.Plugin->Fns;
+    if (int32_t Errno =
+            Fns.IOBatchStart(S.Local, S.Inner, S.Ops.data(), S.Ops.size())) {
       char Text[512] = "";
-      if (!S.Fns->TakeLastError(Text, sizeof(Text)))
+      if (!S.Plugin->takeLastError(Text, sizeof(Text)))
         std::snprintf(Text, sizeof(Text), "%s", std::strerror(Errno));
       for (size_t I : S.Indices)
         B->Early.push_back({I, -1, int(Errno), Text});
-      S.Fns->IOBatchRelease(S.Inner);
+      Fns.IOBatchRelease(S.Inner);
       S.Inner = nullptr;
     }
   }

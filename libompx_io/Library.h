@@ -7,7 +7,7 @@
 #define OMPX_IO_LIBRARY_H
 
 #include "HostTransfer.h"
-#include "offloadio/ExtensionABI.h"
+#include "PluginDirectory.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -16,10 +16,9 @@
 
 namespace ompxio {
 
-/// The offload-io plugin (\p Fns) and local number (\p Local) of OpenMP
-/// device \p Device; false when no offload-io plugin serves it.
-bool resolveDevice(int Device, const offloadio::ExtensionTableTy *&Fns,
-                   int32_t &Local);
+/// The offload-io plugin and local number of OpenMP device \p Device into
+/// \p Ref; false when no offload-io plugin serves it.
+bool resolveDevice(int Device, DeviceRefTy &Ref);
 
 /// The initial device number of the running OpenMP program.
 int initialDeviceNumber();

@@ -13,6 +13,7 @@
 #include "HostTransfer.h"
 #include "Library.h"
 #include "NotifiedTransfer.h"
+#include "PluginDirectory.h"
 #include "ompx_io.h"
 #include "ompx_version.h"
 #include "offloadio/ExtensionABI.h"
@@ -25,7 +26,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <type_traits>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <mutex>
@@ -41,18 +41,11 @@ using offloadio::inspectDescriptor;
 
 namespace {
 
-/// The extension entry points of one offload-io plugin.
-using PluginFnsTy = offloadio::ExtensionTableTy;
-
-/// A device: its plugin and local number.
-struct DeviceRefTy {
-  const PluginFnsTy *Fns;
-  int32_t Local;
-};
+using offloadio::ExtensionNames;
 
 /// A request in flight, as the registry keeps it.
 struct RequestTy {
-  const PluginFnsTy *Fns = nullptr; ///< Null for host requests, done already.
+  const PluginTy *Plugin = nullptr; ///< Null for host requests, done already.
   void *Inner = nullptr;            ///< The plugin's request.
   ssize_t HostResult = 0;           ///< Host requests: the result ...
   int HostErrno = 0;                ///< ... its errno ...
@@ -78,7 +71,7 @@ public:
     // Order every device lookup made so far before the lookup table is
     // destroyed: the threads that made them may be synchronised with this
     // one only through libomp, which ThreadSanitizer cannot see.
-    { std::lock_guard<std::mutex> Guard(Lock); }
+    Directory.fence();
     std::unordered_map<uintptr_t, RequestTy> Left;
     {
       std::lock_guard<std::mutex> Guard(RequestsLock);
@@ -92,8 +85,8 @@ public:
     for (auto &[Id, R] : Left) {
       int64_t Bytes;
       // Their results, errors included, have no one left to read them.
-      if (R.Fns)
-        (void)R.Fns->IOWait(R.Inner, &Bytes);
+      if (R.Plugin)
+        (void)R.Plugin->Fns.IOWait(R.Inner, &Bytes);
     }
   }
 
@@ -126,36 +119,18 @@ public:
     if (It == Requests.end())
       return -1;
     const RequestTy &R = It->second;
-    return R.Fns ? R.Fns->IOTest(R.Inner) : 1;
+    // Submitted only through a table with IOTest (startTransfer).
+    return R.Plugin ? R.Plugin->Fns.IOTest(R.Inner) : 1;
   }
 
-  /// Resolve OpenMP device \p Device; errno-style failure as nullptr.
+  /// The plugin that serves OpenMP device \p Device; false when none.
   bool resolve(int Device, DeviceRefTy &Ref) {
-    std::lock_guard<std::mutex> Guard(Lock);
-    auto It = Devices.find(Device);
-    if (It != Devices.end()) {
-      Ref = It->second;
-      return true;
-    }
-    loadPlugins();
-    for (unsigned I = 0; I < NumPlugins; ++I) {
-      int32_t Local = Plugins[I].ResolveDevice(Device);
-      if (Local >= 0) {
-        Ref = {&Plugins[I], Local};
-        Devices[Device] = Ref;
-        return true;
-      }
-    }
-    return false;
+    return Directory.resolve(Device, Ref);
   }
 
   /// The first offload-io plugin libomptarget loaded, or null: for the
   /// calls that concern the process rather than a device.
-  const PluginFnsTy *anyPlugin() {
-    std::lock_guard<std::mutex> Guard(Lock);
-    loadPlugins();
-    return NumPlugins ? &Plugins[0] : nullptr;
-  }
+  const PluginTy *anyPlugin() { return Directory.anyPlugin(); }
 
   /// Count a transfer of the initial device that was not refused at
   /// submission: \p Result is its byte count, or -1.
@@ -190,41 +165,8 @@ public:
   }
 
 private:
-  void loadPlugins() {
-    if (Loaded)
-      return;
-    Loaded = true;
-    // libomptarget loaded the plugins already; we only look them up.
-    static const char *const Names[] = {
-        "libomptarget.rtl.x86_64.nextgen.so",
-        "libomptarget.rtl.cuda.nextgen.so",
-        "libomptarget.rtl.amdgpu.nextgen.so"};
-    for (const char *Name : Names) {
-      void *H = dlopen(Name, RTLD_LAZY | RTLD_NOLOAD);
-      if (!H)
-        continue;
-      PluginFnsTy F;
-      bool Ok = true;
-      auto Get = [&](auto &Slot, const char *Sym) {
-        Slot = reinterpret_cast<std::remove_reference_t<decltype(Slot)>>(
-            dlsym(H, Sym));
-        Ok &= Slot != nullptr;
-      };
-#define OFFLOADIO_EXTENSION_LOOKUP(Field, Symbol) Get(F.Field, #Symbol);
-      OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_LOOKUP)
-#undef OFFLOADIO_EXTENSION_LOOKUP
-      // A stock plugin of the same name has none of our extensions.
-      if (Ok && NumPlugins < 3)
-        Plugins[NumPlugins++] = F;
-    }
-  }
-
   offloadio::SysTy Sys;
-  std::mutex Lock;
-  bool Loaded = false;
-  PluginFnsTy Plugins[3];
-  unsigned NumPlugins = 0;
-  std::unordered_map<int, DeviceRefTy> Devices;
+  PluginDirectoryTy Directory;
 
   /// The process that created this state (see ~IOLibTy).
   pid_t CreatorPid = ::getpid();
@@ -275,30 +217,57 @@ static int notServed(const char *Call, std::optional<int> Device) {
               explainNotServed(Call, Device, lib().notServedWarned()));
 }
 
-/// The message of \p Call on \p Device failing with \p Errno, which the
-/// plugin of \p Fns returned: the plugin's, or errno's text without one.
-static std::string pluginMessage(const PluginFnsTy &Fns, int Errno,
-                                 const char *Call, std::optional<int> Device) {
-  std::string Message = Call;
+/// "<Call>" or "<Call> on device <Device>": the head of a failure message.
+static std::string callHead(const char *Call, std::optional<int> Device) {
+  std::string Head = Call;
   if (Device)
-    Message += " on device " + std::to_string(*Device);
+    Head += " on device " + std::to_string(*Device);
+  return Head;
+}
+
+/// The message of \p Call on \p Device failing with \p Errno, which
+/// \p Plugin returned: the plugin's, or errno's text without one.
+static std::string pluginMessage(const PluginTy &Plugin, int Errno,
+                                 const char *Call, std::optional<int> Device) {
+  std::string Message = callHead(Call, Device);
   char Text[512];
-  if (Fns.TakeLastError(Text, sizeof(Text)))
+  if (Plugin.takeLastError(Text, sizeof(Text)))
     Message += std::string(": ") + Text;
   else
     Message += std::string(": ") + std::strerror(Errno);
   return Message;
 }
 
-/// Fail \p Call on \p Device with \p Errno, which the plugin of \p Fns
-/// returned; the message is pluginMessage's.
-static int pluginFailure(const PluginFnsTy &Fns, int Errno, const char *Call,
+/// Fail \p Call on \p Device with \p Errno, which \p Plugin returned; the
+/// message is pluginMessage's.
+static int pluginFailure(const PluginTy &Plugin, int Errno, const char *Call,
                          std::optional<int> Device) {
-  return fail(Errno, pluginMessage(Fns, Errno, Call, Device));
+  return fail(Errno, pluginMessage(Plugin, Errno, Call, Device));
+}
+
+/// Fail \p Call on \p Device with ENOSYS: the table of \p Plugin lacks the
+/// extension \p Name (an ExtensionNames entry), which the call needs.
+static int lackingExtension(const PluginTy &Plugin, const char *Name,
+                            const char *Call, std::optional<int> Device) {
+  return fail(ENOSYS, callHead(Call, Device) + ": " + Plugin.lacking(Name));
+}
+
+/// The first of the extensions a request needs that the table of
+/// \p Plugin lacks, or null: a request is submitted, tested and waited
+/// for (which releases it) through one plugin.
+static const char *lackingRequestCall(const PluginTy &Plugin) {
+  const offloadio::ExtensionTableTy &F = Plugin.Fns;
+  if (!F.IOSubmit)
+    return ExtensionNames::IOSubmit;
+  if (!F.IOTest)
+    return ExtensionNames::IOTest;
+  if (!F.IOWait)
+    return ExtensionNames::IOWait;
+  return nullptr;
 }
 
 /// Start a transfer for \p Call, the API function that messages name, into
-/// \p R: done already on the initial device (R.Fns null), in flight in a
+/// \p R: done already on the initial device (R.Plugin null), in flight in a
 /// plugin otherwise. 0, or -1 with errno and the last error set when it was
 /// refused.
 static int startTransfer(const char *Call, bool IsWrite, int Fd, void *Buf,
@@ -321,10 +290,13 @@ static int startTransfer(const char *Call, bool IsWrite, int Fd, void *Buf,
   DeviceRefTy Ref;
   if (Device < 0 || !lib().resolve(Device, Ref))
     return notServed(Call, Device);
-  if (int32_t Err = Ref.Fns->IOSubmit(Ref.Local, IsWrite, Fd, Buf, Count,
-                                    int64_t(Offset), &R.Inner))
-    return pluginFailure(*Ref.Fns, Err, Call, Device);
-  R.Fns = Ref.Fns;
+  const PluginTy &Plugin = *Ref.Plugin;
+  if (const char *Lacking = lackingRequestCall(Plugin))
+    return lackingExtension(Plugin, Lacking, Call, Device);
+  if (int32_t Err = Plugin.Fns.IOSubmit(Ref.Local, IsWrite, Fd, Buf, Count,
+                                        int64_t(Offset), &R.Inner))
+    return pluginFailure(Plugin, Err, Call, Device);
+  R.Plugin = &Plugin;
   return 0;
 }
 
@@ -470,12 +442,12 @@ WaitingTransfersTy &waitingTransfers() {
 
 void reportNotified(void *Arg) {
   std::unique_ptr<NotifiedRequestTy> N(static_cast<NotifiedRequestTy *>(Arg));
-  const PluginFnsTy &Fns = *N->Request.Fns;
+  const PluginTy &Plugin = *N->Request.Plugin;
   TransferOutcomeTy Outcome;
   int64_t Bytes = 0;
-  if (int32_t Errno = Fns.IOWait(N->Request.Inner, &Bytes))
+  if (int32_t Errno = Plugin.Fns.IOWait(N->Request.Inner, &Bytes))
     Outcome = {-1, Errno,
-               pluginMessage(Fns, Errno, N->Args.Call, N->Args.Device)};
+               pluginMessage(Plugin, Errno, N->Args.Call, N->Args.Device)};
   else
     Outcome = {ssize_t(Bytes), 0, std::string()};
   std::unique_ptr<TransferWaiterTy> Waiter = std::move(N->Waiter);
@@ -530,25 +502,34 @@ bool WaitingTransfersTy::startOne(const TransferArgsTy &Args,
     Out.push_back({std::move(Waiter), std::move(Outcome)});
     return true;
   }
-  if (!R.Fns) {
+  if (!R.Plugin) {
     Outcome = {R.HostResult, R.HostErrno,
                R.HostResult < 0 ? std::string(Args.Call) + ": " + R.HostWhy
                                 : std::string()};
+  } else if (!R.Plugin->Fns.IONotify) {
+    const PluginTy &Plugin = *R.Plugin;
+    Outcome = {-1, ENOSYS,
+               callHead(Args.Call, Args.Device) + ": " +
+                   Plugin.lacking(ExtensionNames::IONotify)};
+    // Still ours to release; its own result adds nothing to the failure.
+    int64_t Bytes;
+    (void)Plugin.Fns.IOWait(R.Inner, &Bytes);
   } else {
-    const PluginFnsTy &Fns = *R.Fns;
+    const PluginTy &Plugin = *R.Plugin;
     void *Inner = R.Inner;
     // Owned by the notification once it is registered: it may run, and
     // release it, before IONotify returns.
     auto *N = new NotifiedRequestTy{R, Args, std::move(Waiter)};
-    int32_t Errno = Fns.IONotify(Inner, reportNotified, N);
+    int32_t Errno = Plugin.Fns.IONotify(Inner, reportNotified, N);
     if (!Errno)
       return true;
     std::unique_ptr<NotifiedRequestTy> Unregistered(N);
     Waiter = std::move(Unregistered->Waiter);
-    Outcome = {-1, Errno, pluginMessage(Fns, Errno, Args.Call, Args.Device)};
+    Outcome = {-1, Errno,
+               pluginMessage(Plugin, Errno, Args.Call, Args.Device)};
     // Still ours to release; its own result adds nothing to the failure.
     int64_t Bytes;
-    (void)Fns.IOWait(Inner, &Bytes);
+    (void)Plugin.Fns.IOWait(Inner, &Bytes);
   }
   Diverted.reset();
   retire();
@@ -583,14 +564,14 @@ OMPX_API int ompx_io_test(ompx_io_request_t Request) {
 /// it; failures are \p Call's, on \p Device where the caller knows it.
 static ssize_t finishRequest(const char *Call, RequestTy &R,
                              std::optional<int> Device) {
-  if (!R.Fns) {
+  if (!R.Plugin) {
     if (R.HostResult < 0)
       return fail(R.HostErrno, std::string(Call) + ": " + R.HostWhy);
     return R.HostResult;
   }
   int64_t Bytes = 0;
-  if (int32_t Errno = R.Fns->IOWait(R.Inner, &Bytes))
-    return pluginFailure(*R.Fns, Errno, Call, Device);
+  if (int32_t Errno = R.Plugin->Fns.IOWait(R.Inner, &Bytes))
+    return pluginFailure(*R.Plugin, Errno, Call, Device);
   return ssize_t(Bytes);
 }
 
@@ -643,8 +624,11 @@ OMPX_API int ompx_io_get_stats(int Device, ompx_io_stats_t *Stats) {
   }
   if (!lib().resolve(Device, Ref))
     return notServed(Call, Device);
-  if (int32_t Err = Ref.Fns->IOStats(Ref.Local, Stats))
-    return pluginFailure(*Ref.Fns, Err, Call, Device);
+  const PluginTy &Plugin = *Ref.Plugin;
+  if (!Plugin.Fns.IOStats)
+    return lackingExtension(Plugin, ExtensionNames::IOStats, Call, Device);
+  if (int32_t Err = Plugin.Fns.IOStats(Ref.Local, Stats))
+    return pluginFailure(Plugin, Err, Call, Device);
   return 0;
 }
 
@@ -663,21 +647,29 @@ OMPX_API int ompx_io_paths(int Device, unsigned *Mask, char *Why,
   if (!lib().resolve(Device, Ref))
     return notServed(Call, Device);
   uint32_t M = 0;
-  if (int32_t Err = Ref.Fns->IOPaths(Ref.Local, &M, Why, WhyLen))
-    return pluginFailure(*Ref.Fns, Err, Call, Device);
+  const PluginTy &Plugin = *Ref.Plugin;
+  if (!Plugin.Fns.IOPaths)
+    return lackingExtension(Plugin, ExtensionNames::IOPaths, Call, Device);
+  if (int32_t Err = Plugin.Fns.IOPaths(Ref.Local, &M, Why, WhyLen))
+    return pluginFailure(Plugin, Err, Call, Device);
   *Mask = M;
   return 0;
 }
 
 /// Call \p Fn, which returns 0 or an errno value, on any loaded plugin of
 /// ours (for what is the same in all of them) for \p Call; 0, or -1 with
-/// errno (ENODEV without such a plugin).
-template <typename FnTy> static int onAnyPlugin(const char *Call, FnTy Fn) {
-  const PluginFnsTy *Fns = lib().anyPlugin();
-  if (!Fns)
+/// errno (ENODEV without such a plugin, ENOSYS when its table lacks
+/// \p Entry, named \p Name).
+template <typename EntryTy, typename FnTy>
+static int onAnyPlugin(const char *Call, EntryTy offloadio::ExtensionTableTy::*Entry,
+                       const char *Name, FnTy Fn) {
+  const PluginTy *Plugin = lib().anyPlugin();
+  if (!Plugin)
     return notServed(Call, std::nullopt);
-  if (int32_t Err = Fn(*Fns))
-    return pluginFailure(*Fns, Err, Call, std::nullopt);
+  if (!(Plugin->Fns.*Entry))
+    return lackingExtension(*Plugin, Name, Call, std::nullopt);
+  if (int32_t Err = Fn(Plugin->Fns.*Entry))
+    return pluginFailure(*Plugin, Err, Call, std::nullopt);
   return 0;
 }
 
@@ -689,9 +681,10 @@ OMPX_API int ompx_io_get_settings(ompx_io_setting_t *Settings,
   if (!Settings && Capacity)
     return invalidArgument(Call, "settings is NULL and capacity is not 0");
   uint64_t Total = 0;
-  if (onAnyPlugin(Call, [&](const PluginFnsTy &Fns) {
-        return Fns.IOSettings(Settings, Capacity, &Total);
-      }))
+  if (onAnyPlugin(Call, &offloadio::ExtensionTableTy::IOSettings,
+                  ExtensionNames::IOSettings, [&](auto IOSettings) {
+                    return IOSettings(Settings, Capacity, &Total);
+                  }))
     return -1;
   *Count = size_t(Total);
   return 0;
@@ -701,18 +694,18 @@ OMPX_API int ompx_io_get_pinned_budget(ompx_pinned_budget_t *Budget) {
   const char *Call = "ompx_io_get_pinned_budget";
   if (!Budget)
     return invalidArgument(Call, "budget is NULL");
-  return onAnyPlugin(Call, [&](const PluginFnsTy &Fns) {
-    return Fns.PinnedBudget(Budget);
-  });
+  return onAnyPlugin(Call, &offloadio::ExtensionTableTy::PinnedBudget,
+                     ExtensionNames::PinnedBudget,
+                     [&](auto PinnedBudget) { return PinnedBudget(Budget); });
 }
 
 OMPX_API int ompx_io_get_process_budget(ompx_io_process_budget_t *Budget) {
   const char *Call = "ompx_io_get_process_budget";
   if (!Budget)
     return invalidArgument(Call, "budget is NULL");
-  return onAnyPlugin(Call, [&](const PluginFnsTy &Fns) {
-    return Fns.ProcessBudget(Budget);
-  });
+  return onAnyPlugin(Call, &offloadio::ExtensionTableTy::ProcessBudget,
+                     ExtensionNames::ProcessBudget,
+                     [&](auto ProcessBudget) { return ProcessBudget(Budget); });
 }
 
 OMPX_API int ompx_target_lock_info(const void *Ptr, int Device,
@@ -723,7 +716,10 @@ OMPX_API int ompx_target_lock_info(const void *Ptr, int Device,
     return invalidArgument(Call, Ptr ? "region is NULL" : "ptr is NULL");
   if (!lib().resolve(Device, Ref))
     return notServed(Call, Device);
-  return Ref.Fns->LockInfo(Ptr, Region);
+  if (!Ref.Plugin->Fns.LockInfo)
+    return lackingExtension(*Ref.Plugin, ExtensionNames::LockInfo, Call,
+                            Device);
+  return Ref.Plugin->Fns.LockInfo(Ptr, Region);
 }
 
 OMPX_API int ompx_target_copy_counters(int Device,
@@ -735,8 +731,11 @@ OMPX_API int ompx_target_copy_counters(int Device,
     return invalidArgument(Call, Bytes ? "copies is NULL" : "bytes is NULL");
   if (!lib().resolve(Device, Ref))
     return notServed(Call, Device);
-  if (int32_t Err = Ref.Fns->CopyCounters(Ref.Local, Bytes, Copies))
-    return pluginFailure(*Ref.Fns, Err, Call, Device);
+  const PluginTy &Plugin = *Ref.Plugin;
+  if (!Plugin.Fns.CopyCounters)
+    return lackingExtension(Plugin, ExtensionNames::CopyCounters, Call, Device);
+  if (int32_t Err = Plugin.Fns.CopyCounters(Ref.Local, Bytes, Copies))
+    return pluginFailure(Plugin, Err, Call, Device);
   return 0;
 }
 
@@ -763,14 +762,8 @@ OMPX_API const char *ompx_io_version(int *Major, int *Minor, int *Patch) {
 // What the batch calls (Batch.cpp) share with the calls above; declared in
 // Library.h.
 
-bool ompxio::resolveDevice(int Device, const offloadio::ExtensionTableTy *&Fns,
-                           int32_t &Local) {
-  DeviceRefTy Ref;
-  if (Device < 0 || !lib().resolve(Device, Ref))
-    return false;
-  Fns = Ref.Fns;
-  Local = Ref.Local;
-  return true;
+bool ompxio::resolveDevice(int Device, DeviceRefTy &Ref) {
+  return Device >= 0 && lib().resolve(Device, Ref);
 }
 
 int ompxio::initialDeviceNumber() { return lib().initialDevice(); }

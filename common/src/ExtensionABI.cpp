@@ -4,8 +4,10 @@
 // twins in the framework. CApi.cpp converts between them by number and by
 // index; a change on one side that the other does not follow fails the
 // build here instead of mislabelling counters at run time. The layout checks
-// pin the public structs: programs compiled against an older ompx_io.h pass
-// them to the new library.
+// pin the public structs, whose layouts never change (include/ompx_io.h says
+// how the API grows instead): programs compiled against an older ompx_io.h
+// pass them to the new library, and plugins and libompx_io of different
+// builds pass them to each other.
 #include "offloadio/Device.h"
 #include "offloadio/Error.h"
 #include "offloadio/ExtensionABI.h"
@@ -14,6 +16,8 @@
 #include "offloadio/io/IOEngine.h"
 
 #include <cstddef>
+#include <cstdint>
+#include <iterator>
 #include <type_traits>
 
 using namespace offloadio;
@@ -95,3 +99,28 @@ static_assert(std::is_same_v<decltype(PinnedBudgetStatsTy::Cap),
                   std::is_same_v<decltype(PinnedBudgetStatsTy::Refusals),
                                  decltype(ompx_pinned_budget_t::refusals)>,
               "pinned budget fields");
+
+// The extension table (ExtensionABI.h): its header, then one pointer per
+// call, packed, in the order of OFFLOADIO_EXTENSIONS. The entries each
+// version has: appending a call without raising the version, or raising
+// the version without recording its entries here, fails the build.
+constexpr uint32_t EntriesOfVersion[] = {0, /*1:*/ 20};
+constexpr uint32_t NumExtensions = 0
+#define OFFLOADIO_EXTENSION_COUNT(Field, Symbol) +1
+    OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_COUNT);
+#undef OFFLOADIO_EXTENSION_COUNT
+static_assert(std::size(EntriesOfVersion) ==
+                      OFFLOADIO_EXTENSION_TABLE_VERSION + 1 &&
+                  EntriesOfVersion[OFFLOADIO_EXTENSION_TABLE_VERSION] ==
+                      NumExtensions,
+              "a call was appended to OFFLOADIO_EXTENSIONS: raise "
+              "OFFLOADIO_EXTENSION_TABLE_VERSION and record its entries");
+static_assert(offsetof(ExtensionTableTy, Size) == 0 &&
+                  offsetof(ExtensionTableTy, Version) == 4 &&
+                  offsetof(ExtensionTableTy, ResolveDevice) ==
+                      ExtensionTableHeaderSize &&
+                  sizeof(ExtensionTableTy) ==
+                      ExtensionTableHeaderSize + NumExtensions * sizeof(void *),
+              "the extension table is its header and one pointer per call");
+static_assert(std::is_standard_layout_v<ExtensionTableTy>,
+              "the extension table crosses libraries as plain bytes");

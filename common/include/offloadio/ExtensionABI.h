@@ -1,16 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The offload-io extension entry points (__tgt_rtl_ompx_*) that each plugin
-// exports beside libomptarget's __tgt_rtl_* and that libompx_io looks up
-// with dlsym. common/src/CApi.cpp defines them against these declarations
-// and libompx_io takes its function-pointer types from them, so the two
-// sides cannot disagree on a signature. Plain C types only: libompx_io
-// includes this without the framework.
+// The offload-io extension ABI between a plugin and libompx_io: the
+// extension calls (__tgt_rtl_ompx_*) that each plugin implements beside
+// libomptarget's __tgt_rtl_* entry points, and the one entry point through
+// which libompx_io finds them, __tgt_rtl_ompx_extensions, which fills a
+// versioned table of them. common/src/CApi*.cpp define the calls against
+// these declarations and libompx_io takes its function-pointer types from
+// them, so the two sides cannot disagree on a signature. Plain C types
+// only: libompx_io includes this without the framework.
 //
 // Every extension returns 0 or an errno value and never prints an error
 // (libompx_io reports through errno and ompx_io_last_error), except where
 // said otherwise. The message of a failure stays with the calling thread
 // until __tgt_rtl_ompx_take_last_error collects it.
+//
+// The rules of the table, which let a plugin and a libompx_io of different
+// builds work together:
+//  - The table starts with its size in bytes and its version, then one
+//    function pointer per call, in the order of OFFLOADIO_EXTENSIONS.
+//  - A call is added at the end of OFFLOADIO_EXTENSIONS, and the version
+//    goes up by one; an entry is never removed, reordered or given another
+//    signature (a changed call is a new entry under a new name).
+//  - The caller sets Size to its own sizeof and Version to its own version;
+//    the plugin copies min(caller's size, its own) bytes of its table and
+//    answers the bytes it filled in Size and its own version in Version.
+//    So an older reader gets the entries it knows, and a newer reader
+//    finds the entries past the plugin's size null: it uses what the size
+//    covers and names what is missing (libompx_io/PluginDirectory.cpp).
+//  - The structs the calls pass are those of include/ompx_io.h, whose
+//    layouts never change (common/src/ExtensionABI.cpp pins them).
+//  - libompx_io finds the plugins by this entry point, in whatever object
+//    of the process exports it: not by file name.
 #ifndef OFFLOADIO_EXTENSIONABI_H
 #define OFFLOADIO_EXTENSIONABI_H
 
@@ -137,8 +157,9 @@ OFFLOADIO_EXTENSION_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
 
 } // extern "C"
 
-/// Every extension as X(Field, Symbol): the one list of what an offload-io
-/// plugin exports beyond libomptarget's entry points.
+/// Every extension as X(Field, Symbol), in the order of the table's entries:
+/// the one list of what an offload-io plugin answers beyond libomptarget's
+/// entry points. Append only (see the rules above).
 #define OFFLOADIO_EXTENSIONS(X)                                                \
   X(ResolveDevice, __tgt_rtl_ompx_resolve_device)                              \
   X(IOSubmit, __tgt_rtl_ompx_io_submit)                                        \
@@ -161,17 +182,53 @@ OFFLOADIO_EXTENSION_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
   X(CopyCounters, __tgt_rtl_ompx_copy_counters)                                \
   X(TakeLastError, __tgt_rtl_ompx_take_last_error)
 
+/// The version of the table that OFFLOADIO_EXTENSIONS describes: one more
+/// for each call appended.
+#define OFFLOADIO_EXTENSION_TABLE_VERSION 1u
+
 namespace offloadio {
 
-/// The extensions of one loaded plugin, as dlsym finds them: one pointer per
-/// entry of OFFLOADIO_EXTENSIONS, typed from its declaration above.
+/// A plugin's extension table: the header (its size and version), then one
+/// pointer per entry of OFFLOADIO_EXTENSIONS, typed from its declaration
+/// above. A value of this type made by the default constructor is a
+/// request for the whole table of this header's version, all entries null.
 struct ExtensionTableTy {
+  /// Bytes of the table: the caller's capacity on the way in, what the
+  /// plugin filled on the way out (the header included).
+  uint32_t Size = sizeof(ExtensionTableTy);
+  /// The caller's OFFLOADIO_EXTENSION_TABLE_VERSION on the way in, the
+  /// plugin's on the way out.
+  uint32_t Version = OFFLOADIO_EXTENSION_TABLE_VERSION;
 #define OFFLOADIO_EXTENSION_FIELD(Field, Symbol)                               \
   decltype(&Symbol) Field = nullptr;
   OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_FIELD)
 #undef OFFLOADIO_EXTENSION_FIELD
 };
 
+/// The bytes of the table's header; a smaller Size is refused (EINVAL).
+constexpr uint32_t ExtensionTableHeaderSize = 2 * sizeof(uint32_t);
+
+/// The name of each entry's call, for messages: ExtensionNames::IOSubmit
+/// is "__tgt_rtl_ompx_io_submit".
+struct ExtensionNames {
+#define OFFLOADIO_EXTENSION_NAME(Field, Symbol)                                \
+  static constexpr const char *Field = #Symbol;
+  OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_NAME)
+#undef OFFLOADIO_EXTENSION_NAME
+};
+
 } // namespace offloadio
+
+extern "C" {
+
+/// The discovery entry point: fill \p *Table, whose Size and Version the
+/// caller set to its own, with min(Table->Size, the plugin's size) bytes of
+/// the plugin's table, then answer the bytes filled in Table->Size and the
+/// plugin's version in Table->Version. 0, or EINVAL when \p Table is null
+/// or its Size is below ExtensionTableHeaderSize.
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_extensions(offloadio::ExtensionTableTy *Table);
+
+} // extern "C"
 
 #endif // OFFLOADIO_EXTENSIONABI_H

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "PluginDirectory.h"
+
+#include <cstddef>
+#include <cstring>
+#include <dlfcn.h>
+#include <link.h>
+
+using namespace ompxio;
+using offloadio::ExtensionTableTy;
+
+std::string PluginTy::lacking(const char *Name) const {
+  return "plugin " + Path + " answers extension table version " +
+         std::to_string(Fns.Version) + ", which lacks " + Name +
+         ": update the plugin";
+}
+
+std::optional<PluginTy> ompxio::askPlugin(const std::string &Path,
+                                          DiscoveryFnTy Discover,
+                                          std::string &Why) {
+  PluginTy P;
+  P.Path = Path;
+  // Size and Version are ours on the way in (the default constructor's).
+  if (int32_t Errno = Discover(&P.Fns)) {
+    Why = Path + ": " + DiscoverySymbol + " failed: " + std::strerror(Errno);
+    return std::nullopt;
+  }
+  if (P.Fns.Size < offloadio::ExtensionTableHeaderSize) {
+    Why = Path + ": " + DiscoverySymbol + " answered a table of " +
+          std::to_string(P.Fns.Size) + " bytes, less than its header";
+    return std::nullopt;
+  }
+  // Only whole entries within the plugin's size count; a size past ours
+  // (a plugin that ignored ours) is cut to ours.
+  if (P.Fns.Size > sizeof(ExtensionTableTy))
+    P.Fns.Size = sizeof(ExtensionTableTy);
+  ExtensionTableTy Empty;
+#define OFFLOADIO_EXTENSION_CLIP(Field, Symbol)                                \
+  if (offsetof(ExtensionTableTy, Field) + sizeof(P.Fns.Field) > P.Fns.Size)    \
+    P.Fns.Field = Empty.Field;
+  OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_CLIP)
+#undef OFFLOADIO_EXTENSION_CLIP
+  return P;
+}
+
+namespace {
+int collectObject(struct dl_phdr_info *Info, size_t, void *Data) {
+  // The program itself has no name; it is no plugin.
+  if (Info->dlpi_name && *Info->dlpi_name)
+    static_cast<std::vector<LoadedObjectTy> *>(Data)->push_back(
+        {Info->dlpi_name});
+  return 0;
+}
+} // namespace
+
+std::vector<LoadedObjectTy> ompxio::loadedObjects() {
+  // Listed first, opened after: no loader call runs under the loader's
+  // lock that dl_iterate_phdr holds.
+  std::vector<LoadedObjectTy> Objects;
+  dl_iterate_phdr(collectObject, &Objects);
+  return Objects;
+}
+
+void *ompxio::ownSymbol(const LoadedObjectTy &Object, const char *Symbol,
+                        bool Keep) {
+  // RTLD_NOLOAD only finds what is loaded already: nothing is loaded here.
+  void *H = dlopen(Object.Path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (!H)
+    return nullptr;
+  // dlsym also searches the object's dependencies: an object linked
+  // against a plugin would answer with the plugin's symbol.
+  void *Sym = dlsym(H, Symbol);
+  Dl_info Where;
+  if (Sym && !(dladdr(Sym, &Where) && Where.dli_fname &&
+               Object.Path == Where.dli_fname))
+    Sym = nullptr;
+  if (!Sym || !Keep)
+    dlclose(H);
+  return Sym;
+}
+
+std::vector<PluginTy> ompxio::findPlugins() {
+  std::vector<PluginTy> Found;
+  for (const LoadedObjectTy &Object : loadedObjects()) {
+    // A plugin's reference stays: its calls are used until exit.
+    auto *Discover = reinterpret_cast<DiscoveryFnTy>(
+        ownSymbol(Object, DiscoverySymbol, /*Keep=*/true));
+    if (!Discover)
+      continue;
+    std::string Why;
+    if (std::optional<PluginTy> P = askPlugin(Object.Path, Discover, Why))
+      Found.push_back(std::move(*P));
+  }
+  return Found;
+}
+
+void PluginDirectoryTy::loadPlugins() {
+  if (Loaded)
+    return;
+  Loaded = true;
+  for (PluginTy &P : findPlugins())
+    Plugins.push_back(std::make_unique<PluginTy>(std::move(P)));
+}
+
+bool PluginDirectoryTy::resolve(int Device, DeviceRefTy &Ref) {
+  std::lock_guard<std::mutex> Guard(Lock);
+  auto It = Devices.find(Device);
+  if (It != Devices.end()) {
+    Ref = It->second;
+    return true;
+  }
+  loadPlugins();
+  for (const std::unique_ptr<PluginTy> &P : Plugins) {
+    // A plugin that cannot say which devices are its own serves none.
+    if (!P->Fns.ResolveDevice)
+      continue;
+    int32_t Local = P->Fns.ResolveDevice(Device);
+    if (Local >= 0) {
+      Ref = {P.get(), Local};
+      Devices[Device] = Ref;
+      return true;
+    }
+  }
+  return false;
+}
+
+const PluginTy *PluginDirectoryTy::anyPlugin() {
+  std::lock_guard<std::mutex> Guard(Lock);
+  loadPlugins();
+  return Plugins.empty() ? nullptr : Plugins.front().get();
+}
