@@ -73,8 +73,8 @@ endfunction()
 function(add_offload_plugin)
   cmake_parse_arguments(P "" "NAME" "SOURCES;LIBS" ${ARGN})
   set(Target offloadio_plugin_${P_NAME})
-  add_library(${Target} SHARED ${P_SOURCES} ${PROJECT_SOURCE_DIR}/common/src/CApi.cpp
-              ${PROJECT_SOURCE_DIR}/common/src/CApiBatch.cpp)
+  add_library(${Target} SHARED ${P_SOURCES} ${PROJECT_SOURCE_DIR}/common/device/src/CApi.cpp
+              ${PROJECT_SOURCE_DIR}/common/device/src/CApiBatch.cpp)
   # The file name is also the soname (CMake's default for an unversioned
   # library): libomptarget dlopens exactly this name, and the dynamic loader
   # answers it with an already loaded object whose soname matches

@@ -5,8 +5,6 @@
 
 using namespace offloadio;
 
-IODeviceTy::~IODeviceTy() = default;
-
 int32_t DeviceIOAdapterTy::getDeviceId() const { return Device.getDeviceId(); }
 
 std::string DeviceIOAdapterTy::getPluginName() const {

@@ -2,7 +2,7 @@
 //
 // The offload-io extension entry points (__tgt_rtl_ompx_*) that each plugin
 // exports beside libomptarget's __tgt_rtl_* and that libompx_io looks up
-// with dlsym. common/src/CApi.cpp defines them against these declarations
+// with dlsym. common/device/src/CApi.cpp defines them against these declarations
 // and libompx_io takes its function-pointer types from them, so the two
 // sides cannot disagree on a signature. Plain C types only: libompx_io
 // includes this without the framework.
