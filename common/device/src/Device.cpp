@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Device.h"
-#include "offloadio/DeviceIOAdapter.h"
 #include "offloadio/Plugin.h"
-#include "offloadio/io/IOEngine.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
@@ -78,25 +76,10 @@ Error GenericDeviceTy::drain() {
   return Result;
 }
 
-Expected<IOEngineTy &> GenericDeviceTy::getIOEngine() {
-  std::lock_guard<std::mutex> Guard(IOEngineLock);
-  if (!IOAdapter)
-    IOAdapter = std::make_unique<DeviceIOAdapterTy>(*this);
-  if (!IOEngine) {
-    IOConfigTy Config = IOConfigTy::fromEnv();
-    IOEngine = std::make_unique<IOEngineTy>(
-        *IOAdapter, Plugin.getSys(), getIOFastpathImpl(), Config,
-        Plugin.getIOWorkers(Config.Threads));
-  }
-  return *IOEngine;
-}
-
 Error GenericDeviceTy::deinit() {
-  {
-    // Workers hold streams and buffers of this device: stop them first.
-    std::lock_guard<std::mutex> Guard(IOEngineLock);
-    IOEngine.reset();
-  }
+  // Workers hold streams and buffers of this device: stop them first.
+  if (IOService)
+    IOService->stop();
   Error Result = drain();
   if (MemoryManager)
     if (auto Err = MemoryManager->releaseAll())
@@ -251,12 +234,14 @@ Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
   // waits rather than fails. Transfers submitted meanwhile wait for the free
   // and then find the memory gone.
   size_t Room = std::max<size_t>(Alloc->Size, 1);
-  if (IOBusy.beginFree(TgtPtr, Room))
+  if (IOService && IOService->beginFree(TgtPtr, Room))
     Plugin.getInfo().print(InfoDataTransfer, DeviceId,
                            "free of {0} waited for file transfers in flight",
                            TgtPtr);
-  auto EndFree =
-      llvm::make_scope_exit([&] { IOBusy.endFree(TgtPtr, Room); });
+  auto EndFree = llvm::make_scope_exit([&] {
+    if (IOService)
+      IOService->endFree(TgtPtr, Room);
+  });
   // Claimed first, so that of two frees of one pointer in flight only one
   // goes on; given back if the free fails and the memory stays.
   if (!UserAllocations.remove(TgtPtr))

@@ -24,9 +24,7 @@ size_t DeviceIOAdapterTy::bytesAvailableFrom(const void *Ptr) const {
   return Device.bytesAvailableFrom(Ptr);
 }
 
-IOBusyMemoryTy &DeviceIOAdapterTy::getIOBusyMemory() {
-  return Device.getIOBusyMemory();
-}
+IOBusyMemoryTy &DeviceIOAdapterTy::getIOBusyMemory() { return Busy; }
 
 Expected<void *> DeviceIOAdapterTy::allocatePinnedHost(size_t Size) {
   return Device.allocatePinnedHost(Size);

@@ -28,6 +28,8 @@
 
 namespace offloadio {
 
+class DeviceIOTy;
+class IOEngineTy;
 class IOWorkerPoolTy;
 
 /// The plugin. Backends derive and implement the ...Impl hooks.
@@ -114,6 +116,9 @@ public:
   /// with \p Threads workers; later calls get the same pool, whatever
   /// their \p Threads.
   IOWorkerPoolTy &getIOWorkers(unsigned Threads);
+  /// The file engine of \p Device (a device of this plugin, initialised),
+  /// created on first use.
+  Expected<IOEngineTy &> getIOEngine(GenericDeviceTy &Device);
   /// Workers of the file engines' pool; 0 before any engine exists.
   unsigned getNumIOWorkers();
   /// The LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS setting.
@@ -185,6 +190,10 @@ private:
   std::atomic<int64_t> RequiresFlags{OMP_REQ_UNDEFINED};
   std::mutex InitLock;
   std::vector<std::unique_ptr<GenericDeviceTy>> Devices;
+  /// The file service of each initialised device, installed in it by
+  /// initDevice. Declared after Devices: the engines go first, while their
+  /// devices' streams and buffers are still there.
+  std::vector<std::unique_ptr<DeviceIOTy>> DeviceIO;
   /// Published pointers, readable without InitLock.
   std::unique_ptr<std::atomic<GenericDeviceTy *>[]> ReadyDevices;
 
