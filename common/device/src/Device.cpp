@@ -14,6 +14,7 @@ using namespace offloadio;
 
 GenericDeviceTy::GenericDeviceTy(GenericPluginTy &Plugin, int32_t DeviceId)
     : Plugin(Plugin), DeviceId(DeviceId),
+      Services(Plugin.getDeviceServices()),
       Streams([this] { return createStreamImpl(); }),
       Events([this] { return createEventImpl(); }) {}
 
@@ -126,7 +127,7 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
       auto Kernel = constructKernelImpl(Image, E->name);
       if (!Kernel)
         return Kernel.takeError();
-      Plugin.getInfo().print(InfoPluginKernel, DeviceId,
+      Services.Info.print(InfoPluginKernel, DeviceId,
                              "kernel {0}: {1} mode{2}", E->name,
                              execModeName((*Kernel)->getExecMode()),
                              (*Kernel)->writesDeviceOutput()
@@ -143,7 +144,7 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
   }
   Image.Table.EntriesBegin = Image.Entries.data();
   Image.Table.EntriesEnd = Image.Entries.data() + Image.Entries.size();
-  Plugin.getInfo().print(InfoPluginKernel, DeviceId,
+  Services.Info.print(InfoPluginKernel, DeviceId,
                          "loaded image {0} ({1} bytes, {2} entries)",
                          Image.getId(), Image.getBytes().size(),
                          Image.Entries.size());
@@ -193,7 +194,7 @@ Error GenericDeviceTy::dataExchange(const void *SrcPtr,
     });
     // The copy still has the vendor's indirect route: say why it takes it.
     if (!Answer)
-      Plugin.getInfo().error(DeviceId,
+      Services.Info.error(DeviceId,
                              "peer access to device " +
                                  std::to_string(DstDevice.getDeviceId()) +
                                  " not enabled, copies to it go through the "
@@ -201,7 +202,7 @@ Error GenericDeviceTy::dataExchange(const void *SrcPtr,
                                  takeErrorMessage(Answer.takeError()));
     ByPeerAccess = Answer && *Answer;
   }
-  Plugin.getInfo().print(InfoDataTransfer, DeviceId,
+  Services.Info.print(InfoDataTransfer, DeviceId,
                          "exchange {0} bytes device {1} {2} -> device {3} "
                          "{4}{5}",
                          Size, DeviceId, SrcPtr, DstDevice.getDeviceId(),
@@ -331,7 +332,7 @@ void GenericDeviceTy::printInfo(llvm::raw_ostream &OS) {
   auto Line = [&](llvm::StringRef Key, const llvm::Twine &Value) {
     printInfoLine(OS, Key, Value);
   };
-  Line("offload-io plugin:", Plugin.getName());
+  Line("offload-io plugin:", Services.PluginName);
   Line("Device number:", llvm::Twine(DeviceId));
   printInfoImpl(OS);
   Line("Maximum teams:", llvm::Twine(Limits.MaxTeams));

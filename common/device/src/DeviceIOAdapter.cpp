@@ -8,7 +8,7 @@ using namespace offloadio;
 int32_t DeviceIOAdapterTy::getDeviceId() const { return Device.getDeviceId(); }
 
 std::string DeviceIOAdapterTy::getPluginName() const {
-  return Device.getPlugin().getName();
+  return Device.getServices().PluginName;
 }
 
 bool DeviceIOAdapterTy::hostCanAccessDeviceMemory() const {
@@ -55,5 +55,5 @@ void DeviceIOAdapterTy::releaseEvent(EventTy *Event) {
 }
 
 TimeProfileTy *DeviceIOAdapterTy::getProfile() {
-  return &Device.getPlugin().getProfile();
+  return &Device.getServices().Profile;
 }

@@ -6,7 +6,6 @@
 // locked for a mapping's lifetime. Lifecycle, queues and transfers are in
 // Device.cpp and DeviceTransfers.cpp.
 #include "offloadio/Device.h"
-#include "offloadio/Plugin.h"
 
 #include "llvm/ADT/ScopeExit.h"
 
@@ -99,7 +98,7 @@ Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
   // and then find the memory gone.
   size_t Room = std::max<size_t>(Alloc->Size, 1);
   if (IOService && IOService->beginFree(TgtPtr, Room))
-    Plugin.getInfo().print(InfoDataTransfer, DeviceId,
+    Services.Info.print(InfoDataTransfer, DeviceId,
                            "free of {0} waited for file transfers in flight",
                            TgtPtr);
   auto EndFree = llvm::make_scope_exit([&] {
@@ -171,15 +170,15 @@ Error GenericDeviceTy::freeLeakedMemory() {
 
 Error GenericDeviceTy::lockMappedBuffer(void *TgtPtr, void *HstPtr,
                                         size_t Size) {
-  MappedLockPolicyTy Policy = Plugin.getMappedLockPolicy();
+  MappedLockPolicyTy Policy = Services.MappedLocks;
   if (Policy == MappedLockPolicyTy::Off)
     return Error::success();
-  auto Locked = Plugin.getPinnedMap().lock(HstPtr, Size);
+  auto Locked = Services.PinnedMap.lock(HstPtr, Size);
   if (!Locked) {
     if (Policy == MappedLockPolicyTy::Mandatory)
       return Locked.takeError();
     // Best effort: the mapping works unlocked, through staging.
-    Plugin.getInfo().print(InfoDataTransfer, DeviceId,
+    Services.Info.print(InfoDataTransfer, DeviceId,
                            "mapped buffer {0} ({1} bytes) left unlocked: {2}",
                            HstPtr, Size,
                            takeErrorMessage(Locked.takeError()));
@@ -200,7 +199,7 @@ Error GenericDeviceTy::unlockMappedBuffer(void *TgtPtr) {
     HstPtr = It->second;
     MappedLocks.erase(It);
   }
-  if (auto Err = Plugin.getPinnedMap().unlock(HstPtr)) {
+  if (auto Err = Services.PinnedMap.unlock(HstPtr)) {
     // The region keeps its lock: a retried free must find it again.
     std::lock_guard<std::mutex> Guard(MappedLocksLock);
     MappedLocks.try_emplace(TgtPtr, HstPtr);
@@ -214,11 +213,11 @@ Error GenericDeviceTy::onAllocated(void *Ptr, size_t Size, AllocKindTy Kind) {
   // inside it only count references and never pin or unpin it.
   if (Kind != AllocKindTy::Host)
     return Error::success();
-  return Plugin.getPinnedMap().registerExternal(Ptr, Ptr, Size);
+  return Services.PinnedMap.registerExternal(Ptr, Ptr, Size);
 }
 
 Error GenericDeviceTy::onFreeing(void *Ptr, AllocKindTy Kind) {
   if (Kind != AllocKindTy::Host)
     return Error::success();
-  return Plugin.getPinnedMap().unregisterExternal(Ptr);
+  return Services.PinnedMap.unregisterExternal(Ptr);
 }

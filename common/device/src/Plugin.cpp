@@ -34,6 +34,12 @@ Expected<IOEngineTy &> GenericPluginTy::getIOEngine(GenericDeviceTy &Device) {
   return DeviceIO[Id]->getEngine();
 }
 
+DeviceServicesTy GenericPluginTy::getDeviceServices() {
+  return DeviceServicesTy{getName(), Info,        Profile,
+                          PinnedMap, *this,       CopyThreads,
+                          Settings.MappedLocks};
+}
+
 unsigned GenericPluginTy::getNumIOWorkers() {
   std::lock_guard<std::mutex> Guard(IOWorkersLock);
   return IOWorkers ? IOWorkers->getNumThreads() : 0;

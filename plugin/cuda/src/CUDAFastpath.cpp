@@ -3,7 +3,6 @@
 #include "CUDAApi.h"
 #include "CUDADevice.h"
 
-#include "offloadio/Plugin.h"
 #include "offloadio/io/IOFastpathRules.h"
 
 #include <algorithm>
@@ -125,7 +124,7 @@ CUDAFastpathTy::~CUDAFastpathTy() {
 }
 
 void CUDAFastpathTy::note(const std::string &Msg, const IOLogTy &Log) const {
-  const InfoTy &Info = Device.getPlugin().getInfo();
+  const InfoTy &Info = Device.getServices().Info;
   if (Info.any())
     Info.print(~0u, Device.getDeviceId(), "{0}", Msg);
   else

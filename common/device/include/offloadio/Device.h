@@ -11,6 +11,7 @@
 #include "offloadio/AsyncInfoWrapper.h"
 #include "offloadio/DeviceEnvironment.h"
 #include "offloadio/DeviceIOService.h"
+#include "offloadio/DeviceServices.h"
 #include "offloadio/DeviceImage.h"
 #include "offloadio/Error.h"
 #include "offloadio/Kernel.h"
@@ -99,6 +100,8 @@ public:
   int32_t getDeviceId() const { return DeviceId; }
   /// The owning plugin.
   GenericPluginTy &getPlugin() const { return Plugin; }
+  /// What the device uses of the plugin.
+  const DeviceServicesTy &getServices() const { return Services; }
   /// The backend's limits.
   const DeviceLimitsTy &getLimits() const { return Limits; }
 
@@ -295,6 +298,9 @@ protected:
   GenericPluginTy &Plugin;
   const int32_t DeviceId;
   DeviceLimitsTy Limits;
+  /// The plugin's services, each by its narrow type (the framework's code
+  /// of the device goes through these, not through Plugin).
+  const DeviceServicesTy Services;
 
 private:
   /// enablePeerAccessImpl's answers, by peer.

@@ -7,6 +7,7 @@
 
 #include "offloadio/ABI.h"
 #include "offloadio/Device.h"
+#include "offloadio/DeviceServices.h"
 #include "offloadio/Error.h"
 #include "offloadio/ForkGuard.h"
 #include "offloadio/Info.h"
@@ -98,14 +99,8 @@ public:
                                   int64_t Size);
   /// data_unlock: drop one reference of the region containing \p HstPtr.
   Error unlockHostMemory(GenericDeviceTy &Device, void *HstPtr);
-  /// Lock memory that is not in the map for the duration of one copy.
-  Expected<void *> pinForCopy(void *HstPtr, size_t Size) {
-    return pinHostMemoryImpl(HstPtr, Size);
-  }
-  /// Undo pinForCopy.
-  Error unpinAfterCopy(void *HstPtr, void *DevAccessiblePtr, size_t Size) {
-    return unpinHostMemoryImpl(HstPtr, DevAccessiblePtr, Size);
-  }
+  /// What each device uses of the plugin, by narrow types.
+  DeviceServicesTy getDeviceServices();
   /// The plugin-wide map of locked host regions.
   PinnedMemoryMapTy &getPinnedMap() { return PinnedMap; }
   /// Host threads that share the memcpy side of large staged copies.
