@@ -15,7 +15,10 @@
 #     public headers of include/;
 #   - every file of common/ sits in a layer (common/<layer>/{include,src}/);
 #   - libompx_io/ includes of the framework only the LLVM-free headers listed
-#     in LIBOMPX_IO_ALLOWED.
+#     in LIBOMPX_IO_ALLOWED;
+#   - the device itself (DEVICE_WITHOUT_IO: GenericDeviceTy's header and
+#     sources) includes nothing of the file engine: it knows file transfers
+#     only through DeviceIOServiceTy, which the plugin installs.
 # Each violation is printed as FILE:LINE: and the two layers; the exit
 # status is 1 if there is one, 2 on a usage error.
 set -euo pipefail
@@ -33,6 +36,11 @@ LAYERS=(base io device)
 LIBOMPX_IO_ALLOWED=(offloadio/ExtensionABI.h offloadio/StaticTLS.h
                     offloadio/LaunchRank.h offloadio/io/SysCalls.h
                     offloadio/io/TransferCheck.h)
+
+# GenericDeviceTy's header and sources.
+DEVICE_WITHOUT_IO=(common/device/include/offloadio/Device.h
+                   common/device/src/Device.cpp common/device/src/DeviceMemory.cpp
+                   common/device/src/DeviceTransfers.cpp)
 
 # "HEADER LAYER RANK" lines for awk: offloadio/... of each layer.
 map=$(for rank in "${!LAYERS[@]}"; do
@@ -59,8 +67,11 @@ done < <(find common -type f ! -name CMakeLists.txt | grep -Ev "^common/($(
 # Every quoted include of common/ against the map.
 mapfile -t files < <(find common -type f \( -name '*.h' -o -name '*.cpp' -o -name '*.def' \) | sort)
 if ((${#files[@]})); then
-  out=$(awk -v layers="${LAYERS[*]}" -v map="$map" -v public="$public" '
+  out=$(awk -v layers="${LAYERS[*]}" -v map="$map" -v public="$public" \
+            -v noio="${DEVICE_WITHOUT_IO[*]}" '
     BEGIN {
+      n = split(noio, d, " ")
+      for (i = 1; i <= n; i++) NoIO[d[i]] = 1
       n = split(map, lines, "\n")
       for (i = 1; i <= n; i++) {
         split(lines[i], f, " ")
@@ -90,6 +101,8 @@ if ((${#files[@]})); then
           print where "includes \"" inc "\", which no layer holds (common/<layer>/include/" inc ")"
         else if (Rank[inc] > OwnRank)
           print where "includes \"" inc "\" of layer " Layer[inc] " from layer " Own ": against the direction " Order
+        else if ((FILENAME in NoIO) && inc ~ /^offloadio\/io\//)
+          print where "includes \"" inc "\" of layer io from the device itself: GenericDeviceTy knows file transfers only through DeviceIOServiceTy (offloadio/DeviceIOService.h)"
       } else if (inc ~ /^llvm\//) {
       } else if (inc in Public) {
         if (Own != "device")

@@ -22,8 +22,9 @@ good_tree() {
   printf '#include "offloadio/Error.h"\n' >"$t/common/io/include/offloadio/io/Engine.h"
   printf '// io\n#include "offloadio/io/Engine.h"\n#include <vector>\n' >"$t/common/io/src/Engine.cpp"
   echo '' >"$t/common/io/include/offloadio/io/SysCalls.h"
-  printf '#include "offloadio/io/Engine.h"\n#include "offloadio/Error.h"\n' \
-    >"$t/common/device/include/offloadio/Device.h"
+  printf '#include "offloadio/Error.h"\n' >"$t/common/device/include/offloadio/Device.h"
+  printf '#include "offloadio/io/Engine.h"\n#include "offloadio/Device.h"\n' \
+    >"$t/common/device/include/offloadio/Plugin.h"
   echo '' >"$t/common/device/include/offloadio/ExtensionABI.h"
   printf '#include "offloadio/Device.h"\n#include "ompx_io.h"\n' >"$t/common/device/src/CApi.cpp"
   echo '' >"$t/include/ompx_io.h"
@@ -90,6 +91,13 @@ good_tree "$tmp/stray"
 mkdir -p "$tmp/stray/common/include/offloadio"
 echo '' >"$tmp/stray/common/include/offloadio/Old.h"
 expect stray 1 'common/include/offloadio/Old.h: not in a layer'
+
+good_tree "$tmp/device-io"
+mkdir -p "$tmp/device-io/common/device/src"
+printf '#include "offloadio/Device.h"\n#include "offloadio/io/Engine.h"\n' \
+  >"$tmp/device-io/common/device/src/DeviceMemory.cpp"
+expect device-io 1 \
+  'common/device/src/DeviceMemory.cpp:2: includes "offloadio/io/Engine.h" of layer io from the device itself'
 
 good_tree "$tmp/libompx"
 printf '#include "offloadio/Device.h"\n' >>"$tmp/libompx/libompx_io/lib.cpp"
