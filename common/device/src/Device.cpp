@@ -127,12 +127,9 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
       auto Kernel = constructKernelImpl(Image, E->name);
       if (!Kernel)
         return Kernel.takeError();
-      Services.Info.print(InfoPluginKernel, DeviceId,
-                             "kernel {0}: {1} mode{2}", E->name,
-                             execModeName((*Kernel)->getExecMode()),
-                             (*Kernel)->writesDeviceOutput()
-                                 ? ", may print"
-                                 : "");
+      Services.Info.print(InfoPluginKernel, DeviceId, "kernel {0}: {1} mode{2}",
+                          E->name, execModeName((*Kernel)->getExecMode()),
+                          (*Kernel)->writesDeviceOutput() ? ", may print" : "");
       Entry.addr = &Image.addKernel(std::move(*Kernel));
     } else {
       auto Addr = getGlobalAddressImpl(Image, E->name, E->size);
@@ -144,10 +141,9 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
   }
   Image.Table.EntriesBegin = Image.Entries.data();
   Image.Table.EntriesEnd = Image.Entries.data() + Image.Entries.size();
-  Services.Info.print(InfoPluginKernel, DeviceId,
-                         "loaded image {0} ({1} bytes, {2} entries)",
-                         Image.getId(), Image.getBytes().size(),
-                         Image.Entries.size());
+  Services.Info.print(
+      InfoPluginKernel, DeviceId, "loaded image {0} ({1} bytes, {2} entries)",
+      Image.getId(), Image.getBytes().size(), Image.Entries.size());
   Images.push_back(std::move(*ImageOrErr));
   return &Images.back()->Table;
 }
@@ -195,18 +191,18 @@ Error GenericDeviceTy::dataExchange(const void *SrcPtr,
     // The copy still has the vendor's indirect route: say why it takes it.
     if (!Answer)
       Services.Info.error(DeviceId,
-                             "peer access to device " +
-                                 std::to_string(DstDevice.getDeviceId()) +
-                                 " not enabled, copies to it go through the "
-                                 "host: " +
-                                 takeErrorMessage(Answer.takeError()));
+                          "peer access to device " +
+                              std::to_string(DstDevice.getDeviceId()) +
+                              " not enabled, copies to it go through the "
+                              "host: " +
+                              takeErrorMessage(Answer.takeError()));
     ByPeerAccess = Answer && *Answer;
   }
   Services.Info.print(InfoDataTransfer, DeviceId,
-                         "exchange {0} bytes device {1} {2} -> device {3} "
-                         "{4}{5}",
-                         Size, DeviceId, SrcPtr, DstDevice.getDeviceId(),
-                         DstPtr, ByPeerAccess ? " (peer access)" : "");
+                      "exchange {0} bytes device {1} {2} -> device {3} "
+                      "{4}{5}",
+                      Size, DeviceId, SrcPtr, DstDevice.getDeviceId(), DstPtr,
+                      ByPeerAccess ? " (peer access)" : "");
   AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
   auto Stream = Wrapper.getStream();
   if (!Stream)

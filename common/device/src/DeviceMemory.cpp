@@ -99,8 +99,8 @@ Error GenericDeviceTy::dataDelete(void *TgtPtr, AllocKindTy Kind) {
   size_t Room = std::max<size_t>(Alloc->Size, 1);
   if (IOService && IOService->beginFree(TgtPtr, Room))
     Services.Info.print(InfoDataTransfer, DeviceId,
-                           "free of {0} waited for file transfers in flight",
-                           TgtPtr);
+                        "free of {0} waited for file transfers in flight",
+                        TgtPtr);
   auto EndFree = llvm::make_scope_exit([&] {
     if (IOService)
       IOService->endFree(TgtPtr, Room);
@@ -179,9 +179,8 @@ Error GenericDeviceTy::lockMappedBuffer(void *TgtPtr, void *HstPtr,
       return Locked.takeError();
     // Best effort: the mapping works unlocked, through staging.
     Services.Info.print(InfoDataTransfer, DeviceId,
-                           "mapped buffer {0} ({1} bytes) left unlocked: {2}",
-                           HstPtr, Size,
-                           takeErrorMessage(Locked.takeError()));
+                        "mapped buffer {0} ({1} bytes) left unlocked: {2}",
+                        HstPtr, Size, takeErrorMessage(Locked.takeError()));
     return Error::success();
   }
   std::lock_guard<std::mutex> Guard(MappedLocksLock);

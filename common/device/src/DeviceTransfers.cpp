@@ -121,9 +121,9 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
     countTransfer(TransferPathTy::LockedToDevice, Size);
     Error Err = Stream.copyAsync(TgtPtr, *Dev, Size, CopyKindTy::HostToDevice);
     Err = llvm::joinErrors(std::move(Err), Stream.synchronize());
-    return llvm::joinErrors(
-        std::move(Err),
-        Services.Pinning.unpinHostMemory(const_cast<char *>(HstPtr), *Dev, Size));
+    return llvm::joinErrors(std::move(Err),
+                            Services.Pinning.unpinHostMemory(
+                                const_cast<char *>(HstPtr), *Dev, Size));
   }
   if (Route == CopyRouteTy::BackendCaptures) {
     countTransfer(TransferPathTy::PageableToDevice, Size);
@@ -193,8 +193,8 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
     countTransfer(TransferPathTy::LockedFromDevice, Size);
     Error Err = Stream.copyAsync(*Dev, TgtPtr, Size, CopyKindTy::DeviceToHost);
     Err = llvm::joinErrors(std::move(Err), Stream.synchronize());
-    return llvm::joinErrors(std::move(Err),
-                            Services.Pinning.unpinHostMemory(HstPtr, *Dev, Size));
+    return llvm::joinErrors(
+        std::move(Err), Services.Pinning.unpinHostMemory(HstPtr, *Dev, Size));
   }
   StagingPoolTy &Pool = *Staging;
   size_t BufferSize = Pool.getBufferSize();
@@ -344,8 +344,8 @@ Error GenericDeviceTy::dataSubmit(void *TgtPtr, const void *HstPtr,
   if (Size == 0)
     return Error::success();
   Services.Info.print(InfoDataTransfer, DeviceId,
-                         "submit {0} bytes host {1} -> device {2}", Size,
-                         HstPtr, TgtPtr);
+                      "submit {0} bytes host {1} -> device {2}", Size, HstPtr,
+                      TgtPtr);
   AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
   return Wrapper.finalize(
       submitHostToDevice(TgtPtr, HstPtr, size_t(Size), Wrapper));
@@ -358,8 +358,8 @@ Error GenericDeviceTy::dataRetrieve(void *HstPtr, const void *TgtPtr,
   if (Size == 0)
     return Error::success();
   Services.Info.print(InfoDataTransfer, DeviceId,
-                         "retrieve {0} bytes device {1} -> host {2}", Size,
-                         TgtPtr, HstPtr);
+                      "retrieve {0} bytes device {1} -> host {2}", Size, TgtPtr,
+                      HstPtr);
   AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
   return Wrapper.finalize(
       retrieveDeviceToHost(HstPtr, TgtPtr, size_t(Size), Wrapper));

@@ -358,11 +358,11 @@ Error AMDGPUFastpathTy::failure(OpTy Op, int Fd, size_t Size, off_t Offset,
   case EREMOTEIO: {
     // No P2P DMA between this storage device and the GPU (or AIS is not
     // initialised on it): true for every later request too.
-    Verdicts.refuse(Storage, llvm::formatv("AIS failed with {0} for storage "
-                                           "device {1} before",
-                                           errnoName(Errno),
-                                           deviceName(Storage))
-                                 .str());
+    Verdicts.refuse(Storage,
+                    llvm::formatv("AIS failed with {0} for storage "
+                                  "device {1} before",
+                                  errnoName(Errno), deviceName(Storage))
+                        .str());
     return makeErrnoError(Errno, "{0}", Where);
   }
   case ENOTSUP:

@@ -104,8 +104,8 @@ bool isAligned(uint64_t Value) {
 
 /// What of offset, size and address is not aligned ("" when all are).
 std::string misalignment(const void *DevPtr, size_t Count, off_t Offset) {
-  IOMisalignmentTy M = IOMisalignmentTy::of(CUDAFastpathTy::Alignment, Offset,
-                                            Count, DevPtr);
+  IOMisalignmentTy M =
+      IOMisalignmentTy::of(CUDAFastpathTy::Alignment, Offset, Count, DevPtr);
   if (!M.any())
     return "";
   return M.describe("offset",

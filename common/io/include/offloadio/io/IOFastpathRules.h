@@ -27,9 +27,10 @@ inline constexpr const char *ProcMountInfo = "/proc/self/mountinfo";
 /// A mounted file system, from a line of a mountinfo file:
 ///   id parent major:minor root mount-point options [tags] - type source super
 struct IOMountTy {
-  std::string Type;         ///< "ext4", "xfs", ...
-  std::string MountPoint;   ///< Where it is mounted.
-  std::string SuperOptions; ///< The file system's own options ("rw,data=ordered").
+  std::string Type;       ///< "ext4", "xfs", ...
+  std::string MountPoint; ///< Where it is mounted.
+  /// The file system's own options ("rw,data=ordered").
+  std::string SuperOptions;
 };
 
 /// The mount of the file system on \p Dev in \p MountInfo (a file in the
