@@ -73,7 +73,7 @@ endfunction()
 function(add_offload_plugin)
   cmake_parse_arguments(P "" "NAME" "SOURCES;LIBS" ${ARGN})
   set(Target offloadio_plugin_${P_NAME})
-  # The C entry points, every src/CApi*.cpp of common/ (common/CMakeLists.txt).
+  # The C entry points, every device/src/CApi*.cpp of common/ (common/CMakeLists.txt).
   get_property(CApiSources GLOBAL PROPERTY OFFLOADIO_CAPI_SOURCES)
   add_library(${Target} SHARED ${P_SOURCES} ${CApiSources})
   # The file name is also the soname (CMake's default for an unversioned

@@ -7,8 +7,8 @@ Fails (exit 1, one line per problem) when
   * a table of the page's "Environment variables" section lists a variable
     that no source reads,
   * the page's file engine table (`OMPX_IO_*`) and the variables the engine
-    (common/src/io) reads differ, or
-  * common/include/offloadio/ErrorCodes.def has a code the page does not name.
+    (common/io/src) reads differ, or
+  * common/base/include/offloadio/ErrorCodes.def has a code the page does not name.
 
 A variable counts as read when
   * C/C++ (common, plugin, libompx_io, include, tools, examples, test/support,
@@ -153,7 +153,7 @@ ENGINE_SECTION = "### File engine (`OMPX_IO_*`, one engine per device)"
 def engine_vars(root):
     """OMPX_IO_* variables read by the file engine's sources."""
     found = set()
-    for path in walk(root, ["common/src/io", "common/include/offloadio/io"],
+    for path in walk(root, ["common/io/src", "common/io/include/offloadio/io"],
                      lambda p: p.endswith(C_SUFFIXES)):
         text = open(path, encoding="utf-8", errors="replace").read()
         found.update(n for n in C_OURS.findall(text)
@@ -182,7 +182,7 @@ def compare_engine(documented, actual, who, verb):
 
 
 def error_codes(root):
-    path = os.path.join(root, "common/include/offloadio/ErrorCodes.def")
+    path = os.path.join(root, "common/base/include/offloadio/ErrorCodes.def")
     text = open(path, encoding="utf-8").read()
     return re.findall(r"^OFFLOADIO_ERROR\((\w+),\s*(\d+),", text, re.M)
 
@@ -239,7 +239,7 @@ def main():
         problems.append("docs/errors-and-env.md has no section '%s'"
                         % ENGINE_SECTION)
     problems += compare_engine(engine_documented, engine_vars(root),
-                               "the file engine (common/src/io)", "read")
+                               "the file engine (common/io/src)", "read")
     for code, value in error_codes(root):
         if not re.search(r"^\| `%s` \| %s \|" % (code, value), doc, re.M):
             problems.append("error code %s (%s) of ErrorCodes.def is not in the "

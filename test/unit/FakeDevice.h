@@ -13,7 +13,7 @@
 #include "HostStream.h"
 
 #include "offloadio/Device.h"
-#include "offloadio/DeviceIOAdapter.h"
+#include "offloadio/DeviceIO.h"
 #include "offloadio/Plugin.h"
 
 #include "gtest/gtest.h"
@@ -99,8 +99,14 @@ public:
 class FakeDeviceTy final : public ImagelessDeviceTy {
 public:
   FakeDeviceTy(GenericPluginTy &Plugin, bool HostAddressable)
-      : ImagelessDeviceTy(Plugin, 0) {
+      : ImagelessDeviceTy(Plugin, 0),
+        IOService(*this, Plugin.getSys(),
+                  [&Plugin](unsigned Threads) -> IOWorkerPoolTy & {
+                    return Plugin.getIOWorkers(Threads);
+                  }) {
     Limits.HostCanAccessDeviceMemory = HostAddressable;
+    // As the plugin's initDevice does: frees wait for the tests' engines.
+    setIOService(&IOService);
   }
   ~FakeDeviceTy() override {
     for (auto &[Addr, A] : Allocations)
@@ -133,7 +139,9 @@ public:
   }
 
   /// The device as the file engine sees it.
-  DeviceIOAdapterTy &io() { return IO; }
+  DeviceIOAdapterTy &io() { return IOService.getAdapter(); }
+  /// Memory the file transfers of the tests' engines use.
+  IOBusyMemoryTy &getIOBusyMemory() { return IOService.getBusyMemory(); }
 
   /// Host-kind (pinned) allocations alive: the engine's staging buffers.
   size_t livePinned() const { return live(AllocKindTy::Host); }
@@ -227,7 +235,7 @@ private:
     size_t Size;
     AllocKindTy Kind;
   };
-  DeviceIOAdapterTy IO{*this};
+  DeviceIOTy IOService;
   mutable std::shared_mutex Lock;
   // The fake vendor's view of its memory: everything allocateImpl handed
   // out, tests' alloc() included; findAllocation above answers from it.

@@ -2,9 +2,9 @@
 #include "AMDGPUFastpath.h"
 #include "AMDGPUDevice.h"
 
+#include "offloadio/io/IORefusedFileSystems.h"
+
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringRef.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -14,7 +14,6 @@
 #include <linux/fs.h>
 #include <optional>
 #include <sys/ioctl.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 using namespace offloadio;
@@ -61,82 +60,10 @@ std::string deviceName(dev_t Dev) {
   return std::to_string(major(Dev)) + ":" + std::to_string(minor(Dev));
 }
 
-/// The mount of the filesystem on \p Dev, from /proc/self/mountinfo:
-///   id parent major:minor root mount-point options [tags] - type source super
-struct MountTy {
-  std::string Type;
-  std::string MountPoint;
-  std::string SuperOptions;
-};
-
-std::optional<MountTy> findMount(dev_t Dev) {
-  FILE *F = std::fopen("/proc/self/mountinfo", "re");
-  if (!F)
-    return std::nullopt;
-  auto Close = llvm::make_scope_exit([&] { std::fclose(F); });
-  char *Line = nullptr;
-  size_t Capacity = 0;
-  auto Free = llvm::make_scope_exit([&] { std::free(Line); });
-  while (getline(&Line, &Capacity, F) > 0) {
-    llvm::SmallVector<llvm::StringRef, 12> Fields;
-    llvm::StringRef(Line).rtrim("\n").split(Fields, ' ', -1, false);
-    if (Fields.size() < 10)
-      continue;
-    auto [Major, Minor] = Fields[2].split(':');
-    unsigned Maj = 0, Min = 0;
-    if (Major.getAsInteger(10, Maj) || Minor.getAsInteger(10, Min) ||
-        makedev(Maj, Min) != Dev)
-      continue;
-    for (size_t I = 6; I + 1 < Fields.size(); ++I) {
-      if (Fields[I] != "-")
-        continue;
-      MountTy M;
-      M.Type = Fields[I + 1].str();
-      M.MountPoint = Fields[4].str();
-      if (I + 3 < Fields.size())
-        M.SuperOptions = Fields[I + 3].str();
-      return M;
-    }
-  }
-  return std::nullopt;
-}
-
-/// Whether the comma-separated \p Options contain \p Option.
-bool hasOption(llvm::StringRef Options, llvm::StringRef Option) {
-  llvm::SmallVector<llvm::StringRef, 16> List;
-  Options.split(List, ',');
-  return llvm::is_contained(List, Option);
-}
-
-/// Why hipFile's filesystem rule refuses files on \p Dev, or empty.
-std::string filesystemRefusal(int Fd, dev_t Dev) {
-  constexpr long Ext4Magic = 0xEF53, XfsMagic = 0x58465342;
-  const char *Rule = ", and AIS serves only ext4 (data=ordered), xfs and "
-                     "block devices (LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM=1 "
-                     "lifts this)";
-  std::optional<MountTy> Mount = findMount(Dev);
-  if (Mount) {
-    if (Mount->Type == "xfs")
-      return "";
-    if (Mount->Type == "ext4") {
-      for (const char *Mode : {"data=journal", "data=writeback"})
-        if (hasOption(Mount->SuperOptions, Mode))
-          return "the ext4 filesystem at " + Mount->MountPoint +
-                 " is mounted " + Mode + Rule;
-      return "";
-    }
-    return "the file is on " + Mount->Type + " at " + Mount->MountPoint + Rule;
-  }
-  // No mount table: the filesystem magic alone.
-  struct statfs Fs;
-  if (::fstatfs(Fd, &Fs) != 0)
-    return "";
-  if (long(Fs.f_type) == Ext4Magic || long(Fs.f_type) == XfsMagic)
-    return "";
-  char Magic[32];
-  std::snprintf(Magic, sizeof(Magic), "%#lx", (unsigned long)Fs.f_type);
-  return std::string("the file is on a filesystem of type ") + Magic + Rule;
-}
+/// How AIS's file-system rule ends its refusals.
+constexpr const char *FilesystemRule =
+    ", and AIS serves only ext4 (data=ordered), xfs and block devices "
+    "(LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM=1 lifts this)";
 
 /// The size of the file or block device behind \p Fd.
 std::optional<uint64_t> fileSize(int Fd, const struct stat &St) {
@@ -174,34 +101,22 @@ std::string AMDGPUFastpathTy::describe() {
   }
   std::string Line = "hsa_amd_ais_file_read/write (O_DIRECT files, 4 KiB "
                      "aligned, device memory)";
-  std::lock_guard<std::mutex> Guard(Lock);
-  unsigned Refused = 0;
-  for (auto &[Dev, Why] : Verdicts)
-    Refused += !Why.empty();
+  unsigned Refused = Verdicts.refused();
   if (Refused)
     Line += "; " + std::to_string(Refused) + " storage device(s) refused";
   return Line;
 }
 
-size_t AMDGPUFastpathTy::alignmentFor(int Fd) {
-  return std::max<size_t>(PageAlignment, Sys.directIOAlignment(Fd));
-}
-
 std::string AMDGPUFastpathTy::storageRefusal(int Fd, const struct stat &St) {
-  dev_t Dev = storageOf(St);
-  {
-    std::lock_guard<std::mutex> Guard(Lock);
-    auto It = Verdicts.find(Dev);
-    if (It != Verdicts.end())
-      return It->second;
-  }
+  dev_t Dev = IORefusedFileSystemsTy::keyOf(St);
+  if (std::optional<std::string> Known = Verdicts.find(Dev))
+    return *Known;
   // Block devices have no filesystem rule; regular files follow hipFile's.
   std::string Why;
   if (S_ISREG(St.st_mode) && !AnyFilesystem)
-    Why = filesystemRefusal(Fd, Dev);
-  std::lock_guard<std::mutex> Guard(Lock);
+    Why = directDMAFilesystemRefusal(Fd, Dev, FilesystemRule);
   // A failure recorded meanwhile wins over the filesystem verdict.
-  return Verdicts.emplace(Dev, Why).first->second;
+  return Verdicts.decide(Dev, std::move(Why));
 }
 
 bool AMDGPUFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
@@ -251,18 +166,12 @@ bool AMDGPUFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
     return false;
   }
   size_t Align = alignmentFor(Fd);
-  std::string Misaligned;
-  auto Note = [&](bool Bad, const std::string &What) {
-    if (Bad)
-      Misaligned += (Misaligned.empty() ? "" : ", ") + What;
-  };
-  Note(uint64_t(Offset) % Align, "file offset " + std::to_string(Offset));
-  Note(Count % Align, "size " + std::to_string(Count));
-  Note(reinterpret_cast<uintptr_t>(DevPtr) % Align,
-       "buffer " + ptrText(DevPtr));
-  if (!Misaligned.empty()) {
+  IOMisalignmentTy Misaligned =
+      IOMisalignmentTy::of(Align, Offset, Count, DevPtr);
+  if (Misaligned.any()) {
     Why = "AIS needs " + std::to_string(Align) +
-          "-byte alignment; not aligned: " + Misaligned;
+          "-byte alignment; not aligned: " +
+          Misaligned.describe("file offset", "buffer " + ptrText(DevPtr));
     return false;
   }
   Why = storageRefusal(Fd, St);
@@ -284,20 +193,14 @@ Error AMDGPUFastpathTy::prepare(OpTy Op, int Fd, const void *DevPtr,
   // The engine splits a request into chunks; each must keep the alignment
   // the whole request had (OMPX_IO_CHUNK_SIZE may not be a multiple).
   Align = alignmentFor(Fd);
-  if (uint64_t(Offset) % Align || Count % Align ||
-      reinterpret_cast<uintptr_t>(DevPtr) % Align)
+  if (IOMisalignmentTy::of(Align, Offset, Count, DevPtr).any())
     return makeErrnoError(ENOTSUP,
                           "AIS {0} on device {1}: the chunk of {2} bytes at "
                           "file offset {3} into {4} is not {5}-byte aligned",
                           OpName, Device.getDeviceId(), Count, int64_t(Offset),
                           ptrText(DevPtr), Align);
-  std::string Why;
-  {
-    std::lock_guard<std::mutex> Guard(Lock);
-    auto It = Verdicts.find(storageOf(St));
-    if (It != Verdicts.end())
-      Why = It->second;
-  }
+  std::string Why =
+      Verdicts.find(IORefusedFileSystemsTy::keyOf(St)).value_or("");
   if (!Why.empty())
     return makeErrnoError(ENOTSUP, "AIS {0} on device {1}: {2}", OpName,
                           Device.getDeviceId(), Why);
@@ -325,7 +228,8 @@ Expected<size_t> AMDGPUFastpathTy::read(int Fd, void *DevPtr, size_t Count,
   char *Dev = static_cast<char *>(DevPtr);
   size_t Done = 0;
   if (Whole) {
-    auto N = transfer(OpTy::Read, Fd, Dev, Whole, Offset, storageOf(St), Align);
+    auto N = transfer(OpTy::Read, Fd, Dev, Whole, Offset,
+                      IORefusedFileSystemsTy::keyOf(St), Align);
     if (!N)
       return N.takeError();
     Done = *N;
@@ -370,7 +274,7 @@ Error AMDGPUFastpathTy::write(int Fd, const void *DevPtr, size_t Count,
   // The device memory is only read; the call takes a non-const pointer.
   auto N =
       transfer(OpTy::Write, Fd, static_cast<char *>(const_cast<void *>(DevPtr)),
-               Count, Offset, storageOf(St), Align);
+               Count, Offset, IORefusedFileSystemsTy::keyOf(St), Align);
   if (!N)
     return N.takeError();
   return Error::success();
@@ -454,11 +358,11 @@ Error AMDGPUFastpathTy::failure(OpTy Op, int Fd, size_t Size, off_t Offset,
   case EREMOTEIO: {
     // No P2P DMA between this storage device and the GPU (or AIS is not
     // initialised on it): true for every later request too.
-    std::lock_guard<std::mutex> Guard(Lock);
-    Verdicts[Storage] =
-        llvm::formatv("AIS failed with {0} for storage device {1} before",
-                      errnoName(Errno), deviceName(Storage))
-            .str();
+    Verdicts.refuse(Storage,
+                    llvm::formatv("AIS failed with {0} for storage "
+                                  "device {1} before",
+                                  errnoName(Errno), deviceName(Storage))
+                        .str());
     return makeErrnoError(Errno, "{0}", Where);
   }
   case ENOTSUP:

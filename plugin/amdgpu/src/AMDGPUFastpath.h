@@ -45,10 +45,10 @@
 #include "HSAApi.h"
 
 #include "offloadio/io/IOFastpath.h"
+#include "offloadio/io/IOFastpathRules.h"
 #include "offloadio/io/Sys.h"
 
 #include <atomic>
-#include <map>
 #include <mutex>
 #include <string>
 #include <sys/stat.h>
@@ -88,12 +88,10 @@ public:
 private:
   enum class OpTy { Read, Write };
 
-  /// The storage a file lives on: st_rdev of a block device, else st_dev.
-  static dev_t storageOf(const struct stat &St) {
-    return S_ISBLK(St.st_mode) ? St.st_rdev : St.st_dev;
-  }
   /// The alignment of offsets, sizes and addresses for \p Fd.
-  size_t alignmentFor(int Fd);
+  size_t alignmentFor(int Fd) {
+    return directTransferAlignment(Sys, Fd, PageAlignment);
+  }
   /// Why AIS cannot serve files on \p St's storage (filesystem rule, or an
   /// earlier ENODEV/EREMOTEIO); empty if it can.
   std::string storageRefusal(int Fd, const struct stat &St);
@@ -116,12 +114,12 @@ private:
   /// AMDGPUFastpathSettingsTy::AnyFilesystem.
   const bool AnyFilesystem;
 
-  std::mutex Lock;
   /// Verdict per storage device: empty when AIS may serve it, else why not.
-  std::map<dev_t, std::string> Verdicts;
+  IOStorageVerdictsTy Verdicts;
   /// Set when the driver turned out to have no AIS at all.
   std::atomic<bool> Disabled{false};
-  /// Why, under Lock.
+  std::mutex Lock;
+  /// Why Disabled is set, under Lock.
   std::string DisabledWhy;
 };
 

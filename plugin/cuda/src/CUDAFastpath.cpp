@@ -3,7 +3,7 @@
 #include "CUDAApi.h"
 #include "CUDADevice.h"
 
-#include "offloadio/Plugin.h"
+#include "offloadio/io/IOFastpathRules.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -104,18 +104,12 @@ bool isAligned(uint64_t Value) {
 
 /// What of offset, size and address is not aligned ("" when all are).
 std::string misalignment(const void *DevPtr, size_t Count, off_t Offset) {
-  std::string S;
-  auto Add = [&](const std::string &Part) {
-    S += S.empty() ? "" : ", ";
-    S += Part;
-  };
-  if (!isAligned(uint64_t(Offset)))
-    Add("offset " + std::to_string(int64_t(Offset)));
-  if (!isAligned(Count))
-    Add("size " + std::to_string(Count));
-  if (!isAligned(reinterpret_cast<uintptr_t>(DevPtr)))
-    Add(llvm::formatv("device address {0}", DevPtr).str());
-  return S;
+  IOMisalignmentTy M =
+      IOMisalignmentTy::of(CUDAFastpathTy::Alignment, Offset, Count, DevPtr);
+  if (!M.any())
+    return "";
+  return M.describe("offset",
+                    llvm::formatv("device address {0}", DevPtr).str());
 }
 
 } // namespace
@@ -130,7 +124,7 @@ CUDAFastpathTy::~CUDAFastpathTy() {
 }
 
 void CUDAFastpathTy::note(const std::string &Msg, const IOLogTy &Log) const {
-  const InfoTy &Info = Device.getPlugin().getInfo();
+  const InfoTy &Info = Device.getServices().Info;
   if (Info.any())
     Info.print(~0u, Device.getDeviceId(), "{0}", Msg);
   else

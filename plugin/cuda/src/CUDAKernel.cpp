@@ -4,7 +4,6 @@
 #include "CUDAImage.h"
 #include "CUDAStream.h"
 
-#include "offloadio/Plugin.h"
 
 #include "llvm/ADT/SmallString.h"
 
@@ -72,7 +71,7 @@ Error CUDAKernelTy::launchImpl(GenericDeviceTy &GenericDevice, void **Args,
   if (!Route)
     return Route.takeError();
   if (*Route == LaunchRouteTy::GraphFailed)
-    Device.getPlugin().getInfo().print(
+    Device.getServices().Info.print(
         InfoPluginKernel, Device.getDeviceId(),
         "kernel {0}: launched with cuLaunchKernel from now on, on stream {1}, "
         "because its graph failed: {2}",

@@ -10,7 +10,6 @@
 // asks for it (OFFLOADIO_PAGEABLE_PATH=lock), locked for the copy and
 // waited for.
 #include "offloadio/Device.h"
-#include "offloadio/Plugin.h"
 
 #include <atomic>
 #include <cstring>
@@ -48,7 +47,7 @@ Error GenericDeviceTy::submitHostToDevice(void *TgtPtr, const void *HstPtr,
     return Stream.takeError();
   auto *Tgt = static_cast<char *>(TgtPtr);
   return forEachSegment(
-      Plugin.getPinnedMap(), static_cast<const char *>(HstPtr), Size,
+      Services.PinnedMap, static_cast<const char *>(HstPtr), Size,
       [&](const PinnedSegmentTy &Seg, size_t Offset) -> Error {
         if (Policy.route(/*Locked=*/Seg.DevAccessiblePtr != nullptr,
                          Seg.Size) != CopyRouteTy::PinnedDMA)
@@ -68,7 +67,7 @@ Error GenericDeviceTy::retrieveDeviceToHost(void *HstPtr, const void *TgtPtr,
   auto *Tgt = static_cast<const char *>(TgtPtr);
   auto *Hst = static_cast<char *>(HstPtr);
   return forEachSegment(
-      Plugin.getPinnedMap(), Hst, Size,
+      Services.PinnedMap, Hst, Size,
       [&](const PinnedSegmentTy &Seg, size_t Offset) -> Error {
         if (Policy.route(/*Locked=*/Seg.DevAccessiblePtr != nullptr,
                          Seg.Size) != CopyRouteTy::PinnedDMA)
@@ -116,15 +115,15 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
   if (Route == CopyRouteTy::LockForCopy) {
     // Locking does not capture the data, so the copy must be complete
     // before we return and the caller may touch its buffer again.
-    auto Dev = Plugin.pinForCopy(const_cast<char *>(HstPtr), Size);
+    auto Dev = Services.Pinning.pinHostMemory(const_cast<char *>(HstPtr), Size);
     if (!Dev)
       return Dev.takeError();
     countTransfer(TransferPathTy::LockedToDevice, Size);
     Error Err = Stream.copyAsync(TgtPtr, *Dev, Size, CopyKindTy::HostToDevice);
     Err = llvm::joinErrors(std::move(Err), Stream.synchronize());
-    return llvm::joinErrors(
-        std::move(Err),
-        Plugin.unpinAfterCopy(const_cast<char *>(HstPtr), *Dev, Size));
+    return llvm::joinErrors(std::move(Err),
+                            Services.Pinning.unpinHostMemory(
+                                const_cast<char *>(HstPtr), *Dev, Size));
   }
   if (Route == CopyRouteTy::BackendCaptures) {
     countTransfer(TransferPathTy::PageableToDevice, Size);
@@ -141,7 +140,7 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
   size_t Chunks = (Size + BufferSize - 1) / BufferSize;
   std::mutex EnqueueLock;
   FirstErrorTy Errors;
-  TimeProfileTy &Profile = Plugin.getProfile();
+  TimeProfileTy &Profile = Services.Profile;
   auto Chunk = [&](size_t I) {
     size_t Offset = I * BufferSize, Len = std::min(BufferSize, Size - Offset);
     auto Buffer = [&] {
@@ -177,7 +176,7 @@ Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
     countTransfer(TransferPathTy::PageableToDevice, Len);
   };
   if (Route == CopyRouteTy::StagedParallel)
-    Plugin.getCopyThreads().run(Chunks, Chunk);
+    Services.CopyThreads.run(Chunks, Chunk);
   else
     for (size_t I = 0; I < Chunks; ++I)
       Chunk(I);
@@ -188,14 +187,14 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
                                         size_t Size, StreamTy &Stream) {
   CopyRouteTy Route = Policy.route(/*Locked=*/false, Size);
   if (Route == CopyRouteTy::LockForCopy) {
-    auto Dev = Plugin.pinForCopy(HstPtr, Size);
+    auto Dev = Services.Pinning.pinHostMemory(HstPtr, Size);
     if (!Dev)
       return Dev.takeError();
     countTransfer(TransferPathTy::LockedFromDevice, Size);
     Error Err = Stream.copyAsync(*Dev, TgtPtr, Size, CopyKindTy::DeviceToHost);
     Err = llvm::joinErrors(std::move(Err), Stream.synchronize());
-    return llvm::joinErrors(std::move(Err),
-                            Plugin.unpinAfterCopy(HstPtr, *Dev, Size));
+    return llvm::joinErrors(
+        std::move(Err), Services.Pinning.unpinHostMemory(HstPtr, *Dev, Size));
   }
   StagingPoolTy &Pool = *Staging;
   size_t BufferSize = Pool.getBufferSize();
@@ -289,7 +288,7 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
     Out = LandingTy{Offset, Len, Buffer, std::move(*Event)};
   };
   // Wait for \p L's DMA, copy it out and give its buffer back.
-  TimeProfileTy &Profile = Plugin.getProfile();
+  TimeProfileTy &Profile = Services.Profile;
   auto Land = [&](LandingTy &L) {
     Error Err = [&] {
       TimeProfileTy::ScopeTy Timed(Profile, ProfileStage::DownloadDmaWait);
@@ -305,8 +304,8 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
     Errors.add(std::move(Err));
   };
   size_t Copiers =
-      std::min<size_t>(Chunks, Plugin.getCopyThreads().getNumThreads() + 1);
-  Plugin.getCopyThreads().run(Copiers, [&](size_t) {
+      std::min<size_t>(Chunks, Services.CopyThreads.getNumThreads() + 1);
+  Services.CopyThreads.run(Copiers, [&](size_t) {
     std::optional<LandingTy> Landing;
     for (;;) {
       std::optional<LandingTy> Next;
@@ -344,9 +343,9 @@ Error GenericDeviceTy::dataSubmit(void *TgtPtr, const void *HstPtr,
     return Err;
   if (Size == 0)
     return Error::success();
-  Plugin.getInfo().print(InfoDataTransfer, DeviceId,
-                         "submit {0} bytes host {1} -> device {2}", Size,
-                         HstPtr, TgtPtr);
+  Services.Info.print(InfoDataTransfer, DeviceId,
+                      "submit {0} bytes host {1} -> device {2}", Size, HstPtr,
+                      TgtPtr);
   AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
   return Wrapper.finalize(
       submitHostToDevice(TgtPtr, HstPtr, size_t(Size), Wrapper));
@@ -358,9 +357,9 @@ Error GenericDeviceTy::dataRetrieve(void *HstPtr, const void *TgtPtr,
     return Err;
   if (Size == 0)
     return Error::success();
-  Plugin.getInfo().print(InfoDataTransfer, DeviceId,
-                         "retrieve {0} bytes device {1} -> host {2}", Size,
-                         TgtPtr, HstPtr);
+  Services.Info.print(InfoDataTransfer, DeviceId,
+                      "retrieve {0} bytes device {1} -> host {2}", Size, TgtPtr,
+                      HstPtr);
   AsyncInfoWrapperTy Wrapper(*this, AsyncInfo);
   return Wrapper.finalize(
       retrieveDeviceToHost(HstPtr, TgtPtr, size_t(Size), Wrapper));

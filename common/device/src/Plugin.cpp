@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Plugin.h"
+#include "offloadio/DeviceIO.h"
 #include "offloadio/io/IOWorkerPool.h"
 
 #include <dlfcn.h>
@@ -19,6 +20,24 @@ IOWorkerPoolTy &GenericPluginTy::getIOWorkers(unsigned Threads) {
   if (!IOWorkers)
     IOWorkers = std::make_unique<IOWorkerPoolTy>(Threads);
   return *IOWorkers;
+}
+
+Expected<IOEngineTy &> GenericPluginTy::getIOEngine(GenericDeviceTy &Device) {
+  int32_t Id = Device.getDeviceId();
+  // Set before the device was published; the device is only reached
+  // through that publication.
+  if (Id < 0 || Id >= NumDevices || !DeviceIO[Id] ||
+      &Device != ReadyDevices[Id].load(std::memory_order_acquire))
+    return makeError(ErrorCode::InvalidDevice,
+                     "device {0} of the {1} plugin has no file engine", Id,
+                     getName());
+  return DeviceIO[Id]->getEngine();
+}
+
+DeviceServicesTy GenericPluginTy::getDeviceServices() {
+  return DeviceServicesTy{getName(), Info,        Profile,
+                          PinnedMap, *this,       CopyThreads,
+                          Settings.MappedLocks};
 }
 
 unsigned GenericPluginTy::getNumIOWorkers() {
@@ -45,6 +64,7 @@ Error GenericPluginTy::init() {
                         "plugins: {0}",
                takeErrorMessage(Shared.takeError()));
   Devices.resize(NumDevices);
+  DeviceIO.resize(NumDevices);
   ReadyDevices.reset(new std::atomic<GenericDeviceTy *>[NumDevices]);
   for (int32_t I = 0; I < NumDevices; ++I)
     ReadyDevices[I].store(nullptr, std::memory_order_relaxed);
@@ -72,6 +92,11 @@ Error GenericPluginTy::initDevice(int32_t DeviceId) {
     return Device.takeError();
   if (auto Err = (*Device)->init())
     return Err;
+  DeviceIO[DeviceId] = std::make_unique<DeviceIOTy>(
+      **Device, Sys, [this](unsigned Threads) -> IOWorkerPoolTy & {
+        return getIOWorkers(Threads);
+      });
+  (*Device)->setIOService(DeviceIO[DeviceId].get());
   Devices[DeviceId] = std::move(*Device);
   // Release: other threads that see the pointer see a fully built device.
   ReadyDevices[DeviceId].store(Devices[DeviceId].get(),

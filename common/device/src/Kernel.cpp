@@ -2,7 +2,6 @@
 #include "offloadio/Kernel.h"
 #include "offloadio/Device.h"
 #include "offloadio/ImageSymbols.h"
-#include "offloadio/Plugin.h"
 #include "offloadio/Stream.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -110,7 +109,7 @@ Error GenericKernelTy::launch(GenericDeviceTy &Device, void **TgtArgs,
   for (uint32_t I = 0; I < NumArgs; ++I)
     Args[I] = static_cast<char *>(TgtArgs[I]) + TgtOffsets[I];
   LaunchDimsTy Dims = computeLaunchDims(Device, KernelArgs);
-  Device.getPlugin().getInfo().print(
+  Device.getServices().Info.print(
       InfoPluginKernel, Device.getDeviceId(),
       "launch kernel {0} with {1} args, {2} teams x {3} threads in {4} mode",
       Name, NumArgs, Dims.NumTeams, Dims.NumThreads, execModeName(ExecMode));

@@ -4,7 +4,7 @@
 // extension calls (__tgt_rtl_ompx_*) that each plugin implements beside
 // libomptarget's __tgt_rtl_* entry points, and the one entry point through
 // which libompx_io finds them, __tgt_rtl_ompx_extensions, which fills a
-// versioned table of them. common/src/CApi*.cpp define the calls against
+// versioned table of them. common/device/src/CApi*.cpp define the calls against
 // these declarations and libompx_io takes its function-pointer types from
 // them, so the two sides cannot disagree on a signature. Plain C types
 // only: libompx_io includes this without the framework.
@@ -28,7 +28,7 @@
 //    finds the entries past the plugin's size null: it uses what the size
 //    covers and names what is missing (libompx_io/PluginDirectory.cpp).
 //  - The structs the calls pass are those of include/ompx_io.h, whose
-//    layouts never change (common/src/ExtensionABI.cpp pins them).
+//    layouts never change (common/device/src/ExtensionABI.cpp pins them).
 //  - libompx_io finds the plugins by this entry point, in whatever object
 //    of the process exports it: not by file name.
 #ifndef OFFLOADIO_EXTENSIONABI_H

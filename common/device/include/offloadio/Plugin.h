@@ -7,6 +7,7 @@
 
 #include "offloadio/ABI.h"
 #include "offloadio/Device.h"
+#include "offloadio/DeviceServices.h"
 #include "offloadio/Error.h"
 #include "offloadio/ForkGuard.h"
 #include "offloadio/Info.h"
@@ -28,6 +29,8 @@
 
 namespace offloadio {
 
+class DeviceIOTy;
+class IOEngineTy;
 class IOWorkerPoolTy;
 
 /// The plugin. Backends derive and implement the ...Impl hooks.
@@ -96,14 +99,8 @@ public:
                                   int64_t Size);
   /// data_unlock: drop one reference of the region containing \p HstPtr.
   Error unlockHostMemory(GenericDeviceTy &Device, void *HstPtr);
-  /// Lock memory that is not in the map for the duration of one copy.
-  Expected<void *> pinForCopy(void *HstPtr, size_t Size) {
-    return pinHostMemoryImpl(HstPtr, Size);
-  }
-  /// Undo pinForCopy.
-  Error unpinAfterCopy(void *HstPtr, void *DevAccessiblePtr, size_t Size) {
-    return unpinHostMemoryImpl(HstPtr, DevAccessiblePtr, Size);
-  }
+  /// What each device uses of the plugin, by narrow types.
+  DeviceServicesTy getDeviceServices();
   /// The plugin-wide map of locked host regions.
   PinnedMemoryMapTy &getPinnedMap() { return PinnedMap; }
   /// Host threads that share the memcpy side of large staged copies.
@@ -114,6 +111,9 @@ public:
   /// with \p Threads workers; later calls get the same pool, whatever
   /// their \p Threads.
   IOWorkerPoolTy &getIOWorkers(unsigned Threads);
+  /// The file engine of \p Device (a device of this plugin, initialised),
+  /// created on first use.
+  Expected<IOEngineTy &> getIOEngine(GenericDeviceTy &Device);
   /// Workers of the file engines' pool; 0 before any engine exists.
   unsigned getNumIOWorkers();
   /// The LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS setting.
@@ -185,6 +185,10 @@ private:
   std::atomic<int64_t> RequiresFlags{OMP_REQ_UNDEFINED};
   std::mutex InitLock;
   std::vector<std::unique_ptr<GenericDeviceTy>> Devices;
+  /// The file service of each initialised device, installed in it by
+  /// initDevice. Declared after Devices: the engines go first, while their
+  /// devices' streams and buffers are still there.
+  std::vector<std::unique_ptr<DeviceIOTy>> DeviceIO;
   /// Published pointers, readable without InitLock.
   std::unique_ptr<std::atomic<GenericDeviceTy *>[]> ReadyDevices;
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // GenericDeviceTy as the file engine's device (IODeviceTy): forwards to the
-// device's pools, allocations and busy-memory map.
+// device's pools and allocations; the busy-memory map is the device's file
+// service's (DeviceIOTy).
 #ifndef OFFLOADIO_DEVICEIOADAPTER_H
 #define OFFLOADIO_DEVICEIOADAPTER_H
 
@@ -14,7 +15,9 @@ class GenericDeviceTy;
 /// The IODeviceTy of a GenericDeviceTy.
 class DeviceIOAdapterTy final : public IODeviceTy {
 public:
-  explicit DeviceIOAdapterTy(GenericDeviceTy &Device) : Device(Device) {}
+  /// \p Busy: the memory the device's file transfers use.
+  DeviceIOAdapterTy(GenericDeviceTy &Device, IOBusyMemoryTy &Busy)
+      : Device(Device), Busy(Busy) {}
 
   int32_t getDeviceId() const override;
   std::string getPluginName() const override;
@@ -34,6 +37,7 @@ public:
 
 private:
   GenericDeviceTy &Device;
+  IOBusyMemoryTy &Busy;
 };
 
 } // namespace offloadio

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Out-of-line anchors and names of the small framework types.
 #include "offloadio/ABI.h"
-#include "offloadio/DeviceImage.h"
 #include "offloadio/Stream.h"
 
 #include <memory>
@@ -51,8 +50,6 @@ Error StreamTy::runEach(DeferredListTy &Entries, bool Run) {
   }
   return Err;
 }
-
-DeviceImageTy::~DeviceImageTy() = default;
 
 const char *offloadio::allocKindName(AllocKindTy Kind) {
   switch (Kind) {

@@ -10,6 +10,8 @@
 #include "offloadio/AllocationRegistry.h"
 #include "offloadio/AsyncInfoWrapper.h"
 #include "offloadio/DeviceEnvironment.h"
+#include "offloadio/DeviceIOService.h"
+#include "offloadio/DeviceServices.h"
 #include "offloadio/DeviceImage.h"
 #include "offloadio/Error.h"
 #include "offloadio/Kernel.h"
@@ -19,7 +21,6 @@
 #include "offloadio/StagingPool.h"
 #include "offloadio/Settings.h"
 #include "offloadio/TransferPolicy.h"
-#include "offloadio/io/IOBusyMemory.h"
 #include "offloadio/Stream.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -33,9 +34,7 @@
 
 namespace offloadio {
 
-class DeviceIOAdapterTy;
 class GenericPluginTy;
-class IOEngineTy;
 class IOFastpathTy;
 
 /// Static properties a backend reports for its device.
@@ -101,6 +100,8 @@ public:
   int32_t getDeviceId() const { return DeviceId; }
   /// The owning plugin.
   GenericPluginTy &getPlugin() const { return Plugin; }
+  /// What the device uses of the plugin.
+  const DeviceServicesTy &getServices() const { return Services; }
   /// The backend's limits.
   const DeviceLimitsTy &getLimits() const { return Limits; }
 
@@ -185,10 +186,13 @@ public:
   /// Free memory from allocatePinnedHost.
   Error freePinnedHost(void *Ptr) { return freeMemory(Ptr); }
 
-  /// The device's file engine, created on first use.
-  Expected<IOEngineTy &> getIOEngine();
-  /// Memory that file transfers in flight use; dataDelete waits for them.
-  IOBusyMemoryTy &getIOBusyMemory() { return IOBusy; }
+  /// Install the file service of the device (the plugin does, before
+  /// the device is used): dataDelete waits through it for file transfers
+  /// on the memory, deinit stops it. Not owned; null: the device has no
+  /// file transfers.
+  void setIOService(DeviceIOServiceTy *Service) { IOService = Service; }
+  /// The backend's vendor storage DMA for the file engine, or null.
+  IOFastpathTy *getIOFastpath() { return getIOFastpathImpl(); }
 
   /// Counters of bytes moved per copy kind.
   const TransferCountersTy &getCounters() const { return Counters; }
@@ -294,6 +298,9 @@ protected:
   GenericPluginTy &Plugin;
   const int32_t DeviceId;
   DeviceLimitsTy Limits;
+  /// The plugin's services, each by its narrow type (the framework's code
+  /// of the device goes through these, not through Plugin).
+  const DeviceServicesTy Services;
 
 private:
   /// enablePeerAccessImpl's answers, by peer.
@@ -347,12 +354,8 @@ private:
   /// only ever leased without waiting: its buffers come back when their
   /// owner synchronizes, which a wait here could keep from happening.
   std::unique_ptr<StagingPoolTy> SmallDownloads;
-  std::mutex IOEngineLock;
-  /// Declared before the engine, whose requests hold markings in it.
-  IOBusyMemoryTy IOBusy;
-  /// The device as the engine sees it; outlives the engine.
-  std::unique_ptr<DeviceIOAdapterTy> IOAdapter;
-  std::unique_ptr<IOEngineTy> IOEngine;
+  /// The file transfers of the device (setIOService).
+  DeviceIOServiceTy *IOService = nullptr;
   /// Host buffers locked for their mapping's lifetime, by device pointer
   /// (LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS).
   std::mutex MappedLocksLock;

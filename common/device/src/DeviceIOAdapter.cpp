@@ -5,12 +5,10 @@
 
 using namespace offloadio;
 
-IODeviceTy::~IODeviceTy() = default;
-
 int32_t DeviceIOAdapterTy::getDeviceId() const { return Device.getDeviceId(); }
 
 std::string DeviceIOAdapterTy::getPluginName() const {
-  return Device.getPlugin().getName();
+  return Device.getServices().PluginName;
 }
 
 bool DeviceIOAdapterTy::hostCanAccessDeviceMemory() const {
@@ -26,9 +24,7 @@ size_t DeviceIOAdapterTy::bytesAvailableFrom(const void *Ptr) const {
   return Device.bytesAvailableFrom(Ptr);
 }
 
-IOBusyMemoryTy &DeviceIOAdapterTy::getIOBusyMemory() {
-  return Device.getIOBusyMemory();
-}
+IOBusyMemoryTy &DeviceIOAdapterTy::getIOBusyMemory() { return Busy; }
 
 Expected<void *> DeviceIOAdapterTy::allocatePinnedHost(size_t Size) {
   return Device.allocatePinnedHost(Size);
@@ -59,5 +55,5 @@ void DeviceIOAdapterTy::releaseEvent(EventTy *Event) {
 }
 
 TimeProfileTy *DeviceIOAdapterTy::getProfile() {
-  return &Device.getPlugin().getProfile();
+  return &Device.getServices().Profile;
 }

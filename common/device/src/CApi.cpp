@@ -453,7 +453,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_submit(int32_t DeviceId,
                                                int64_t Offset,
                                                void **Request) {
   return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
-    auto Engine = D.getIOEngine();
+    auto Engine = thePlugin().getIOEngine(D);
     if (!Engine)
       return Engine.takeError();
     auto R = Engine->submit(IsWrite ? IORequestTy::Write : IORequestTy::Read,
@@ -513,7 +513,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_notify(void *Request,
 OFFLOADIO_API int32_t __tgt_rtl_ompx_io_stats(int32_t DeviceId,
                                               ompx_io_stats_t *Out) {
   return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
-    auto Engine = D.getIOEngine();
+    auto Engine = thePlugin().getIOEngine(D);
     if (!Engine)
       return Engine.takeError();
     IOStatsTy &S = Engine->getStats();
@@ -536,7 +536,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_paths(int32_t DeviceId,
                                               uint32_t *Mask, char *Why,
                                               uint64_t WhyLen) {
   return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
-    auto Engine = D.getIOEngine();
+    auto Engine = thePlugin().getIOEngine(D);
     if (!Engine)
       return Engine.takeError();
     std::string Reasons;

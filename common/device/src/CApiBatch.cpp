@@ -37,7 +37,7 @@ Expected<IOEngineTy &> engineOf(int32_t DeviceId) {
   auto Device = extensionPlugin().getDevice(DeviceId);
   if (!Device)
     return Device.takeError();
-  return Device->getIOEngine();
+  return extensionPlugin().getIOEngine(*Device);
 }
 
 } // namespace

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// DeviceServicesTy: the plugin-wide services a device uses, each by its own
+// narrow type, so that the device framework names what it depends on
+// instead of reaching into the whole plugin.
+#ifndef OFFLOADIO_DEVICESERVICES_H
+#define OFFLOADIO_DEVICESERVICES_H
+
+#include "offloadio/Info.h"
+#include "offloadio/ParallelFor.h"
+#include "offloadio/PinnedMemoryMap.h"
+#include "offloadio/Profile.h"
+#include "offloadio/Settings.h"
+
+#include <string>
+
+namespace offloadio {
+
+/// What a device (GenericDeviceTy, its transfers, kernels and file adapter)
+/// uses of its plugin. Handed out by GenericPluginTy::getDeviceServices;
+/// everything referenced outlives the plugin's devices.
+struct DeviceServicesTy {
+  /// The plugin's short name ("x86_64", "cuda", "amdgpu").
+  const std::string &PluginName;
+  /// Info and error lines.
+  InfoTy &Info;
+  /// Time spent in the stages of staged copies (OFFLOADIO_PROFILE).
+  TimeProfileTy &Profile;
+  /// The plugin-wide map of locked host regions.
+  PinnedMemoryMapTy &PinnedMap;
+  /// Pinning of host memory that is not in the map, for one copy (the
+  /// backend's call).
+  PinningOpsTy &Pinning;
+  /// Host threads that share the memcpy side of large staged copies.
+  ParallelForTy &CopyThreads;
+  /// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS.
+  MappedLockPolicyTy MappedLocks;
+};
+
+} // namespace offloadio
+
+#endif // OFFLOADIO_DEVICESERVICES_H
