@@ -425,9 +425,7 @@ int32_t errnoReport(Error Err, int32_t DeviceId) {
     thePlugin().getInfo().error(DeviceId, D.Message);
   else
     thePlugin().getInfo().print(~0u, DeviceId, "{0}", D.Message);
-  if (D.Errno)
-    return D.Errno;
-  return takeErrno(makeError(D.Code, "{0}", D.Message));
+  return errnoFor(D);
 }
 
 /// Run \p Fn on device \p DeviceId and turn its error into an errno value.
@@ -488,7 +486,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_wait(void *Request, int64_t *Bytes) {
     ErrorDetailsTy D = takeErrorDetails(N.takeError());
     keepExtensionError(-1, D.Message);
     thePlugin().getInfo().print(~0u, -1, "{0}", D.Message);
-    return D.Errno ? D.Errno : EIO;
+    return errnoFor(D);
   }
   *Bytes = int64_t(*N);
   return 0;

@@ -8,7 +8,9 @@ Fails (exit 1, one line per problem) when
     that no source reads,
   * the page's file engine table (`OMPX_IO_*`) and the variables the engine
     (common/src/io) reads differ, or
-  * common/include/offloadio/ErrorCodes.def has a code the page does not name.
+  * common/include/offloadio/ErrorCodes.def has a code the page does not
+    name, or whose errno (the .def's errno column, the one map from codes to
+    errno values) the page's error code table does not give.
 
 A variable counts as read when
   * C/C++ (common, plugin, libompx_io, include, tools, examples, test/support,
@@ -184,7 +186,8 @@ def compare_engine(documented, actual, who, verb):
 def error_codes(root):
     path = os.path.join(root, "common/include/offloadio/ErrorCodes.def")
     text = open(path, encoding="utf-8").read()
-    return re.findall(r"^OFFLOADIO_ERROR\((\w+),\s*(\d+),", text, re.M)
+    return re.findall(r"^OFFLOADIO_ERROR\((\w+),\s*(\d+),\s*(\w+),", text,
+                      re.M)
 
 
 def literal_reads(root, names):
@@ -240,11 +243,20 @@ def main():
                         % ENGINE_SECTION)
     problems += compare_engine(engine_documented, engine_vars(root),
                                "the file engine (common/src/io)", "read")
-    for code, value in error_codes(root):
-        if not re.search(r"^\| `%s` \| %s \|" % (code, value), doc, re.M):
+    for code, value, errno in error_codes(root):
+        row = re.search(r"^\| `%s` \| %s \|.*" % (code, value), doc, re.M)
+        if not row:
             problems.append("error code %s (%s) of ErrorCodes.def is not in the "
                             "error code table of docs/errors-and-env.md"
                             % (code, value))
+            continue
+        # The last cell gives the errno: `ENAME`, or 0 for success.
+        last = row.group(0).rstrip().rstrip("|").split("|")[-1]
+        want = "0" if errno == "0" else "`%s`" % errno
+        if (want == "0" and last.strip() != "0") or want not in last:
+            problems.append("the error code table of docs/errors-and-env.md "
+                            "gives %s the errno '%s'; ErrorCodes.def maps it "
+                            "to %s" % (code, last.strip(), errno))
     for p in problems:
         print("error: " + p)
     print("%d variables read, %d listed, %d error codes; %d problems"
