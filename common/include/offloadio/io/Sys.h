@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The file engine's loops over the syscall seam (SysCalls.h): whole reads
-// and writes, retried on EINTR and short transfers.
+// and writes, retried on EINTR and short transfers (FullTransfer.h), their
+// failures as llvm::Error.
 #ifndef OFFLOADIO_IO_SYS_H
 #define OFFLOADIO_IO_SYS_H
 
