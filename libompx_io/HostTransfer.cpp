@@ -23,8 +23,8 @@ HostOutcomeTy ompxio::runHostTransfer(SysTy &Sys,
     return Out;
   }
   int Fd = Facts.Fd;
-  // The engine's loop (FullTransfer.h): the same calls, at most 1 GiB each,
-  // as every other device's file engine makes.
+  // The engine's loop (FullTransfer.h): the same calls, at most
+  // MaxIOPerCall bytes each, as every other device's file engine makes.
   FullTransferTy T = IsWrite ? pwriteFully(Sys, Fd, Buf, Count, Offset)
                              : preadFully(Sys, Fd, Buf, Count, Offset);
   // At the file size limit a write returns what it wrote before it, as

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/io/FullTransfer.h"
+#include "offloadio/io/IOCallLimit.h"
 #include "offloadio/io/SysCalls.h"
 
 #include <algorithm>
 #include <cerrno>
 
 using namespace offloadio;
-
-/// Largest single read or write: well below the kernel's 0x7ffff000 cap.
-static constexpr size_t MaxIOPerCall = size_t(1) << 30;
 
 FullTransferTy offloadio::preadFully(SysTy &Sys, int Fd, void *Buf,
                                      size_t Count, off_t Offset) {

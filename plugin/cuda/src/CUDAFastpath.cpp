@@ -4,6 +4,7 @@
 #include "CUDADevice.h"
 
 #include "offloadio/Plugin.h"
+#include "offloadio/io/IOCallLimit.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -93,10 +94,6 @@ CUFileDriverTy::open(const std::function<Error()> &SetContext,
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// Largest single cuFileRead/cuFileWrite: below cuFile's and the kernel's
-/// 0x7ffff000 limit, and a multiple of the alignment.
-constexpr size_t MaxIOPerCall = size_t(1) << 30;
 
 bool isAligned(uint64_t Value) {
   return Value % CUDAFastpathTy::Alignment == 0;

@@ -25,14 +25,15 @@ struct FullTransferTy {
 };
 
 /// pread \p Count bytes of \p Fd at \p Offset into \p Buf: EINTR and short
-/// reads retried, at most 1 GiB per call; ends early only at end of file
-/// (Errno 0) or at the first failed call.
+/// reads retried, at most MaxIOPerCall (IOCallLimit.h) per call; ends
+/// early only at end of file (Errno 0) or at the first failed call.
 FullTransferTy preadFully(SysTy &Sys, int Fd, void *Buf, size_t Count,
                           off_t Offset);
 
 /// pwrite \p Count bytes of \p Buf to \p Fd at \p Offset: EINTR and short
-/// writes retried, at most 1 GiB per call; ends early only at the first
-/// failed call, a call that writes 0 bytes counting as failed with EIO.
+/// writes retried, at most MaxIOPerCall per call; ends early only at the
+/// first failed call, a call that writes 0 bytes counting as failed with
+/// EIO.
 FullTransferTy pwriteFully(SysTy &Sys, int Fd, const void *Buf, size_t Count,
                            off_t Offset);
 
