@@ -625,7 +625,7 @@ __tgt_rtl_ompx_process_budget(ompx_io_process_budget_t *Out) {
   Out->io_threads = Running ? Running : IO.Threads;
   Out->io_threads_running = Running;
   copySettingText(Out->io_threads_origin,
-                  originOf("OMPX_IO_THREADS",
+                  originOf(settingDecl(SettingId::IOThreads).Name,
                            IOConfigTy::defaultThreadsOrigin(Share)));
   // The plugin's own settings are the ones it read at load; the origins
   // come from reading them again.
@@ -633,11 +633,11 @@ __tgt_rtl_ompx_process_budget(ompx_io_process_budget_t *Out) {
   const PluginSettingsTy &Settings = Plugin.getSettings();
   Out->copy_threads = Settings.CopyThreads;
   copySettingText(Out->copy_threads_origin,
-                  originOf("OFFLOADIO_COPY_THREADS",
+                  originOf(settingDecl(SettingId::CopyThreads).Name,
                            PluginSettingsTy::defaultCopyThreadsOrigin(Share)));
   Out->pinned_max = Plugin.getPinnedBudget().getStats().Cap;
   copySettingText(Out->pinned_max_origin,
-                  originOf("OFFLOADIO_PINNED_MAX",
+                  originOf(settingDecl(SettingId::PinnedMax).Name,
                            PluginSettingsTy::defaultPinnedMaxOrigin(Share)));
   return 0;
 }
