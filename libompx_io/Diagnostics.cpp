@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "Diagnostics.h"
+#include "offloadio/Envar.h"
 #include "offloadio/LaunchRank.h"
 #include "offloadio/StaticTLS.h"
 
@@ -11,7 +12,6 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <link.h>
-#include <strings.h>
 #include <unistd.h>
 
 using namespace ompxio;
@@ -54,12 +54,12 @@ std::string ompxio::linePrefix() {
 }
 
 bool ompxio::infoEnabled() {
-  const char *IO = std::getenv("OMPX_IO_INFO");
-  if (IO && *IO && std::strcmp(IO, "0") && strcasecmp(IO, "false") &&
-      strcasecmp(IO, "off") && strcasecmp(IO, "no"))
-    return true;
-  const char *Lib = std::getenv("LIBOMPTARGET_INFO");
-  return Lib && std::strtol(Lib, nullptr, 0) != 0;
+  // The plugins' readers (Settings.def): a value they refuse is refused
+  // here too, with the same warning, printed once per process by whichever
+  // reads it first.
+  using namespace offloadio;
+  return readBoolSetting<SettingId::IOInfo>() ||
+         readInfoMaskSetting<SettingId::Info>() != 0;
 }
 
 namespace {

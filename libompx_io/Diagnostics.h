@@ -48,8 +48,10 @@ private:
 /// The prefix of the library's stderr lines: "ompx-io[<pid>]".
 std::string linePrefix();
 
-/// Whether OMPX_IO_INFO or LIBOMPTARGET_INFO asks for diagnostics. Read at
-/// each use: only misuse and exit paths print.
+/// Whether OMPX_IO_INFO or LIBOMPTARGET_INFO asks for diagnostics, read
+/// with the plugins' own readers (offloadio/Envar.h), so that an invalid
+/// value is refused, with a warning, as the plugins refuse it. Read at each
+/// use: only misuse and exit paths print.
 bool infoEnabled();
 
 /// Why \p Call on OpenMP device \p Device (none: a call about the process,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "HostTransfer.h"
+#include "offloadio/io/FullTransfer.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -22,36 +23,25 @@ HostOutcomeTy ompxio::runHostTransfer(SysTy &Sys,
     return Out;
   }
   int Fd = Facts.Fd;
-  size_t Done = 0;
-  while (Done < Count) {
-    // The whole rest in every call: the kernel caps what one call moves,
-    // and checks the whole range first, as it would for the program's own
-    // pread.
-    char *P = static_cast<char *>(Buf) + Done;
-    ssize_t N = IsWrite ? Sys.pwrite(Fd, P, Count - Done, Offset + off_t(Done))
-                        : Sys.pread(Fd, P, Count - Done, Offset + off_t(Done));
-    if (N < 0 && errno == EINTR)
-      continue;
-    // At the file size limit a write returns what it wrote before it, as
-    // pwrite(2) does; EFBIG only if that is nothing.
-    if (N < 0 && errno == EFBIG && Done)
-      break;
-    if (N <= 0 && (N < 0 || IsWrite)) {
-      Out.Errno = N < 0 ? errno : EIO;
-      char Text[160];
-      std::snprintf(Text, sizeof(Text), "%s(fd %d, %p, %zu bytes, offset %lld)",
-                    IsWrite ? "pwrite" : "pread", Fd, static_cast<void *>(P),
-                    Count - Done, (long long)(Offset + off_t(Done)));
-      Out.Why = std::string(Text) + ": " +
-                (N < 0 ? std::strerror(Out.Errno) : "wrote 0 bytes");
-      // The kernel's checks of the arguments, before anything moved.
-      Out.Refused = !Done && (Out.Errno == EFAULT || Out.Errno == EINVAL);
-      return Out;
-    }
-    if (N == 0)
-      break; // End of file.
-    Done += size_t(N);
+  // The engine's loop (FullTransfer.h): the same calls, at most
+  // MaxIOPerCall bytes each, as every other device's file engine makes.
+  FullTransferTy T = IsWrite ? pwriteFully(Sys, Fd, Buf, Count, Offset)
+                             : preadFully(Sys, Fd, Buf, Count, Offset);
+  // At the file size limit a write returns what it wrote before it, as
+  // pwrite(2) does; EFBIG only if that is nothing.
+  if (T.Errno && !(T.Errno == EFBIG && T.Done)) {
+    Out.Errno = T.Errno;
+    char Text[160];
+    std::snprintf(Text, sizeof(Text), "%s(fd %d, %p, %zu bytes, offset %lld)",
+                  IsWrite ? "pwrite" : "pread", Fd,
+                  static_cast<void *>(static_cast<char *>(Buf) + T.Done),
+                  T.Asked, (long long)(Offset + off_t(T.Done)));
+    Out.Why = std::string(Text) + ": " +
+              (T.WroteNothing ? "wrote 0 bytes" : std::strerror(Out.Errno));
+    // The kernel's checks of the arguments, before anything moved.
+    Out.Refused = !T.Done && (Out.Errno == EFAULT || Out.Errno == EINVAL);
+    return Out;
   }
-  Out.Result = ssize_t(Done);
+  Out.Result = ssize_t(T.Done);
   return Out;
 }

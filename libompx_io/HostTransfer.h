@@ -28,7 +28,8 @@ struct HostOutcomeTy {
 /// Check, then run, a read (or, with \p IsWrite, a write) of \p Count bytes
 /// at \p Offset between host memory \p Buf and the descriptor \p Facts
 /// describes, on initial device \p Device: the full count unless end of
-/// file (for a write, the file size limit) comes first, EINTR retried.
+/// file (for a write, the file size limit) comes first, with the file
+/// engine's loop (offloadio/io/FullTransfer.h).
 HostOutcomeTy runHostTransfer(offloadio::SysTy &Sys,
                               const offloadio::DescriptorFactsTy &Facts,
                               bool IsWrite, void *Buf, size_t Count,

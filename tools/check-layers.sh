@@ -34,7 +34,8 @@ LAYERS=(base io device)
 # The framework headers libompx_io may include: the extension ABI and the
 # LLVM-free helpers it shares with the plugins.
 LIBOMPX_IO_ALLOWED=(offloadio/ExtensionABI.h offloadio/StaticTLS.h
-                    offloadio/LaunchRank.h offloadio/io/SysCalls.h
+                    offloadio/LaunchRank.h offloadio/Envar.h
+                    offloadio/io/SysCalls.h offloadio/io/FullTransfer.h
                     offloadio/io/TransferCheck.h)
 
 # GenericDeviceTy's header and sources.

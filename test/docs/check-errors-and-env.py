@@ -6,9 +6,15 @@ Fails (exit 1, one line per problem) when
   * a source reads an environment variable that no table of the page lists,
   * a table of the page's "Environment variables" section lists a variable
     that no source reads,
-  * the page's file engine table (`OMPX_IO_*`) and the variables the engine
-    (common/io/src) reads differ, or
-  * common/base/include/offloadio/ErrorCodes.def has a code the page does not name.
+  * a setting of common/base/include/offloadio/Settings.def (the one declaration
+    of every setting) is not listed in the page's table of its layer, the
+    page's file engine table (`OMPX_IO_*`) lists one that Settings.def does
+    not declare for the engine, or a source of common, plugin or libompx_io
+    spells a declared setting's name itself instead of taking it from the
+    table, or
+  * common/base/include/offloadio/ErrorCodes.def has a code the page does not
+    name, or whose errno (the .def's errno column, the one map from codes to
+    errno values) the page's error code table does not give.
 
 A variable counts as read when
   * C/C++ (common, plugin, libompx_io, include, tools, examples, test/support,
@@ -150,15 +156,55 @@ ENV_SECTION = "## Environment variables"
 ENGINE_SECTION = "### File engine (`OMPX_IO_*`, one engine per device)"
 
 
+SETTINGS_DEF = "common/base/include/offloadio/Settings.def"
+LAYER_SECTIONS = {
+    "Plugin": "### Every plugin (`common/`)",
+    "Device": "### Every plugin (`common/`)",
+    "IOEngine": ENGINE_SECTION,
+    "Host": "### Host plugin",
+    "CUDA": "### CUDA plugin",
+    "AMDGPU": "### AMDGPU plugin",
+}
+
+
+def declared_settings(root):
+    """[(name, layer)] of the lines of Settings.def."""
+    text = open(os.path.join(root, SETTINGS_DEF), encoding="utf-8").read()
+    return re.findall(r'^OFFLOADIO_SETTING\(\s*\w+,\s*"(' + NAME +
+                      r')",\s*\w+,\s*(\w+),', text, re.M)
+
+
 def engine_vars(root):
-    """OMPX_IO_* variables read by the file engine's sources."""
-    found = set()
-    for path in walk(root, ["common/io/src", "common/io/include/offloadio/io"],
+    """The settings Settings.def declares for the file engine."""
+    return {name for name, layer in declared_settings(root)
+            if layer == "IOEngine"}
+
+
+def settings_problems(root, doc):
+    """Problems of the settings table against the page and the sources."""
+    problems = []
+    declared = declared_settings(root)
+    for name, layer in declared:
+        heading = LAYER_SECTIONS.get(layer)
+        if heading is None:
+            problems.append("%s: %s has the unknown layer %s"
+                            % (SETTINGS_DEF, name, layer))
+        elif name not in documented_vars(section(doc, heading)):
+            problems.append("%s (layer %s in %s) is not in the table of "
+                            "docs/errors-and-env.md's section '%s'"
+                            % (name, layer, SETTINGS_DEF, heading))
+    names = {name for name, _ in declared}
+    for path in walk(root, ["common", "plugin", "libompx_io"],
                      lambda p: p.endswith(C_SUFFIXES)):
+        if os.path.relpath(path, root) == SETTINGS_DEF:
+            continue
         text = open(path, encoding="utf-8", errors="replace").read()
-        found.update(n for n in C_OURS.findall(text)
-                     if n.startswith("OMPX_IO_"))
-    return found
+        for name in sorted(names):
+            if '"%s"' % name in text:
+                problems.append("%s spells the setting %s itself; take it "
+                                "from the table (settingDecl(SettingId::...)"
+                                ".Name)" % (os.path.relpath(path, root), name))
+    return problems
 
 
 def reported_settings(path):
@@ -184,7 +230,8 @@ def compare_engine(documented, actual, who, verb):
 def error_codes(root):
     path = os.path.join(root, "common/base/include/offloadio/ErrorCodes.def")
     text = open(path, encoding="utf-8").read()
-    return re.findall(r"^OFFLOADIO_ERROR\((\w+),\s*(\d+),", text, re.M)
+    return re.findall(r"^OFFLOADIO_ERROR\((\w+),\s*(\d+),\s*(\w+),", text,
+                      re.M)
 
 
 def literal_reads(root, names):
@@ -239,12 +286,22 @@ def main():
         problems.append("docs/errors-and-env.md has no section '%s'"
                         % ENGINE_SECTION)
     problems += compare_engine(engine_documented, engine_vars(root),
-                               "the file engine (common/io/src)", "read")
-    for code, value in error_codes(root):
-        if not re.search(r"^\| `%s` \| %s \|" % (code, value), doc, re.M):
+                               SETTINGS_DEF, "declare")
+    problems += settings_problems(root, doc)
+    for code, value, errno in error_codes(root):
+        row = re.search(r"^\| `%s` \| %s \|.*" % (code, value), doc, re.M)
+        if not row:
             problems.append("error code %s (%s) of ErrorCodes.def is not in the "
                             "error code table of docs/errors-and-env.md"
                             % (code, value))
+            continue
+        # The last cell gives the errno: `ENAME`, or 0 for success.
+        last = row.group(0).rstrip().rstrip("|").split("|")[-1]
+        want = "0" if errno == "0" else "`%s`" % errno
+        if (want == "0" and last.strip() != "0") or want not in last:
+            problems.append("the error code table of docs/errors-and-env.md "
+                            "gives %s the errno '%s'; ErrorCodes.def maps it "
+                            "to %s" % (code, last.strip(), errno))
     for p in problems:
         print("error: " + p)
     print("%d variables read, %d listed, %d error codes; %d problems"

@@ -4,6 +4,7 @@
 // step, EIO and ENOSPC passed through with their errno, writes that return
 // 0, end of file in the middle of a transfer, and counts above 1 GiB split
 // into calls of at most 1 GiB (with a fake that never touches the buffer).
+#include "offloadio/io/FullTransfer.h"
 #include "offloadio/io/Sys.h"
 
 #include "gtest/gtest.h"
@@ -425,6 +426,55 @@ TEST(SysTest, RealSyscallsOnAPipeAndDevNull) {
   EXPECT_NE(Dup, Null);
   EXPECT_EQ(Sys.close(Dup), 0);
   ::close(Null);
+}
+
+// The loop itself (FullTransfer.h), as libompx_io's initial device uses it:
+// what moved before a failure, the failed call's count, and a write that
+// moved nothing told from a write that failed with EIO.
+TEST(SysTest, FullTransferReportsTheFailedCall) {
+  FakeSysTy Sys;
+  Sys.File.assign(1000, 'x');
+  Sys.MaxPerCall = 300;
+  Sys.FailBefore = [](const CallTy &C) {
+    errno = EIO;
+    return C.Offset >= 600;
+  };
+  std::vector<char> Buf(1000);
+  FullTransferTy R = preadFully(Sys, 3, Buf.data(), Buf.size(), 0);
+  EXPECT_EQ(R.Done, 600u);
+  EXPECT_EQ(R.Errno, EIO);
+  EXPECT_EQ(R.Asked, 400u);
+  EXPECT_FALSE(R.WroteNothing);
+
+  FakeSysTy Zero;
+  Zero.WritesReturnZero = true;
+  FullTransferTy W = pwriteFully(Zero, 3, Buf.data(), 10, 5);
+  EXPECT_EQ(W.Done, 0u);
+  EXPECT_EQ(W.Errno, EIO);
+  EXPECT_EQ(W.Asked, 10u);
+  EXPECT_TRUE(W.WroteNothing);
+
+  FakeSysTy Eof;
+  Eof.File.assign(100, 'y');
+  FullTransferTy E = preadFully(Eof, 3, Buf.data(), Buf.size(), 0);
+  EXPECT_EQ(E.Done, 100u);
+  EXPECT_EQ(E.Errno, 0);
+}
+
+TEST(SysTest, FullTransferAsksAtMostOneGiBPerCall) {
+  FakeSysTy Sys;
+  Sys.Phantom = true;
+  Sys.PhantomSize = 3 * GiB + 5;
+  char Byte;
+  FullTransferTy R = preadFully(Sys, 3, &Byte, 3 * GiB + 5, 0);
+  EXPECT_EQ(R.Done, 3 * GiB + 5);
+  ASSERT_EQ(Sys.Calls.size(), 4u);
+  for (const CallTy &C : Sys.Calls)
+    EXPECT_LE(C.Count, GiB);
+  Sys.Calls.clear();
+  FullTransferTy W = pwriteFully(Sys, 3, &Byte, 2 * GiB, 0);
+  EXPECT_EQ(W.Done, 2 * GiB);
+  EXPECT_EQ(Sys.Calls.size(), 2u);
 }
 
 } // namespace

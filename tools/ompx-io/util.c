@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #endif
 #include "ompx-io.h"
+#include "offloadio/io/IOCallLimit.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -130,8 +131,8 @@ ssize_t fullIO(int Write, int Fd, char *Buf, size_t Count, off_t Off) {
   size_t Done = 0;
   while (Done < Count) {
     size_t Want = Count - Done;
-    if (Want > (1u << 30))
-      Want = 1u << 30;
+    if (Want > OFFLOADIO_MAX_IO_PER_CALL)
+      Want = OFFLOADIO_MAX_IO_PER_CALL;
     ssize_t N = Write ? pwrite(Fd, Buf + Done, Want, Off + (off_t)Done)
                       : pread(Fd, Buf + Done, Want, Off + (off_t)Done);
     if (N < 0 && errno == EINTR)

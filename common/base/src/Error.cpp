@@ -9,7 +9,7 @@ char OffloadErrorTy::ID = 0;
 
 const char *offloadio::describe(ErrorCode Code) {
   switch (Code) {
-#define OFFLOADIO_ERROR(Name, Value, Desc)                                     \
+#define OFFLOADIO_ERROR(Name, Value, Errno, Desc)                              \
   case ErrorCode::Name:                                                        \
     return Desc;
 #include "offloadio/ErrorCodes.def"
@@ -52,44 +52,20 @@ std::string offloadio::takeErrorMessage(Error Err) {
   return takeErrorDetails(std::move(Err)).Message;
 }
 
+int offloadio::errnoFor(ErrorCode Code, int Errno) {
+  if (Errno)
+    return Errno;
+  switch (Code) {
+#define OFFLOADIO_ERROR(Name, Value, Errno, Desc)                              \
+  case ErrorCode::Name:                                                        \
+    return Errno;
+#include "offloadio/ErrorCodes.def"
+  }
+  return EIO;
+}
+
 int offloadio::takeErrno(Error Err) {
-  int Result = 0;
-  llvm::handleAllErrors(
-      std::move(Err),
-      [&](const OffloadErrorTy &E) {
-        if (E.getErrno()) {
-          Result = E.getErrno();
-          return;
-        }
-        switch (E.getCode()) {
-        case ErrorCode::Success:
-          Result = 0;
-          break;
-        case ErrorCode::InvalidArgument:
-        case ErrorCode::Overlap:
-          Result = EINVAL;
-          break;
-        case ErrorCode::InvalidDevice:
-        case ErrorCode::ForkedChild:
-          Result = ENODEV;
-          break;
-        case ErrorCode::OutOfResources:
-          Result = ENOMEM;
-          break;
-        case ErrorCode::NotFound:
-          Result = ENOENT;
-          break;
-        case ErrorCode::Busy:
-          Result = EBUSY;
-          break;
-        case ErrorCode::Unsupported:
-          Result = ENOTSUP;
-          break;
-        default:
-          Result = EIO;
-          break;
-        }
-      },
-      [&](const llvm::ErrorInfoBase &) { Result = EIO; });
-  return Result;
+  // The first payload decides, as for takeErrorDetails (Internal: EIO for
+  // a foreign error).
+  return errnoFor(takeErrorDetails(std::move(Err)));
 }

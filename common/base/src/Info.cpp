@@ -7,15 +7,6 @@
 
 using namespace offloadio;
 
-std::string offloadio::linePrefix(const std::string &PluginName) {
-  std::string Prefix = "offload-io";
-  if (!PluginName.empty())
-    Prefix += "(" + PluginName + ")";
-  // getpid at each line, not once: a forked child's lines carry its own.
-  Prefix += processTag(::getpid());
-  return Prefix;
-}
-
 InfoTy::InfoTy(std::string Name, uint32_t Flags)
     : PluginName(std::move(Name)), Flags(Flags) {}
 

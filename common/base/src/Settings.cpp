@@ -43,63 +43,45 @@ PluginSettingsTy PluginSettingsTy::fromEnv() {
 
 PluginSettingsTy PluginSettingsTy::fromEnv(const ProcessShareTy &Share) {
   PluginSettingsTy S;
-  // libomptarget accepts decimal or hex; -1 means everything.
-  if (auto Raw = getEnv("LIBOMPTARGET_INFO")) {
-    if (auto N = parseInt(*Raw))
-      S.InfoFlags = static_cast<uint32_t>(*N);
-    else
-      reportInvalidEnv("LIBOMPTARGET_INFO", *Raw, "an integer", "0");
-  }
-  S.Profile = readBoolEnv("OFFLOADIO_PROFILE", false);
-  S.CopyThreads = unsigned(readIntEnv("OFFLOADIO_COPY_THREADS",
-                                      defaultCopyThreads(Share), 0,
-                                      MaxCopyThreads));
+  S.InfoFlags = readInfoMaskSetting<SettingId::Info>();
+  S.Profile = readBoolSetting<SettingId::Profile>();
+  S.CopyThreads = unsigned(readIntSetting<SettingId::CopyThreads>(
+      {defaultCopyThreads(Share), std::nullopt, std::nullopt}));
   // libomptarget 17 spells the values off/on/mandatory; booleans are
-  // accepted too. Anything else is reported, never silently taken as off.
-  static const char *const Choices[] = {"off", "on", "mandatory", "false",
-                                        "true", "0", "1", "no", "yes"};
+  // accepted too (Settings.def). Anything else is reported, never silently
+  // taken as off.
   static const MappedLockPolicyTy Policies[] = {
       MappedLockPolicyTy::Off, MappedLockPolicyTy::On,
       MappedLockPolicyTy::Mandatory, MappedLockPolicyTy::Off,
       MappedLockPolicyTy::On, MappedLockPolicyTy::Off,
       MappedLockPolicyTy::On, MappedLockPolicyTy::Off,
       MappedLockPolicyTy::On};
-  S.MappedLocks = Policies[readChoiceEnv(
-      "LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", Choices, 0)];
-  S.PinnedMax = readSizeEnv("OFFLOADIO_PINNED_MAX", defaultPinnedMax(Share),
-                            MinPinnedMax, UINT64_MAX);
+  S.MappedLocks =
+      Policies[readChoiceSetting<SettingId::LockMappedHostBuffers>()];
+  S.PinnedMax = readSizeSetting<SettingId::PinnedMax>(
+      {defaultPinnedMax(Share), std::nullopt, std::nullopt});
   return S;
 }
 
 DeviceSettingsTy DeviceSettingsTy::fromEnv(uint64_t MaxDynamicSharedMemory) {
   DeviceSettingsTy S;
-  S.NumTeams = uint32_t(readIntEnv("OMP_NUM_TEAMS", 0, 0, INT32_MAX));
-  S.TeamsThreadLimit =
-      uint32_t(readIntEnv("OMP_TEAMS_THREAD_LIMIT", 0, 0, INT32_MAX));
+  S.NumTeams = uint32_t(readIntSetting<SettingId::NumTeams>());
+  S.TeamsThreadLimit = uint32_t(readIntSetting<SettingId::TeamsThreadLimit>());
   S.MemoryManagerThreshold =
-      readSizeEnv("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD",
-                  S.MemoryManagerThreshold, 0, MaxMemoryManagerThreshold);
-  S.InitialStreams = unsigned(readIntEnv("LIBOMPTARGET_NUM_INITIAL_STREAMS",
-                                         S.InitialStreams, 0,
-                                         MaxInitialResources));
-  S.InitialEvents = unsigned(readIntEnv("LIBOMPTARGET_NUM_INITIAL_EVENTS",
-                                        S.InitialEvents, 0,
-                                        MaxInitialResources));
+      readSizeSetting<SettingId::MemoryManagerThreshold>();
+  S.InitialStreams = unsigned(readIntSetting<SettingId::NumInitialStreams>());
+  S.InitialEvents = unsigned(readIntSetting<SettingId::NumInitialEvents>());
   S.Transfers = TransferSettingsTy::fromEnv();
-  S.DeviceRTLDebug =
-      uint32_t(readIntEnv("LIBOMPTARGET_DEVICE_RTL_DEBUG", 0, 0, INT32_MAX));
-  S.SharedMemorySize = uint32_t(
-      readSizeEnv("LIBOMPTARGET_SHARED_MEMORY_SIZE", 0, 0,
-                  std::min<uint64_t>(MaxDynamicSharedMemory, UINT32_MAX)));
-  S.StagingBufferSize = readSizeEnv("OFFLOADIO_STAGING_BUFFER_SIZE",
-                                    S.StagingBufferSize, 4096, 1ULL << 30);
-  S.StagingBuffers = unsigned(
-      readIntEnv("OFFLOADIO_STAGING_BUFFERS", S.StagingBuffers, 1, 4096));
+  S.DeviceRTLDebug = uint32_t(readIntSetting<SettingId::DeviceRTLDebug>());
+  S.SharedMemorySize = uint32_t(readSizeSetting<SettingId::SharedMemorySize>(
+      {std::nullopt, std::nullopt,
+       std::min<uint64_t>(MaxDynamicSharedMemory, UINT32_MAX)}));
+  S.StagingBufferSize = readSizeSetting<SettingId::StagingBufferSize>();
+  S.StagingBuffers = unsigned(readIntSetting<SettingId::StagingBuffers>());
   // A cap in bytes on the pinned memory of the pool, whatever the buffer
   // size: it must hold at least one buffer.
-  S.StagingPoolMax = readSizeEnv("OFFLOADIO_STAGING_POOL_MAX",
-                                 S.StagingPoolMax, S.StagingBufferSize,
-                                 1ULL << 40);
+  S.StagingPoolMax = readSizeSetting<SettingId::StagingPoolMax>(
+      {std::nullopt, S.StagingBufferSize, std::nullopt});
   S.StagingBuffers = unsigned(std::min<uint64_t>(
       S.StagingBuffers, S.StagingPoolMax / S.StagingBufferSize));
   return S;

@@ -24,19 +24,21 @@ const char *offloadio::copyRouteName(CopyRouteTy Route) {
 
 TransferSettingsTy TransferSettingsTy::fromEnv() {
   TransferSettingsTy Settings;
-  Settings.Pageable = PageablePolicyTy(readChoiceEnv(
-      "OFFLOADIO_PAGEABLE_PATH", {"auto", "staged", "lock"}, 0));
+  Settings.Pageable =
+      PageablePolicyTy(readChoiceSetting<SettingId::PageablePath>());
   // The old name said "lock", but in auto mode nothing is locked: the
   // threshold only brings in the copy threads. It is still honoured when
   // the new name is unset.
-  const char *Name = "OFFLOADIO_PARALLEL_STAGING_THRESHOLD";
-  if (getEnv("OFFLOADIO_LOCK_THRESHOLD")) {
-    reportDeprecatedEnv("OFFLOADIO_LOCK_THRESHOLD", Name);
-    if (!getEnv(Name))
-      Name = "OFFLOADIO_LOCK_THRESHOLD";
+  const SettingDeclTy &New = settingDecl(SettingId::ParallelStagingThreshold);
+  const SettingDeclTy &Old = settingDecl(SettingId::LockThreshold);
+  bool UseOld = false;
+  if (getEnv(Old.Name)) {
+    reportDeprecatedEnv(Old.Name, New.Name);
+    UseOld = !getEnv(New.Name);
   }
   Settings.ParallelStagingThreshold =
-      readSizeEnv(Name, DefaultParallelStagingThreshold, 0, SIZE_MAX);
+      UseOld ? readSizeSetting<SettingId::LockThreshold>()
+             : readSizeSetting<SettingId::ParallelStagingThreshold>();
   return Settings;
 }
 

@@ -425,9 +425,7 @@ int32_t errnoReport(Error Err, int32_t DeviceId) {
     thePlugin().getInfo().error(DeviceId, D.Message);
   else
     thePlugin().getInfo().print(~0u, DeviceId, "{0}", D.Message);
-  if (D.Errno)
-    return D.Errno;
-  return takeErrno(makeError(D.Code, "{0}", D.Message));
+  return errnoFor(D);
 }
 
 /// Run \p Fn on device \p DeviceId and turn its error into an errno value.
@@ -488,7 +486,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_wait(void *Request, int64_t *Bytes) {
     ErrorDetailsTy D = takeErrorDetails(N.takeError());
     keepExtensionError(-1, D.Message);
     thePlugin().getInfo().print(~0u, -1, "{0}", D.Message);
-    return D.Errno ? D.Errno : EIO;
+    return errnoFor(D);
   }
   *Bytes = int64_t(*N);
   return 0;
@@ -627,7 +625,7 @@ __tgt_rtl_ompx_process_budget(ompx_io_process_budget_t *Out) {
   Out->io_threads = Running ? Running : IO.Threads;
   Out->io_threads_running = Running;
   copySettingText(Out->io_threads_origin,
-                  originOf("OMPX_IO_THREADS",
+                  originOf(settingDecl(SettingId::IOThreads).Name,
                            IOConfigTy::defaultThreadsOrigin(Share)));
   // The plugin's own settings are the ones it read at load; the origins
   // come from reading them again.
@@ -635,11 +633,11 @@ __tgt_rtl_ompx_process_budget(ompx_io_process_budget_t *Out) {
   const PluginSettingsTy &Settings = Plugin.getSettings();
   Out->copy_threads = Settings.CopyThreads;
   copySettingText(Out->copy_threads_origin,
-                  originOf("OFFLOADIO_COPY_THREADS",
+                  originOf(settingDecl(SettingId::CopyThreads).Name,
                            PluginSettingsTy::defaultCopyThreadsOrigin(Share)));
   Out->pinned_max = Plugin.getPinnedBudget().getStats().Cap;
   copySettingText(Out->pinned_max_origin,
-                  originOf("OFFLOADIO_PINNED_MAX",
+                  originOf(settingDecl(SettingId::PinnedMax).Name,
                            PluginSettingsTy::defaultPinnedMaxOrigin(Share)));
   return 0;
 }

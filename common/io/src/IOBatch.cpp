@@ -19,7 +19,7 @@ void IOBatchTy::failOp(size_t Index, Error Err) {
   OpStateTy &Op = Ops[Index];
   Op.Message = std::move(D.Message);
   // Non-POSIX failures map to the closest errno, as for a request.
-  Op.Errno = D.Errno ? D.Errno : takeErrno(makeError(D.Code, "{0}", Op.Message));
+  Op.Errno = errnoFor(D);
   Op.Request = SIZE_MAX;
 }
 
@@ -99,7 +99,7 @@ std::vector<IOBatchResultTy> IOBatchTy::wait() {
       continue;
     }
     ErrorDetailsTy D = takeErrorDetails(N.takeError());
-    Out.Errno = D.Errno ? D.Errno : EIO;
+    Out.Errno = errnoFor(D);
     Out.Message = std::move(D.Message);
   }
   return Results;

@@ -36,21 +36,17 @@ IOConfigTy IOConfigTy::fromEnv() { return fromEnv(ProcessShareTy::detect()); }
 
 IOConfigTy IOConfigTy::fromEnv(const ProcessShareTy &Share) {
   IOConfigTy C;
-  C.Threads =
-      readIntEnv("OMPX_IO_THREADS", defaultThreads(Share), 1, MaxThreads);
-  C.ChunkSize = readSizeEnv("OMPX_IO_CHUNK_SIZE", DefaultChunkSize,
-                            MinChunkSize, MaxChunkSize);
-  C.DirectChunkSize = readSizeEnv("OMPX_IO_DIRECT_CHUNK_SIZE",
-                                  DefaultDirectChunkSize, MinChunkSize,
-                                  MaxChunkSize);
-  C.RingDepth =
-      readIntEnv("OMPX_IO_RING_DEPTH", DefaultRingDepth, 1, MaxRingDepth);
-  static const char *const Paths[] = {"auto", "direct", "fastpath", "staged"};
-  C.ForcedPath = int(readChoiceEnv("OMPX_IO_PATH", Paths, 0)) - 1;
-  C.Info = readBoolEnv("OMPX_IO_INFO", false);
-  static const char *const Policies[] = {"auto", "on", "off"};
-  C.ODirect = IODirectPolicyTy(readChoiceEnv("OMPX_IO_ODIRECT", Policies, 0));
-  C.MaxRequests = readIntEnv("OMPX_IO_MAX_REQUESTS", DefaultMaxRequests, 1,
-                             MaxMaxRequests);
+  // In the order of Settings.def, which is the order ompx_io_get_settings
+  // reports them in.
+  C.Threads = unsigned(readIntSetting<SettingId::IOThreads>(
+      {defaultThreads(Share), std::nullopt, std::nullopt}));
+  C.ChunkSize = readSizeSetting<SettingId::IOChunkSize>();
+  C.DirectChunkSize = readSizeSetting<SettingId::IODirectChunkSize>();
+  C.RingDepth = unsigned(readIntSetting<SettingId::IORingDepth>());
+  // auto is -1, the paths their IOPathTy.
+  C.ForcedPath = int(readChoiceSetting<SettingId::IOPath>()) - 1;
+  C.Info = readBoolSetting<SettingId::IOInfo>();
+  C.ODirect = IODirectPolicyTy(readChoiceSetting<SettingId::IODirect>());
+  C.MaxRequests = unsigned(readIntSetting<SettingId::IOMaxRequests>());
   return C;
 }

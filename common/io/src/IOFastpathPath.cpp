@@ -110,8 +110,8 @@ public:
     if (R.isWrite() && D.Errno == EFBIG)
       return false;
     if (D.Errno != ENODEV && D.Errno != EREMOTEIO && D.Errno != ENOTSUP) {
-      R.recordError(I, makeErrnoError(D.Errno ? D.Errno : EIO,
-                                      "fastpath: {0}", D.Message));
+      R.recordError(I,
+                    makeErrnoError(errnoFor(D), "fastpath: {0}", D.Message));
       return true;
     }
     // The vendor path is unusable for this file or device: the rest of the

@@ -74,9 +74,9 @@ void IORequestTy::recordError(size_t Index, Error Err, size_t At) {
   ErrorAt = At;
   ErrorMessage = std::make_unique<std::string>(std::move(D.Message));
   // Non-POSIX failures (no staging memory, a backend error) map to the
-  // closest errno: ENOMEM for resources, EIO otherwise.
-  ErrorErrno =
-      D.Errno ? D.Errno : takeErrno(makeError(D.Code, "{0}", *ErrorMessage));
+  // closest errno (ErrorCodes.def): ENOMEM for resources, EIO for a
+  // backend.
+  ErrorErrno = errnoFor(D);
 }
 
 bool IORequestTy::failed() const {

@@ -2,6 +2,7 @@
 #include "AMDGPUFastpath.h"
 #include "AMDGPUDevice.h"
 
+#include "offloadio/io/IOCallLimit.h"
 #include "offloadio/io/IORefusedFileSystems.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -285,7 +286,7 @@ Expected<size_t> AMDGPUFastpathTy::transfer(OpTy Op, int Fd, char *DevPtr,
                                             dev_t Storage, size_t Align) {
   HSAAisFileIOFnTy Call =
       Op == OpTy::Read ? Api.hsa_amd_ais_file_read : Api.hsa_amd_ais_file_write;
-  size_t MaxPiece = MaxPerCall - MaxPerCall % Align;
+  size_t MaxPiece = MaxIOPerCall - MaxIOPerCall % Align;
   size_t Done = 0;
   while (Done < Count) {
     uint64_t Piece = std::min(Count - Done, MaxPiece);

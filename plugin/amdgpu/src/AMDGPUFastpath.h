@@ -34,7 +34,8 @@
 //   * KFD fails a read that meets end of file with EIO, so only whole pages
 //     before end of file go through AIS; the last partial page is read into
 //     a bounce page and copied.
-//   * At most MAX_RW_COUNT (0x7ffff000) bytes per call; we send 1 GiB.
+//   * At most MAX_RW_COUNT (0x7ffff000) bytes per call; we send
+//     MaxIOPerCall (offloadio/io/IOCallLimit.h).
 //   * Files: hipFile's acceptance rule (regular files on ext4 with
 //     data=ordered or on xfs, or block devices);
 //     LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM=1 lifts the filesystem part.
@@ -64,9 +65,6 @@ class AMDGPUFastpathTy final : public IOFastpathTy {
 public:
   /// Alignment KFD requires of the file offset and size.
   static constexpr size_t PageAlignment = 4096;
-  /// Largest transfer per call, below the kernel's MAX_RW_COUNT.
-  static constexpr size_t MaxPerCall = size_t(1) << 30;
-
   /// Whether \p Api has both AIS calls; if not, \p Why says what is missing.
   static bool isAvailable(const HSAApiTy &Api, std::string &Why);
 

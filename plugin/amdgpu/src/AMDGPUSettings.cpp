@@ -8,18 +8,15 @@ using namespace offloadio::amdgpu;
 
 AMDGPUSettingsTy AMDGPUSettingsTy::fromEnv(uint32_t AgentQueueMax) {
   AMDGPUSettingsTy Settings;
-  Settings.DynamicStackSize =
-      readSizeEnv(DynamicStackSizeVar, DynamicStackSizeDefault,
-                  DynamicStackSizeMin, DynamicStackSizeMax);
-  Settings.NumQueues =
-      readIntEnv(NumQueuesVar, NumQueuesDefault, NumQueuesMin, NumQueuesMax);
-  Settings.QueueSize = readIntEnv(QueueSizeVar, QueueSizeDefault, QueueSizeMin,
-                                  queueSizeMax(AgentQueueMax));
+  Settings.DynamicStackSize = readSizeSetting<SettingId::AMDGPUStackSize>();
+  Settings.NumQueues = readIntSetting<SettingId::AMDGPUNumQueues>();
+  Settings.QueueSize = readIntSetting<SettingId::AMDGPUQueueSize>(
+      {std::nullopt, std::nullopt, uint64_t(queueSizeMax(AgentQueueMax))});
   return Settings;
 }
 
 AMDGPUFastpathSettingsTy AMDGPUFastpathSettingsTy::fromEnv() {
   AMDGPUFastpathSettingsTy Settings;
-  Settings.AnyFilesystem = readBoolEnv(AnyFilesystemVar, AnyFilesystemDefault);
+  Settings.AnyFilesystem = readBoolSetting<SettingId::AMDGPUAnyFilesystem>();
   return Settings;
 }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Every environment variable of the AMDGPU plugin, with its default and its
-// valid values: those of a device, read when the device initialises, and
-// that of the AIS file fastpath, read when a device first makes its
-// fastpath (the first file transfer).
+// Every environment variable of the AMDGPU plugin: those of a device, read
+// when the device initialises, and that of the AIS file fastpath, read when
+// a device first makes its fastpath (the first file transfer). Each is
+// declared, with its default and valid values, in offloadio/Settings.def.
 #ifndef OFFLOADIO_AMDGPU_AMDGPUSETTINGS_H
 #define OFFLOADIO_AMDGPU_AMDGPUSETTINGS_H
+
+#include "offloadio/SettingTable.h"
 
 #include <cstdint>
 
@@ -17,28 +19,37 @@ struct AMDGPUSettingsTy {
   /// LIBOMPTARGET_STACK_SIZE: private bytes per work-item added for kernels
   /// with dynamic stacks. A size (K/M/G suffixes) from 0 to 1M; default 1024.
   uint64_t DynamicStackSize = DynamicStackSizeDefault;
-  static constexpr const char *DynamicStackSizeVar = "LIBOMPTARGET_STACK_SIZE";
-  static constexpr uint64_t DynamicStackSizeDefault = 1024;
-  static constexpr uint64_t DynamicStackSizeMin = 0;
-  static constexpr uint64_t DynamicStackSizeMax = 1 << 20;
+  static constexpr const char *DynamicStackSizeVar =
+      settingDecl(SettingId::AMDGPUStackSize).Name;
+  static constexpr uint64_t DynamicStackSizeDefault =
+      settingDecl(SettingId::AMDGPUStackSize).Default;
+  static constexpr uint64_t DynamicStackSizeMin =
+      settingDecl(SettingId::AMDGPUStackSize).Min;
+  static constexpr uint64_t DynamicStackSizeMax =
+      settingDecl(SettingId::AMDGPUStackSize).Max;
 
   /// LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES: HSA queues per device, shared by
   /// the streams round-robin. An integer from 1 to 64; default 4.
   int64_t NumQueues = NumQueuesDefault;
   static constexpr const char *NumQueuesVar =
-      "LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES";
-  static constexpr int64_t NumQueuesDefault = 4;
-  static constexpr int64_t NumQueuesMin = 1;
-  static constexpr int64_t NumQueuesMax = 64;
+      settingDecl(SettingId::AMDGPUNumQueues).Name;
+  static constexpr int64_t NumQueuesDefault =
+      settingDecl(SettingId::AMDGPUNumQueues).Default;
+  static constexpr int64_t NumQueuesMin =
+      settingDecl(SettingId::AMDGPUNumQueues).Min;
+  static constexpr int64_t NumQueuesMax =
+      settingDecl(SettingId::AMDGPUNumQueues).Max;
 
   /// LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE: packets per queue, as asked; the
   /// device rounds it to a power of two within the agent's maximum. An
   /// integer from 64 to queueSizeMax(the agent's maximum); default 512.
   int64_t QueueSize = QueueSizeDefault;
   static constexpr const char *QueueSizeVar =
-      "LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE";
-  static constexpr int64_t QueueSizeDefault = 512;
-  static constexpr int64_t QueueSizeMin = 64;
+      settingDecl(SettingId::AMDGPUQueueSize).Name;
+  static constexpr int64_t QueueSizeDefault =
+      settingDecl(SettingId::AMDGPUQueueSize).Default;
+  static constexpr int64_t QueueSizeMin =
+      settingDecl(SettingId::AMDGPUQueueSize).Min;
   /// The largest valid QueueSize for an agent whose queues hold at most
   /// \p AgentQueueMax packets (0 when the agent does not say): never below
   /// QueueSizeMin.
@@ -59,8 +70,9 @@ struct AMDGPUFastpathSettingsTy {
   /// and ext4 data=ordered). Boolean; default off.
   bool AnyFilesystem = AnyFilesystemDefault;
   static constexpr const char *AnyFilesystemVar =
-      "LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM";
-  static constexpr bool AnyFilesystemDefault = false;
+      settingDecl(SettingId::AMDGPUAnyFilesystem).Name;
+  static constexpr bool AnyFilesystemDefault =
+      settingDecl(SettingId::AMDGPUAnyFilesystem).Default != 0;
 
   /// Read the variable above once; an invalid value is reported on stderr
   /// and gives the default.

@@ -3,6 +3,8 @@
 #include "CUDAApi.h"
 #include "CUDADevice.h"
 
+#include "offloadio/Plugin.h"
+#include "offloadio/io/IOCallLimit.h"
 #include "offloadio/io/IOFastpathRules.h"
 
 #include <algorithm>
@@ -93,10 +95,6 @@ CUFileDriverTy::open(const std::function<Error()> &SetContext,
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-/// Largest single cuFileRead/cuFileWrite: below cuFile's and the kernel's
-/// 0x7ffff000 limit, and a multiple of the alignment.
-constexpr size_t MaxIOPerCall = size_t(1) << 30;
 
 bool isAligned(uint64_t Value) {
   return Value % CUDAFastpathTy::Alignment == 0;

@@ -8,12 +8,9 @@ using namespace offloadio::cuda;
 
 CUDASettingsTy CUDASettingsTy::fromEnv() {
   CUDASettingsTy Settings;
-  Settings.Graphs = readBoolEnv(GraphsVar, GraphsDefault);
-  Settings.CompletionFlag =
-      readBoolEnv(CompletionFlagVar, CompletionFlagDefault);
-  Settings.StackSize =
-      readSizeEnv(StackSizeVar, StackSizeDefault, StackSizeMin, StackSizeMax);
-  Settings.HeapSize =
-      readSizeEnv(HeapSizeVar, HeapSizeDefault, HeapSizeMin, HeapSizeMax);
+  Settings.Graphs = readBoolSetting<SettingId::CUDAGraphs>();
+  Settings.CompletionFlag = readBoolSetting<SettingId::CUDACompletionFlag>();
+  Settings.StackSize = readSizeSetting<SettingId::CUDAStackSize>();
+  Settings.HeapSize = readSizeSetting<SettingId::CUDAHeapSize>();
   return Settings;
 }

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Every environment variable of the CUDA plugin, with its default and its
-// valid values, read once per device when the device initialises.
+// Every environment variable of the CUDA plugin, read once per device when
+// the device initialises; each is declared, with its default and valid
+// values, in offloadio/Settings.def.
 #ifndef OFFLOADIO_CUDA_CUDASETTINGS_H
 #define OFFLOADIO_CUDA_CUDASETTINGS_H
+
+#include "offloadio/SettingTable.h"
 
 #include <cstdint>
 
@@ -16,33 +19,44 @@ struct CUDASettingsTy {
   /// from one-node graphs (where the driver has the graph functions).
   /// Boolean; default on.
   bool Graphs = GraphsDefault;
-  static constexpr const char *GraphsVar = "OFFLOADIO_CUDA_GRAPHS";
-  static constexpr bool GraphsDefault = true;
+  static constexpr const char *GraphsVar =
+      settingDecl(SettingId::CUDAGraphs).Name;
+  static constexpr bool GraphsDefault =
+      settingDecl(SettingId::CUDAGraphs).Default != 0;
 
   /// OFFLOADIO_CUDA_COMPLETION_FLAG: streams write a word to pinned host
   /// memory after their work, and synchronize polls it. Boolean; default on.
   bool CompletionFlag = CompletionFlagDefault;
   static constexpr const char *CompletionFlagVar =
-      "OFFLOADIO_CUDA_COMPLETION_FLAG";
-  static constexpr bool CompletionFlagDefault = true;
+      settingDecl(SettingId::CUDACompletionFlag).Name;
+  static constexpr bool CompletionFlagDefault =
+      settingDecl(SettingId::CUDACompletionFlag).Default != 0;
 
   /// LIBOMPTARGET_STACK_SIZE: CU_LIMIT_STACK_SIZE in bytes per thread. A
   /// size (K/M/G suffixes) from 0 to UINT64_MAX; default 0, which keeps the
   /// driver's default.
   uint64_t StackSize = StackSizeDefault;
-  static constexpr const char *StackSizeVar = "LIBOMPTARGET_STACK_SIZE";
-  static constexpr uint64_t StackSizeDefault = 0;
-  static constexpr uint64_t StackSizeMin = 0;
-  static constexpr uint64_t StackSizeMax = UINT64_MAX;
+  static constexpr const char *StackSizeVar =
+      settingDecl(SettingId::CUDAStackSize).Name;
+  static constexpr uint64_t StackSizeDefault =
+      settingDecl(SettingId::CUDAStackSize).Default;
+  static constexpr uint64_t StackSizeMin =
+      settingDecl(SettingId::CUDAStackSize).Min;
+  static constexpr uint64_t StackSizeMax =
+      settingDecl(SettingId::CUDAStackSize).Max;
 
   /// LIBOMPTARGET_HEAP_SIZE: CU_LIMIT_MALLOC_HEAP_SIZE in bytes. A size
   /// (K/M/G suffixes) from 0 to UINT64_MAX; default 0, which keeps the
   /// driver's default.
   uint64_t HeapSize = HeapSizeDefault;
-  static constexpr const char *HeapSizeVar = "LIBOMPTARGET_HEAP_SIZE";
-  static constexpr uint64_t HeapSizeDefault = 0;
-  static constexpr uint64_t HeapSizeMin = 0;
-  static constexpr uint64_t HeapSizeMax = UINT64_MAX;
+  static constexpr const char *HeapSizeVar =
+      settingDecl(SettingId::CUDAHeapSize).Name;
+  static constexpr uint64_t HeapSizeDefault =
+      settingDecl(SettingId::CUDAHeapSize).Default;
+  static constexpr uint64_t HeapSizeMin =
+      settingDecl(SettingId::CUDAHeapSize).Min;
+  static constexpr uint64_t HeapSizeMax =
+      settingDecl(SettingId::CUDAHeapSize).Max;
 
   /// Read every variable above once, in the order they are declared;
   /// invalid values are reported on stderr and give the default.

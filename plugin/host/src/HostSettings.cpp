@@ -8,7 +8,6 @@ using namespace offloadio::host;
 
 HostSettingsTy HostSettingsTy::fromEnv() {
   HostSettingsTy Settings;
-  Settings.NumDevices = readIntEnv(NumDevicesVar, NumDevicesDefault,
-                                   NumDevicesMin, NumDevicesMax);
+  Settings.NumDevices = readIntSetting<SettingId::HostNumDevices>();
   return Settings;
 }

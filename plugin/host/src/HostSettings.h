@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Every environment variable of the host plugin, with its default and its
-// valid values, read once when the plugin initialises.
+// Every environment variable of the host plugin, read once when the plugin
+// initialises; each is declared, with its default and valid values, in
+// offloadio/Settings.def.
 #ifndef OFFLOADIO_HOST_HOSTSETTINGS_H
 #define OFFLOADIO_HOST_HOSTSETTINGS_H
+
+#include "offloadio/SettingTable.h"
 
 #include <cstdint>
 
@@ -15,10 +18,12 @@ struct HostSettingsTy {
   /// OFFLOADIO_HOST_NUM_DEVICES: devices of the plugin; four like the stock
   /// plugin, more or fewer for tests. An integer from 1 to 64; default 4.
   int64_t NumDevices = NumDevicesDefault;
-  static constexpr const char *NumDevicesVar = "OFFLOADIO_HOST_NUM_DEVICES";
-  static constexpr int64_t NumDevicesDefault = 4;
-  static constexpr int64_t NumDevicesMin = 1;
-  static constexpr int64_t NumDevicesMax = 64;
+  static constexpr const SettingDeclTy &NumDevicesDecl =
+      settingDecl(SettingId::HostNumDevices);
+  static constexpr const char *NumDevicesVar = NumDevicesDecl.Name;
+  static constexpr int64_t NumDevicesDefault = NumDevicesDecl.Default;
+  static constexpr int64_t NumDevicesMin = NumDevicesDecl.Min;
+  static constexpr int64_t NumDevicesMax = NumDevicesDecl.Max;
 
   /// Read every variable above once; invalid values are reported on stderr
   /// and give the default.

@@ -148,4 +148,24 @@ TEST_F(AMDGPUSettingsTest, ReadsEachVariableOnceInDeclarationOrder) {
                 "LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM"}));
 }
 
+
+/// The names Settings.def declares for layer \p Layer, in its order.
+std::vector<std::string> declaredNames(SettingLayerTy Layer) {
+  std::vector<std::string> Names;
+  for (const SettingDeclTy &D : SettingDecls)
+    if (D.Layer == Layer)
+      Names.push_back(D.Name);
+  return Names;
+}
+
+TEST_F(AMDGPUSettingsTest, ReadsEverySettingTheTableDeclaresForAMDGPU) {
+  EnvReadLogTy Log;
+  SettingsTy::fromEnv(AgentQueueMax);
+  FastpathSettingsTy::fromEnv();
+  std::vector<std::string> Names;
+  for (const EnvReadTy &Read : Log.reads())
+    Names.push_back(Read.Name);
+  EXPECT_EQ(Names, declaredNames(SettingLayerTy::AMDGPU));
+}
+
 } // namespace

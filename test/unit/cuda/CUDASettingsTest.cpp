@@ -101,4 +101,23 @@ TEST_F(CUDASettingsTest, ReadsEachVariableOnceInDeclarationOrder) {
                        "LIBOMPTARGET_STACK_SIZE", "LIBOMPTARGET_HEAP_SIZE"}));
 }
 
+
+/// The names Settings.def declares for layer \p Layer, in its order.
+std::vector<std::string> declaredNames(SettingLayerTy Layer) {
+  std::vector<std::string> Names;
+  for (const SettingDeclTy &D : SettingDecls)
+    if (D.Layer == Layer)
+      Names.push_back(D.Name);
+  return Names;
+}
+
+TEST_F(CUDASettingsTest, ReadsEverySettingTheTableDeclaresForCUDA) {
+  EnvReadLogTy Log;
+  SettingsTy::fromEnv();
+  std::vector<std::string> Names;
+  for (const EnvReadTy &Read : Log.reads())
+    Names.push_back(Read.Name);
+  EXPECT_EQ(Names, declaredNames(SettingLayerTy::CUDA));
+}
+
 } // namespace

@@ -64,4 +64,23 @@ TEST_F(HostSettingsTest, ReadsTheVariableOnce) {
   EXPECT_EQ(Log.reads()[0].Name, "OFFLOADIO_HOST_NUM_DEVICES");
 }
 
+
+/// The names Settings.def declares for layer \p Layer, in its order.
+std::vector<std::string> declaredNames(SettingLayerTy Layer) {
+  std::vector<std::string> Names;
+  for (const SettingDeclTy &D : SettingDecls)
+    if (D.Layer == Layer)
+      Names.push_back(D.Name);
+  return Names;
+}
+
+TEST_F(HostSettingsTest, ReadsEverySettingTheTableDeclaresForTheHostPlugin) {
+  EnvReadLogTy Log;
+  HostSettingsTy::fromEnv();
+  std::vector<std::string> Names;
+  for (const EnvReadTy &Read : Log.reads())
+    Names.push_back(Read.Name);
+  EXPECT_EQ(Names, declaredNames(SettingLayerTy::Host));
+}
+
 } // namespace

@@ -2,34 +2,39 @@
 //
 // Typed environment variables. A value that does not parse is reported on
 // stderr and replaced by the default: users must never wonder whether a
-// setting took effect.
+// setting took effect. The settings of Settings.def are read with
+// read*Setting, which take name, default and bounds from the table. Free of
+// LLVM, so that libompx_io parses its settings with the same rules.
 #ifndef OFFLOADIO_ENVAR_H
 #define OFFLOADIO_ENVAR_H
 
-#include "offloadio/Error.h"
+#include "offloadio/SettingTable.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringRef.h"
-
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace offloadio {
 
 /// Parse a boolean the way libomptarget does: true/yes/on/1 and
 /// false/no/off/0, case-insensitively.
-std::optional<bool> parseBool(llvm::StringRef Value);
+std::optional<bool> parseBool(std::string_view Value);
 
 /// Parse a size: decimal digits without a leading zero (0 itself is
 /// allowed), then an optional K/M/G suffix of either case (binary
 /// multiples), surrounding whitespace allowed. Anything else (0x, octal,
 /// KiB, fractions, signs) or a value past UINT64_MAX is nullopt.
-std::optional<uint64_t> parseSize(llvm::StringRef Value);
+std::optional<uint64_t> parseSize(std::string_view Value);
 
-/// Parse a signed integer in decimal, hexadecimal (0x) or octal (0).
-std::optional<int64_t> parseInt(llvm::StringRef Value);
+/// Parse a signed integer in decimal, hexadecimal (0x), octal (0 or 0o) or
+/// binary (0b), an optional '-' first, surrounding whitespace allowed: the
+/// rules of llvm::StringRef::getAsInteger with radix 0.
+std::optional<int64_t> parseInt(std::string_view Value);
 
 /// The raw value of \p Name, or std::nullopt when unset.
 std::optional<std::string> getEnv(const char *Name);
@@ -45,18 +50,95 @@ uint64_t readSizeEnv(const char *Name, uint64_t Default, uint64_t Min,
 /// Read an integer variable in [\p Min, \p Max] (hex allowed).
 int64_t readIntEnv(const char *Name, int64_t Default, int64_t Min, int64_t Max);
 
+/// The choices of a readChoiceEnv call: an array, a braced list, or a
+/// contiguous container of names (std::vector, llvm::ArrayRef), borrowed
+/// for the call.
+class ChoiceListTy {
+public:
+  template <typename T, size_t N>
+  ChoiceListTy(T (&Names)[N]) : Names(Names), Size(N) {}
+  ChoiceListTy(std::initializer_list<const char *> Names)
+      : Names(Names.begin()), Size(Names.size()) {}
+  template <typename ContainerTy,
+            typename = decltype(std::declval<const ContainerTy &>().data())>
+  ChoiceListTy(const ContainerTy &Names)
+      : Names(Names.data()), Size(Names.size()) {}
+  /// Number of choices.
+  size_t size() const { return Size; }
+  /// Choice \p I.
+  const char *operator[](size_t I) const { return Names[I]; }
+
+private:
+  const char *const *Names;
+  size_t Size;
+};
+
 /// Read one of \p Choices (case-insensitive); returns its index, or
 /// \p Default when unset or invalid (reported).
-unsigned readChoiceEnv(const char *Name, llvm::ArrayRef<const char *> Choices,
+unsigned readChoiceEnv(const char *Name, ChoiceListTy Choices,
                        unsigned Default);
+
+/// A default or bound of a setting known only at run time (a number of
+/// CPUs, a device's limit), replacing the table's.
+struct SettingBoundsTy {
+  std::optional<uint64_t> Default; ///< Replaces the table's default.
+  std::optional<uint64_t> Min;     ///< Replaces the table's minimum.
+  std::optional<uint64_t> Max;     ///< Replaces the table's maximum.
+};
+
+/// Read setting \p D of kind Bool, with the rules of readBoolEnv.
+bool readBoolSetting(const SettingDeclTy &D);
+/// Read setting \p D of kind Int, with the rules of readIntEnv.
+int64_t readIntSetting(const SettingDeclTy &D,
+                       const SettingBoundsTy &Bounds = {});
+/// Read setting \p D of kind Size, with the rules of readSizeEnv.
+uint64_t readSizeSetting(const SettingDeclTy &D,
+                         const SettingBoundsTy &Bounds = {});
+/// Read setting \p D of kind Choice: the index of its choice.
+unsigned readChoiceSetting(const SettingDeclTy &D);
+/// Read setting \p D of kind InfoMask: any integer parseInt accepts,
+/// taken modulo 2^32; otherwise reported, and the default.
+uint32_t readInfoMaskSetting(const SettingDeclTy &D);
+
+/// The readers of setting \p Id, its kind checked at compile time.
+template <SettingId Id> bool readBoolSetting() {
+  static_assert(settingDecl(Id).Kind == SettingKindTy::Bool, "not a Bool");
+  return readBoolSetting(settingDecl(Id));
+}
+template <SettingId Id>
+int64_t readIntSetting(const SettingBoundsTy &Bounds = {}) {
+  static_assert(settingDecl(Id).Kind == SettingKindTy::Int, "not an Int");
+  return readIntSetting(settingDecl(Id), Bounds);
+}
+template <SettingId Id>
+uint64_t readSizeSetting(const SettingBoundsTy &Bounds = {}) {
+  static_assert(settingDecl(Id).Kind == SettingKindTy::Size, "not a Size");
+  return readSizeSetting(settingDecl(Id), Bounds);
+}
+template <SettingId Id> unsigned readChoiceSetting() {
+  static_assert(settingDecl(Id).Kind == SettingKindTy::Choice, "not a Choice");
+  return readChoiceSetting(settingDecl(Id));
+}
+template <SettingId Id> uint32_t readInfoMaskSetting() {
+  static_assert(settingDecl(Id).Kind == SettingKindTy::InfoMask,
+                "not an InfoMask");
+  return readInfoMaskSetting(settingDecl(Id));
+}
+
+/// Read setting \p D with the reader of its kind, the table's defaults
+/// and bounds, and return the value in force as text (as the readers'
+/// log records it): for tools and tests that read every setting.
+std::string readSettingText(const SettingDeclTy &D);
+/// The choices of \p Decl (of kind Choice), split at the commas.
+std::vector<std::string> settingChoices(const SettingDeclTy &Decl);
 
 /// Report an invalid setting on stderr, once per process for each value:
 /// the first report sets the marker variable reportedMarkerName(Name) to
 /// "<pid>:<value>", and a report that finds that marker prints nothing. The
 /// marker is how the plugins loaded in one process, which share no symbols,
 /// agree that the value was already reported.
-void reportInvalidEnv(const char *Name, llvm::StringRef Value,
-                      llvm::StringRef Expected, llvm::StringRef Used);
+void reportInvalidEnv(const char *Name, std::string_view Value,
+                      std::string_view Expected, std::string_view Used);
 
 /// Report on stderr, once per process, that \p Name is deprecated in favour
 /// of \p Replacement; the same marker scheme as reportInvalidEnv, with the

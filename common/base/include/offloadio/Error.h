@@ -20,7 +20,7 @@ using llvm::Expected;
 
 /// Every error kind the runtime distinguishes; see ErrorCodes.def.
 enum class ErrorCode : int {
-#define OFFLOADIO_ERROR(Name, Value, Desc) Name = Value,
+#define OFFLOADIO_ERROR(Name, Value, Errno, Desc) Name = Value,
 #include "offloadio/ErrorCodes.def"
 };
 
@@ -85,8 +85,20 @@ ErrorCode takeErrorCode(Error Err);
 /// Consume \p Err and return its message (joined errors: all messages).
 std::string takeErrorMessage(Error Err);
 
-/// Map an error to the closest errno value, consuming it. Used by the C
-/// boundary of libompx_io.
+/// The errno value the C boundary hands back for an error of \p Code that
+/// recorded \p Errno: \p Errno when a failed system call recorded one,
+/// else the errno column of ErrorCodes.def for \p Code (EIO for a value no
+/// code has). The one map from error codes to errno values.
+int errnoFor(ErrorCode Code, int Errno = 0);
+
+/// errnoFor() of the code and errno that \p Details carries.
+inline int errnoFor(const ErrorDetailsTy &Details) {
+  return errnoFor(Details.Code, Details.Errno);
+}
+
+/// Map an error to its errno value (errnoFor of its first payload; EIO for
+/// a foreign llvm::Error), consuming it. Used by the C boundary of
+/// libompx_io.
 int takeErrno(Error Err);
 
 } // namespace offloadio

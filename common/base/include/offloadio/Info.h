@@ -6,6 +6,8 @@
 #ifndef OFFLOADIO_INFO_H
 #define OFFLOADIO_INFO_H
 
+#include "offloadio/LaunchRank.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -14,12 +16,6 @@
 #include <string>
 
 namespace offloadio {
-
-/// The prefix of every line the plugins print: "offload-io(<plugin>)[<pid>]",
-/// or "offload-io[<pid>]" for \p PluginName "" (lines of no one plugin, such
-/// as setting warnings). The pid tells apart the lines of the processes of
-/// one job that share a terminal or a log (forked children, MPI ranks).
-std::string linePrefix(const std::string &PluginName);
 
 /// The LIBOMPTARGET_INFO bits, as libomptarget defines them.
 enum InfoKindTy : uint32_t {

@@ -2,14 +2,16 @@
 //
 // The settings of the framework, read from the environment in one place:
 // PluginSettingsTy once per plugin instance, DeviceSettingsTy once per
-// device as it initialises. Each field names its variable, its default and
-// its valid values; a value that does not parse or is out of range is
-// reported once per process and replaced by the default (Envar.h). Backend
-// settings live in each plugin's <Name>Settings.h, the file engine's in
-// io/IOConfig.h, the copy policy's in TransferPolicy.h.
+// device as it initialises. Each setting's name, default and valid values
+// are declared once, in Settings.def; a value that does not parse or is out
+// of range is reported once per process and replaced by the default
+// (Envar.h). Backend settings are read in each plugin's <Name>Settings.h,
+// the file engine's in io/IOConfig.h, the copy policy's in
+// TransferPolicy.h.
 #ifndef OFFLOADIO_SETTINGS_H
 #define OFFLOADIO_SETTINGS_H
 
+#include "offloadio/SettingTable.h"
 #include "offloadio/TransferPolicy.h"
 
 #include <cstddef>
@@ -36,7 +38,10 @@ struct PluginSettingsTy {
   /// large staged copies; 0 to MaxCopyThreads, default min(12, the
   /// process's CPUs - 1) (ProcessShare.h).
   unsigned CopyThreads = 0;
-  static constexpr unsigned MaxCopyThreads = 256, DefaultMaxCopyThreads = 12;
+  static constexpr unsigned MaxCopyThreads =
+                                settingDecl(SettingId::CopyThreads).Max,
+                            DefaultMaxCopyThreads =
+                                settingDecl(SettingId::CopyThreads).Default;
   /// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS: off, on or mandatory (booleans
   /// too); default off.
   MappedLockPolicyTy MappedLocks = MappedLockPolicyTy::Off;
@@ -46,8 +51,10 @@ struct PluginSettingsTy {
   /// divided among the node's local ranks (ProcessShare.h), and at least
   /// MinPinnedMax.
   uint64_t PinnedMax = 0;
-  static constexpr uint64_t MinPinnedMax = 1 << 20;
-  static constexpr uint64_t DefaultPinnedFloor = 1ULL << 30;
+  static constexpr uint64_t MinPinnedMax =
+      settingDecl(SettingId::PinnedMax).Min;
+  static constexpr uint64_t DefaultPinnedFloor =
+      settingDecl(SettingId::PinnedMax).Default;
 
   /// Read every variable above once.
   static PluginSettingsTy fromEnv();
@@ -71,13 +78,16 @@ struct DeviceSettingsTy {
   uint32_t TeamsThreadLimit = 0;
   /// LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD: largest allocation served from
   /// the device's cache; 0 (no cache) to 64K, default 8192.
-  uint64_t MemoryManagerThreshold = 8192;
-  static constexpr uint64_t MaxMemoryManagerThreshold = 64 * 1024;
+  uint64_t MemoryManagerThreshold =
+      settingDecl(SettingId::MemoryManagerThreshold).Default;
+  static constexpr uint64_t MaxMemoryManagerThreshold =
+      settingDecl(SettingId::MemoryManagerThreshold).Max;
   /// LIBOMPTARGET_NUM_INITIAL_STREAMS: 0 to 1024, default 1.
-  unsigned InitialStreams = 1;
+  unsigned InitialStreams = settingDecl(SettingId::NumInitialStreams).Default;
   /// LIBOMPTARGET_NUM_INITIAL_EVENTS: 0 to 1024, default 1.
-  unsigned InitialEvents = 1;
-  static constexpr unsigned MaxInitialResources = 1024;
+  unsigned InitialEvents = settingDecl(SettingId::NumInitialEvents).Default;
+  static constexpr unsigned MaxInitialResources =
+      settingDecl(SettingId::NumInitialStreams).Max;
   /// LIBOMPTARGET_DEVICE_RTL_DEBUG: the device runtime's debug kind; 0 to
   /// INT32_MAX, default 0.
   uint32_t DeviceRTLDebug = 0;
@@ -87,13 +97,13 @@ struct DeviceSettingsTy {
   /// OFFLOADIO_STAGING_BUFFER_SIZE: bytes of each bounce buffer; 4K to 1G,
   /// default 2 MiB. As for the file engine's chunks (IOConfig.h), buffers
   /// that stay in the host's last-level cache move pageable data faster.
-  size_t StagingBufferSize = 2 << 20;
+  size_t StagingBufferSize = settingDecl(SettingId::StagingBufferSize).Default;
   /// OFFLOADIO_STAGING_BUFFERS: most bounce buffers; 1 to 4096, default 32,
   /// so that every copy thread can keep two in use.
-  unsigned StagingBuffers = 32;
+  unsigned StagingBuffers = settingDecl(SettingId::StagingBuffers).Default;
   /// OFFLOADIO_STAGING_POOL_MAX: cap on the bounce buffers' bytes; from one
   /// buffer to 1T, default 256 MiB. StagingBuffers is lowered to fit it.
-  uint64_t StagingPoolMax = 256 << 20;
+  uint64_t StagingPoolMax = settingDecl(SettingId::StagingPoolMax).Default;
   /// The copy policy's variables (TransferPolicy.h).
   TransferSettingsTy Transfers;
 

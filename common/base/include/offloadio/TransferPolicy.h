@@ -8,6 +8,8 @@
 #ifndef OFFLOADIO_TRANSFERPOLICY_H
 #define OFFLOADIO_TRANSFERPOLICY_H
 
+#include "offloadio/SettingTable.h"
+
 #include <cstddef>
 
 namespace offloadio {
@@ -58,7 +60,8 @@ struct TransferSettingsTy {
   size_t ParallelStagingThreshold = DefaultParallelStagingThreshold;
 
   /// Default of ParallelStagingThreshold.
-  static constexpr size_t DefaultParallelStagingThreshold = 1 << 20;
+  static constexpr size_t DefaultParallelStagingThreshold =
+      settingDecl(SettingId::ParallelStagingThreshold).Default;
 
   /// Read both variables once; the old name still works, with a
   /// deprecation warning on stderr once per process.

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The file engine's settings, read once from OMPX_IO_* when a device's
-// engine is created, each with its default and its valid values beside it.
+// engine is created; their names, defaults and valid values are declared in
+// Settings.def.
 #ifndef OFFLOADIO_IO_IOCONFIG_H
 #define OFFLOADIO_IO_IOCONFIG_H
+
+#include "offloadio/SettingTable.h"
 
 #include <cstddef>
 #include <string>
@@ -40,7 +43,9 @@ struct IOConfigTy {
   /// the plugin (IOWorkerPool.h), 1 to 256; from the environment the
   /// default is min(16, the process's CPUs) (ProcessShare.h).
   unsigned Threads = 4;
-  static constexpr unsigned MaxThreads = 256, DefaultMaxThreads = 16;
+  static constexpr unsigned MaxThreads = settingDecl(SettingId::IOThreads).Max,
+                            DefaultMaxThreads =
+                                settingDecl(SettingId::IOThreads).Default;
   /// The default of Threads for a process with \p Share.
   static unsigned defaultThreads(const ProcessShareTy &Share);
   /// Where defaultThreads comes from, in words.
@@ -51,19 +56,27 @@ struct IOConfigTy {
   /// where pread writes them and the DMA engine reads them; rings larger
   /// than that cache cost a round trip through memory per byte.
   size_t ChunkSize = DefaultChunkSize;
-  static constexpr size_t DefaultChunkSize = 2 << 20;
+  static constexpr size_t DefaultChunkSize =
+      settingDecl(SettingId::IOChunkSize).Default;
   /// Smallest and largest chunk sizes of both chunk settings.
-  static constexpr size_t MinChunkSize = 64 << 10, MaxChunkSize = 1 << 30;
+  static constexpr size_t MinChunkSize =
+                              settingDecl(SettingId::IOChunkSize).Min,
+                          MaxChunkSize =
+                              settingDecl(SettingId::IOChunkSize).Max;
 
   /// OMPX_IO_DIRECT_CHUNK_SIZE: chunks of requests with an O_DIRECT middle,
   /// 64 KiB to 1 GiB. Disks reach their rate with large requests, the page
   /// cache with many small ones in flight.
   size_t DirectChunkSize = DefaultDirectChunkSize;
-  static constexpr size_t DefaultDirectChunkSize = 32 << 20;
+  static constexpr size_t DefaultDirectChunkSize =
+      settingDecl(SettingId::IODirectChunkSize).Default;
 
   /// OMPX_IO_RING_DEPTH: pinned buffers per worker, 1 to 64.
   unsigned RingDepth = DefaultRingDepth;
-  static constexpr unsigned DefaultRingDepth = 2, MaxRingDepth = 64;
+  static constexpr unsigned DefaultRingDepth =
+                                settingDecl(SettingId::IORingDepth).Default,
+                            MaxRingDepth =
+                                settingDecl(SettingId::IORingDepth).Max;
 
   /// OMPX_IO_PATH: auto (-1), direct, fastpath or staged (IOPathTy).
   int ForcedPath = -1;
@@ -76,7 +89,10 @@ struct IOConfigTy {
 
   /// OMPX_IO_MAX_REQUESTS: requests alive at once, 1 to 2^20.
   unsigned MaxRequests = DefaultMaxRequests;
-  static constexpr unsigned DefaultMaxRequests = 256, MaxMaxRequests = 1 << 20;
+  static constexpr unsigned DefaultMaxRequests =
+                                settingDecl(SettingId::IOMaxRequests).Default,
+                            MaxMaxRequests =
+                                settingDecl(SettingId::IOMaxRequests).Max;
 
   /// Read and validate the environment.
   static IOConfigTy fromEnv();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The file engine's loops over the syscall seam (SysCalls.h): whole reads
-// and writes, retried on EINTR and short transfers.
+// and writes, retried on EINTR and short transfers (FullTransfer.h), their
+// failures as llvm::Error.
 #ifndef OFFLOADIO_IO_SYS_H
 #define OFFLOADIO_IO_SYS_H
 
@@ -13,9 +14,9 @@
 namespace offloadio {
 
 /// Read \p Count bytes at \p Offset, retrying EINTR and short reads, with
-/// no single call above 1 GiB. Returns the bytes read: fewer than \p Count
-/// only at end of file. \p ReadBefore, if given, gets the bytes read, also
-/// those before an error.
+/// no single call above MaxIOPerCall (IOCallLimit.h). Returns the bytes
+/// read: fewer than \p Count only at end of file. \p ReadBefore, if given,
+/// gets the bytes read, also those before an error.
 Expected<size_t> readFully(SysTy &Sys, int Fd, char *Buf, size_t Count,
                            off_t Offset, size_t *ReadBefore = nullptr);
 
