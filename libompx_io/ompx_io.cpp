@@ -26,7 +26,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <mutex>
 #include <string>
@@ -159,8 +158,7 @@ public:
   /// The initial device number of the running OpenMP program.
   int initialDevice() {
     using FnTy = int (*)();
-    auto *Fn = reinterpret_cast<FnTy>(dlsym(RTLD_DEFAULT,
-                                            "omp_get_initial_device"));
+    auto *Fn = reinterpret_cast<FnTy>(processSymbol("omp_get_initial_device"));
     return Fn ? Fn() : -1;
   }
 
