@@ -471,6 +471,6 @@ OMPX_API ssize_t ompx_io_batch_wait(ompx_io_batch_t Batch) {
   }
   if (Failed.size() > Named)
     Message += "; and " + std::to_string(Failed.size() - Named) + " more";
-  lastError() = std::move(Message);
+  LibraryErrorsTy::record(std::move(Message));
   return ssize_t(Failed.size());
 }

@@ -2,7 +2,6 @@
 #include "Diagnostics.h"
 #include "PluginDirectory.h"
 #include "offloadio/LaunchRank.h"
-#include "offloadio/StaticTLS.h"
 
 #include <atomic>
 #include <cstdint>
@@ -15,35 +14,8 @@
 
 using namespace ompxio;
 
-namespace {
-/// This thread's innermost ErrorDiversionTy, or null.
-ErrorDiversionTy *&innermostDiversion() {
-  OFFLOADIO_STATIC_TLS thread_local ErrorDiversionTy *Innermost = nullptr;
-  return Innermost;
-}
-} // namespace
-
-std::string &ompxio::lastError() {
-  if (ErrorDiversionTy *D = innermostDiversion())
-    return D->Message;
-  // Per thread, as errno: a failure of one thread must not replace the
-  // message another thread is about to read.
-  OFFLOADIO_STATIC_TLS thread_local std::string Message;
-  return Message;
-}
-
-ErrorDiversionTy::ErrorDiversionTy()
-    : Outer(innermostDiversion()), SavedErrno(errno) {
-  innermostDiversion() = this;
-}
-
-ErrorDiversionTy::~ErrorDiversionTy() {
-  innermostDiversion() = Outer;
-  errno = SavedErrno;
-}
-
 int ompxio::fail(int Errno, std::string Message) {
-  lastError() = std::move(Message);
+  LibraryErrorsTy::record(std::move(Message));
   errno = Errno;
   return -1;
 }

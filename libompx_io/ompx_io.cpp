@@ -745,7 +745,9 @@ OMPX_API const char *ompx_copy_path_name(int Path) {
   return Path >= 0 && Path < OMPX_COPY_NUM_PATHS ? Names[Path] : "unknown";
 }
 
-OMPX_API const char *ompx_io_last_error(void) { return lastError().c_str(); }
+OMPX_API const char *ompx_io_last_error(void) {
+  return LibraryErrorsTy::text().c_str();
+}
 
 OMPX_API const char *ompx_io_version(int *Major, int *Minor, int *Patch) {
   if (Major)

@@ -7,7 +7,6 @@
 // and which report through extensionErrno here.
 #include "offloadio/ABI.h"
 #include "offloadio/CApiSupport.h"
-#include "offloadio/StaticTLS.h"
 #include "offloadio/Envar.h"
 #include "offloadio/ExtensionABI.h"
 #include "offloadio/Plugin.h"
@@ -395,23 +394,14 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_resolve_device(int32_t GlobalId) {
 }
 
 namespace {
-/// The message of this thread's last failed extension call, until
-/// libompx_io takes it. Per thread because the calls of different threads
-/// fail independently and each thread's ompx_io_last_error is its own; the
-/// plugin instance has no per-thread state to hold it.
-std::string &lastExtensionError() {
-  OFFLOADIO_STATIC_TLS thread_local std::string Message;
-  return Message;
-}
-
 /// Leave \p Message (of a failure on \p DeviceId, -1: none) for
 /// __tgt_rtl_ompx_take_last_error, naming the plugin and the device.
 void keepExtensionError(int32_t DeviceId, const std::string &Message) {
-  std::string &Kept = lastExtensionError();
-  Kept = "offload-io(" + thePlugin().getName() + ")";
+  std::string Kept = "offload-io(" + thePlugin().getName() + ")";
   if (DeviceId >= 0)
     Kept += " device " + std::to_string(DeviceId);
   Kept += ": " + Message;
+  ExtensionErrorsTy::record(std::move(Kept));
 }
 
 /// Turn \p Err into an errno value and keep its message for
@@ -678,8 +668,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_copy_counters(int32_t DeviceId,
 
 OFFLOADIO_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
                                                       uint64_t Len) {
-  std::string Message;
-  Message.swap(lastExtensionError());
+  std::string Message = ExtensionErrorsTy::take();
   if (Buf && Len)
     std::snprintf(Buf, Len, "%s", Message.c_str());
   return Message.size();

@@ -1,18 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // What CApi.cpp shares with the other files of the plugin's C entry points
-// (CApiBatch.cpp): the plugin instance and the errno report of the
-// extensions. Only those files include this.
+// (CApiBatch.cpp): the plugin instance, the errno report of the
+// extensions and their last-error store. Only those files include this.
 #ifndef OFFLOADIO_CAPISUPPORT_H
 #define OFFLOADIO_CAPISUPPORT_H
 
 #include "offloadio/Error.h"
+#include "offloadio/LastErrorStore.h"
 
 #include <cstdint>
 
 namespace offloadio {
 
 class GenericPluginTy;
+
+/// The owner of the plugin's extension failure messages.
+struct ExtensionErrorOwnerTag;
+
+/// The message of each thread's last failed extension call, until
+/// libompx_io takes it (__tgt_rtl_ompx_take_last_error). Per thread because
+/// the calls of different threads fail independently and each thread's
+/// ompx_io_last_error is its own; the plugin instance has no per-thread
+/// state to hold it.
+using ExtensionErrorsTy = LastErrorStoreTy<ExtensionErrorOwnerTag>;
 
 /// The plugin instance of the C entry points.
 GenericPluginTy &extensionPlugin();
