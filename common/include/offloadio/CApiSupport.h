@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// What CApi.cpp shares with the other files of the plugin's C entry points
-// (CApiBatch.cpp): the plugin instance, the errno report of the
-// extensions and their last-error store. Only those files include this.
+// What the files of the plugin's C entry points (common/src/CApi*.cpp)
+// share: the plugin instance (CApi.cpp), the errno report of the extensions
+// and their last-error store (CApiExtensions.cpp). Only those files include
+// this.
 #ifndef OFFLOADIO_CAPISUPPORT_H
 #define OFFLOADIO_CAPISUPPORT_H
 
@@ -25,7 +26,7 @@ struct ExtensionErrorOwnerTag;
 /// state to hold it.
 using ExtensionErrorsTy = LastErrorStoreTy<ExtensionErrorOwnerTag>;
 
-/// The plugin instance of the C entry points.
+/// The plugin instance of the C entry points, created by the first of them.
 GenericPluginTy &extensionPlugin();
 
 /// Turn \p Err of an extension call on local device \p DeviceId (-1: none)
