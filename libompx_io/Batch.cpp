@@ -7,12 +7,15 @@
 // any operation runs, so that a device with no request left refuses the
 // whole batch with nothing started.
 //
-// Batch handles are numbers, never reused, looked up in a registry as the
-// requests' are: a batch waited for twice, or never submitted, is refused
-// with EINVAL; batches never waited for are finished at exit.
+// Batch handles are numbers, never reused, looked up in a registry of the
+// same kind as the requests' (HandleRegistry.h): a batch waited for twice,
+// or never submitted, is refused with EINVAL; batches never waited for are
+// finished at exit.
 #include "BatchDone.h"
 #include "BatchPlan.h"
+#include "CallFailure.h"
 #include "Diagnostics.h"
+#include "HandleRegistry.h"
 #include "Library.h"
 #include "ompx_io.h"
 
@@ -22,10 +25,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unistd.h>
-#include <unordered_map>
 #include <vector>
 
 #define OMPX_API extern "C" __attribute__((visibility("default")))
@@ -101,138 +101,95 @@ void finishShare(ShareTy &S, std::vector<std::string> *Reasons) {
   S.Inner = nullptr;
 }
 
-/// The batches in flight.
-class BatchRegistryTy {
-public:
-  /// Batches never waited for are finished and released here, at exit, as
-  /// requests are (ompx_io.cpp): their transfers complete, their results
-  /// are dropped.
-  ~BatchRegistryTy() {
-    // A forked child's batches are the parent's (see IOLibTy).
-    if (::getpid() != CreatorPid)
-      return;
-    std::unordered_map<uintptr_t, std::unique_ptr<BatchTy>> Left;
-    {
-      std::lock_guard<std::mutex> Guard(Lock);
-      Left.swap(Batches);
-    }
-    if (!Left.empty() && infoEnabled())
-      std::fprintf(stderr,
-                   "%s: %zu batch(es) never waited for: finishing and "
-                   "releasing them at exit\n",
-                   linePrefix().c_str(), Left.size());
-    for (auto &[Id, B] : Left)
-      for (ShareTy &S : B->Shares)
-        finishShare(S, nullptr);
-  }
+/// Finish \p B, left at exit: its transfers complete, their results are
+/// dropped.
+void finishLeftBatch(std::unique_ptr<BatchTy> &B) {
+  for (ShareTy &S : B->Shares)
+    finishShare(S, nullptr);
+}
 
-  ompx_io_batch_t track(std::unique_ptr<BatchTy> B) {
-    std::lock_guard<std::mutex> Guard(Lock);
-    uintptr_t Id = ++LastId;
-    Batches.emplace(Id, std::move(B));
-    return reinterpret_cast<ompx_io_batch_t>(Id);
-  }
-
-  /// Take the batch of \p Handle out of the registry; null when it is not
-  /// in flight.
-  std::unique_ptr<BatchTy> claim(ompx_io_batch_t Handle) {
-    std::lock_guard<std::mutex> Guard(Lock);
-    auto It = Batches.find(reinterpret_cast<uintptr_t>(Handle));
-    if (It == Batches.end())
-      return nullptr;
-    std::unique_ptr<BatchTy> B = std::move(It->second);
-    Batches.erase(It);
-    return B;
-  }
-
-  /// 1 done, 0 pending, -1 not in flight; under the lock, so that no wait
-  /// releases the shares meanwhile.
-  int test(ompx_io_batch_t Handle) {
-    std::lock_guard<std::mutex> Guard(Lock);
-    auto It = Batches.find(reinterpret_cast<uintptr_t>(Handle));
-    if (It == Batches.end())
-      return -1;
-    for (const ShareTy &S : It->second->Shares)
-      if (S.Inner && !S.Plugin->Fns.IOBatchTest(S.Inner))
-        return 0;
-    return 1;
-  }
-
-  /// Run \p Fn(\p Arg) once every operation of \p Handle is done (see
-  /// notifyBatchDone); false when \p Handle is not in flight.
-  bool notify(ompx_io_batch_t Handle, void (*Fn)(void *), void *Arg) {
-    auto *Countdown = new BatchCountdownTy(Fn, Arg);
-    {
-      std::lock_guard<std::mutex> Guard(Lock);
-      auto It = Batches.find(reinterpret_cast<uintptr_t>(Handle));
-      if (It == Batches.end()) {
-        delete Countdown;
-        return false;
-      }
-      for (ShareTy &S : It->second->Shares) {
-        if (!S.Inner)
-          continue;
-        Countdown->add();
-        // A share that cannot notify (a forked child's, or one of a
-        // plugin whose table lacks the call) is counted done: its wait
-        // reports why, or waits.
-        const offloadio::ExtensionTableTy &Fns = S.Plugin->Fns;
-        if (!Fns.IOBatchNotify ||
-            Fns.IOBatchNotify(S.Inner, &BatchCountdownTy::shareDone,
-                              Countdown))
-          Countdown->done();
-      }
-    }
-    // The registration's own count, outside the lock: the notification may
-    // wait for the batch, which takes it.
-    Countdown->done();
-    return true;
-  }
-
-private:
-  /// Counts the shares of a batch down to its notification. Starts at one,
-  /// the registration's, so that no share that completes while the others
-  /// register runs it early.
-  class BatchCountdownTy {
-  public:
-    BatchCountdownTy(void (*Fn)(void *), void *Arg) : Fn(Fn), Arg(Arg) {}
-    void add() { Left.fetch_add(1, std::memory_order_relaxed); }
-    /// One share (or the registration) is done; the last runs Fn and frees
-    /// this.
-    void done() {
-      if (Left.fetch_sub(1, std::memory_order_acq_rel) != 1)
-        return;
-      void (*Run)(void *) = Fn;
-      void *RunArg = Arg;
-      delete this;
-      Run(RunArg);
-    }
-    static void shareDone(void *Self) {
-      static_cast<BatchCountdownTy *>(Self)->done();
-    }
-
-  private:
-    void (*Fn)(void *);
-    void *Arg;
-    std::atomic<size_t> Left{1};
-  };
-
-  pid_t CreatorPid = ::getpid();
-  std::mutex Lock;
-  uintptr_t LastId = 0; ///< Handles are never reused.
-  std::unordered_map<uintptr_t, std::unique_ptr<BatchTy>> Batches;
-};
+/// The batches in flight, by handle.
+using BatchRegistryTy =
+    HandleRegistryTy<ompx_io_batch_t, std::unique_ptr<BatchTy>>;
 
 BatchRegistryTy &batches() {
   // After the library's state (initialDeviceNumber), so destroyed before it.
   (void)initialDeviceNumber();
-  static BatchRegistryTy Registry;
+  static BatchRegistryTy Registry("batch(es)", finishLeftBatch);
   return Registry;
 }
 
-/// Fail \p Call with EINVAL: \p What is wrong with its arguments.
-int invalid(const char *Call, const char *What) {
-  return fail(EINVAL, std::string(Call) + ": " + What);
+/// ompx_io_batch_test on \p Handle: 1 done, 0 pending, -1 not in flight.
+/// Under the registry's lock, so that no wait releases the shares
+/// meanwhile.
+int testBatch(ompx_io_batch_t Handle) {
+  int Done = 1;
+  if (!batches().withTracked(Handle, [&](std::unique_ptr<BatchTy> &B) {
+        for (const ShareTy &S : B->Shares)
+          if (S.Inner && !S.Plugin->Fns.IOBatchTest(S.Inner)) {
+            Done = 0;
+            return;
+          }
+      }))
+    return -1;
+  return Done;
+}
+
+/// Counts the shares of a batch down to its notification. Starts at one,
+/// the registration's, so that no share that completes while the others
+/// register runs it early.
+class BatchCountdownTy {
+public:
+  BatchCountdownTy(void (*Fn)(void *), void *Arg) : Fn(Fn), Arg(Arg) {}
+  void add() { Left.fetch_add(1, std::memory_order_relaxed); }
+  /// One share (or the registration) is done; the last runs Fn and frees
+  /// this.
+  void done() {
+    if (Left.fetch_sub(1, std::memory_order_acq_rel) != 1)
+      return;
+    void (*Run)(void *) = Fn;
+    void *RunArg = Arg;
+    delete this;
+    Run(RunArg);
+  }
+  static void shareDone(void *Self) {
+    static_cast<BatchCountdownTy *>(Self)->done();
+  }
+
+private:
+  void (*Fn)(void *);
+  void *Arg;
+  std::atomic<size_t> Left{1};
+};
+
+/// Run \p Fn(\p Arg) once every operation of \p Handle is done (see
+/// notifyBatchDone); false when \p Handle is not in flight.
+bool notifyBatch(ompx_io_batch_t Handle, void (*Fn)(void *), void *Arg) {
+  auto *Countdown = new BatchCountdownTy(Fn, Arg);
+  bool InFlight =
+      batches().withTracked(Handle, [&](std::unique_ptr<BatchTy> &B) {
+        for (ShareTy &S : B->Shares) {
+          if (!S.Inner)
+            continue;
+          Countdown->add();
+          // A share that cannot notify (a forked child's, or one of a
+          // plugin whose table lacks the call) is counted done: its wait
+          // reports why, or waits.
+          const offloadio::ExtensionTableTy &Fns = S.Plugin->Fns;
+          if (!Fns.IOBatchNotify ||
+              Fns.IOBatchNotify(S.Inner, &BatchCountdownTy::shareDone,
+                                Countdown))
+            Countdown->done();
+        }
+      });
+  if (!InFlight) {
+    delete Countdown;
+    return false;
+  }
+  // The registration's own count, outside the lock: the notification may
+  // wait for the batch, which takes it.
+  Countdown->done();
+  return true;
 }
 
 /// Report a handle that names no batch in flight, and fail with EINVAL.
@@ -287,12 +244,12 @@ OMPX_API int ompx_io_batch_submit(ompx_io_op_t *Ops, size_t Count,
                                   ompx_io_batch_t *Batch) {
   const char *Call = "ompx_io_batch_submit";
   if (!Batch)
-    return invalid(Call, "batch is NULL");
+    return invalidArgument(Call, "batch is NULL");
   *Batch = nullptr;
   if (!Ops)
-    return invalid(Call, "ops is NULL");
+    return invalidArgument(Call, "ops is NULL");
   if (!Count)
-    return invalid(Call, "nops is 0");
+    return invalidArgument(Call, "nops is 0");
 
   auto B = std::make_unique<BatchTy>();
   B->Ops = Ops;
@@ -416,13 +373,13 @@ void ompxio::createBatchRegistry() { (void)batches(); }
 
 bool ompxio::notifyBatchDone(ompx_io_batch_t Batch, void (*Fn)(void *),
                              void *Arg) {
-  return Batch && batches().notify(Batch, Fn, Arg);
+  return Batch && notifyBatch(Batch, Fn, Arg);
 }
 
 OMPX_API int ompx_io_batch_test(ompx_io_batch_t Batch) {
   if (!Batch)
-    return invalid("ompx_io_batch_test", "batch is NULL");
-  int Done = batches().test(Batch);
+    return invalidArgument("ompx_io_batch_test", "batch is NULL");
+  int Done = testBatch(Batch);
   if (Done < 0)
     return batchNotInFlight("ompx_io_batch_test", Batch);
   return Done;
@@ -431,10 +388,10 @@ OMPX_API int ompx_io_batch_test(ompx_io_batch_t Batch) {
 OMPX_API ssize_t ompx_io_batch_wait(ompx_io_batch_t Batch) {
   const char *Call = "ompx_io_batch_wait";
   if (!Batch)
-    return invalid(Call, "batch is NULL");
+    return invalidArgument(Call, "batch is NULL");
   // Claimed before waiting: a second wait finds nothing (as ompx_io_wait).
-  std::unique_ptr<BatchTy> B = batches().claim(Batch);
-  if (!B)
+  std::unique_ptr<BatchTy> B;
+  if (!batches().claim(Batch, B))
     return batchNotInFlight(Call, Batch);
   std::map<size_t, std::string> Failed; // index: reason
   for (const EarlyTy &E : B->Early) {
@@ -471,6 +428,6 @@ OMPX_API ssize_t ompx_io_batch_wait(ompx_io_batch_t Batch) {
   }
   if (Failed.size() > Named)
     Message += "; and " + std::to_string(Failed.size() - Named) + " more";
-  lastError() = std::move(Message);
+  LibraryErrorsTy::record(std::move(Message));
   return ssize_t(Failed.size());
 }

@@ -2,11 +2,11 @@
 #include "DetachedTask.h"
 #include "BatchDone.h"
 #include "Diagnostics.h"
+#include "PluginDirectory.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <dlfcn.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -41,7 +41,7 @@ bool LibompTaskEntriesTy::resolve(LibompTaskEntriesTy &Out,
   Missing.clear();
   auto Get = [&](auto &Slot, const char *Name) {
     Slot = reinterpret_cast<std::remove_reference_t<decltype(Slot)>>(
-        dlsym(RTLD_DEFAULT, Name));
+        processSymbol(Name));
     if (!Slot)
       Missing += std::string(Missing.empty() ? "" : ", ") + Name;
   };

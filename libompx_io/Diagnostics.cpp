@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "Diagnostics.h"
+#include "PluginDirectory.h"
 #include "offloadio/Envar.h"
 #include "offloadio/LaunchRank.h"
-#include "offloadio/StaticTLS.h"
 
 #include <atomic>
 #include <cstdint>
@@ -10,41 +10,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
-#include <link.h>
 #include <unistd.h>
 
 using namespace ompxio;
 
-namespace {
-/// This thread's innermost ErrorDiversionTy, or null.
-ErrorDiversionTy *&innermostDiversion() {
-  OFFLOADIO_STATIC_TLS thread_local ErrorDiversionTy *Innermost = nullptr;
-  return Innermost;
-}
-} // namespace
-
-std::string &ompxio::lastError() {
-  if (ErrorDiversionTy *D = innermostDiversion())
-    return D->Message;
-  // Per thread, as errno: a failure of one thread must not replace the
-  // message another thread is about to read.
-  OFFLOADIO_STATIC_TLS thread_local std::string Message;
-  return Message;
-}
-
-ErrorDiversionTy::ErrorDiversionTy()
-    : Outer(innermostDiversion()), SavedErrno(errno) {
-  innermostDiversion() = this;
-}
-
-ErrorDiversionTy::~ErrorDiversionTy() {
-  innermostDiversion() = Outer;
-  errno = SavedErrno;
-}
-
 int ompxio::fail(int Errno, std::string Message) {
-  lastError() = std::move(Message);
+  LibraryErrorsTy::record(std::move(Message));
   errno = Errno;
   return -1;
 }
@@ -63,43 +34,28 @@ bool ompxio::infoEnabled() {
 }
 
 namespace {
-
 /// The libomptarget function \p Name of the running program, or null.
 template <typename FnTy> FnTy openmpFunction(const char *Name) {
-  return reinterpret_cast<FnTy>(dlsym(RTLD_DEFAULT, Name));
+  return reinterpret_cast<FnTy>(processSymbol(Name));
 }
 
-/// Adds the path of each loaded offload plugin with devices but without the
-/// offload-io extensions to the ", "-separated list in \p Data.
-int collectForeignPlugin(struct dl_phdr_info *Info, size_t, void *Data) {
-  const char *Name = Info->dlpi_name;
-  if (!Name || !*Name)
-    return 0;
-  const char *Base = std::strrchr(Name, '/');
-  Base = Base ? Base + 1 : Name;
-  if (std::strncmp(Base, "libomptarget.rtl.", 17))
-    return 0;
-  // RTLD_NOLOAD only finds what is loaded already; the handle is a
-  // reference of ours, closed at once.
-  void *H = dlopen(Name, RTLD_LAZY | RTLD_NOLOAD);
-  if (!H)
-    return 0;
-  bool Ours = dlsym(H, "__tgt_rtl_ompx_resolve_device") != nullptr;
-  // A plugin without devices (no GPU) serves nothing: left out. libomptarget
-  // asked every plugin it loaded for its count already.
-  using NumDevicesFnTy = int32_t (*)();
-  auto NumDevices = reinterpret_cast<NumDevicesFnTy>(
-      dlsym(H, "__tgt_rtl_number_of_devices"));
-  bool HasDevices = !NumDevices || NumDevices() > 0;
-  dlclose(H);
-  if (Ours || !HasDevices)
-    return 0;
-  auto &List = *static_cast<std::string *>(Data);
-  List += List.empty() ? "" : ", ";
-  List += Name;
-  return 0;
+/// The ", "-separated paths of the loaded offload plugins that have devices
+/// but not the offload-io extensions.
+std::string foreignPlugins() {
+  std::string List;
+  for (const OffloadPluginObjectTy &P : loadedOffloadPlugins()) {
+    if (P.Ours)
+      continue;
+    // A plugin without devices (no GPU) serves nothing: left out.
+    // libomptarget asked every plugin it loaded for its count already.
+    std::optional<int32_t> NumDevices = numberOfDevices(P.Object);
+    if (NumDevices && *NumDevices <= 0)
+      continue;
+    List += List.empty() ? "" : ", ";
+    List += P.Object.Path;
+  }
+  return List;
 }
-
 } // namespace
 
 std::string ompxio::explainNotServed(const char *Call,
@@ -117,8 +73,7 @@ std::string ompxio::explainNotServed(const char *Call,
              " does not exist (omp_get_num_devices() is " +
              std::to_string(Count) + ")";
   }
-  std::string Foreign;
-  dl_iterate_phdr(collectForeignPlugin, &Foreign);
+  std::string Foreign = foreignPlugins();
   std::string Subject =
       Device ? "OpenMP device " + std::to_string(*Device) +
                    " is not served by an offload-io plugin"

@@ -6,18 +6,24 @@
 #ifndef OMPX_IO_DIAGNOSTICS_H
 #define OMPX_IO_DIAGNOSTICS_H
 
+#include "offloadio/LastErrorStore.h"
+
 #include <atomic>
+#include <cerrno>
 #include <optional>
 #include <string>
 
 namespace ompxio {
 
-/// Where this thread's failures are recorded: its last failure message, as
-/// ompx_io_last_error returns it, or, while an ErrorDiversionTy is alive on
-/// the thread, the innermost diversion's message.
-std::string &lastError();
+/// The owner of libompx_io's failure messages (offloadio/LastErrorStore.h).
+struct LibraryErrorOwnerTag;
 
-/// Set errno to \p Errno and lastError() to \p Message; -1.
+/// This thread's failure messages: the last one is what ompx_io_last_error
+/// returns, valid until the thread's next failed call.
+using LibraryErrorsTy = offloadio::LastErrorStoreTy<LibraryErrorOwnerTag>;
+
+/// Set errno to \p Errno and record \p Message as this thread's last
+/// failure; -1.
 int fail(int Errno, std::string Message);
 
 /// While alive, the failures of library calls that this thread makes on
@@ -30,18 +36,16 @@ int fail(int Errno, std::string Message);
 /// message. Scopes nest; on the stack only.
 class ErrorDiversionTy {
 public:
-  ErrorDiversionTy();
-  ~ErrorDiversionTy();
+  ErrorDiversionTy() : SavedErrno(errno) {}
+  ~ErrorDiversionTy() { errno = SavedErrno; }
   ErrorDiversionTy(const ErrorDiversionTy &) = delete;
   ErrorDiversionTy &operator=(const ErrorDiversionTy &) = delete;
 
   /// The last failure recorded since this scope began; "" when none.
-  const std::string &message() const { return Message; }
+  const std::string &message() const { return Diversion.message(); }
 
 private:
-  friend std::string &lastError();
-  std::string Message;
-  ErrorDiversionTy *Outer; ///< The scope this one is nested in, or null.
+  LibraryErrorsTy::DiversionTy Diversion;
   int SavedErrno;
 };
 

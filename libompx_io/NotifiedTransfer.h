@@ -2,8 +2,8 @@
 //
 // A transfer that reports its outcome to a waiter when it completes, instead
 // of through a handle the program waits for: the completion side of the
-// OpenMP-depend API (DependIO.cpp). Defined in ompx_io.cpp, beside the
-// handle-based submission it shares its checks with.
+// OpenMP-depend API (DependIO.cpp). Defined in NotifiedTransfer.cpp; its
+// transfers start as the handle-based ones do (Requests.h).
 #ifndef OMPX_IO_NOTIFIEDTRANSFER_H
 #define OMPX_IO_NOTIFIEDTRANSFER_H
 

@@ -79,6 +79,34 @@ void *ompxio::ownSymbol(const LoadedObjectTy &Object, const char *Symbol,
   return Sym;
 }
 
+void *ompxio::processSymbol(const char *Symbol) {
+  return dlsym(RTLD_DEFAULT, Symbol);
+}
+
+std::vector<OffloadPluginObjectTy> ompxio::loadedOffloadPlugins() {
+  std::vector<OffloadPluginObjectTy> Found;
+  for (LoadedObjectTy &Object : loadedObjects()) {
+    const char *Base = std::strrchr(Object.Path.c_str(), '/');
+    Base = Base ? Base + 1 : Object.Path.c_str();
+    if (std::strncmp(Base, "libomptarget.rtl.", 17))
+      continue;
+    bool Ours = ownSymbol(Object, DiscoverySymbol, /*Keep=*/false);
+    Found.push_back({std::move(Object), Ours});
+  }
+  return Found;
+}
+
+std::optional<int32_t> ompxio::numberOfDevices(const LoadedObjectTy &Object) {
+  using NumDevicesFnTy = int32_t (*)();
+  // The reference dlopen took is dropped at once: libomptarget keeps the
+  // object loaded, so the function stays callable.
+  auto NumDevices = reinterpret_cast<NumDevicesFnTy>(
+      ownSymbol(Object, "__tgt_rtl_number_of_devices", /*Keep=*/false));
+  if (!NumDevices)
+    return std::nullopt;
+  return NumDevices();
+}
+
 std::vector<PluginTy> ompxio::findPlugins() {
   std::vector<PluginTy> Found;
   for (const LoadedObjectTy &Object : loadedObjects()) {

@@ -65,9 +65,29 @@ std::vector<LoadedObjectTy> loadedObjects();
 /// dlopen took is kept (for symbols used later), otherwise dropped.
 void *ownSymbol(const LoadedObjectTy &Object, const char *Symbol, bool Keep);
 
+/// The definition of \p Symbol that a reference of the program itself
+/// resolves to (RTLD_DEFAULT: libomp's and libomptarget's entry points), or
+/// null.
+void *processSymbol(const char *Symbol);
+
 /// The offload-io plugins loaded now: every loaded object that defines the
 /// discovery entry point and answers it.
 std::vector<PluginTy> findPlugins();
+
+/// A loaded libomptarget plugin, offload-io's or another (stock).
+struct OffloadPluginObjectTy {
+  LoadedObjectTy Object;
+  /// It defines the discovery entry point, as findPlugins asks.
+  bool Ours = false;
+};
+
+/// The loaded objects named as libomptarget names its plugins
+/// (libomptarget.rtl.*), in load order: the plugins libomptarget loaded.
+std::vector<OffloadPluginObjectTy> loadedOffloadPlugins();
+
+/// What \p Object's own __tgt_rtl_number_of_devices answers; nullopt when
+/// it defines none.
+std::optional<int32_t> numberOfDevices(const LoadedObjectTy &Object);
 
 /// A device: its plugin and local number.
 struct DeviceRefTy {

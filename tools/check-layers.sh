@@ -35,6 +35,7 @@ LAYERS=(base io device)
 # LLVM-free helpers it shares with the plugins.
 LIBOMPX_IO_ALLOWED=(offloadio/ExtensionABI.h offloadio/StaticTLS.h
                     offloadio/LaunchRank.h offloadio/Envar.h
+                    offloadio/LastErrorStore.h
                     offloadio/io/SysCalls.h offloadio/io/FullTransfer.h
                     offloadio/io/TransferCheck.h)
 

@@ -149,7 +149,7 @@ protected:
   void SetUp() override {
     char Dir[] = "/tmp/offloadio-plugin-XXXXXX";
     ASSERT_NE(::mkdtemp(Dir), nullptr);
-    Copy = std::string(Dir) + "/libsome-renamed-plugin.so";
+    Copy = std::string(Dir) + "/" + fileName();
     {
       std::ifstream In(OFFLOADIO_TEST_PLUGIN, std::ios::binary);
       ASSERT_TRUE(In) << OFFLOADIO_TEST_PLUGIN;
@@ -169,6 +169,9 @@ protected:
     ::unlink(Copy.c_str());
     ::rmdir(Copy.substr(0, Copy.rfind('/')).c_str());
   }
+
+  /// The name the copy is loaded under.
+  virtual const char *fileName() const { return "libsome-renamed-plugin.so"; }
 
   std::string Copy;
   void *Handle = nullptr;
@@ -190,6 +193,39 @@ TEST_F(BuiltPluginTest, IsFoundUnderAnyName) {
 #undef OFFLOADIO_EXPECT_ENTRY
     }
   EXPECT_TRUE(Found) << Copy << " was not found";
+}
+
+namespace {
+/// The built plugin under a name of libomptarget's plugins.
+class PluginNamedAsLibomptargetsTest : public BuiltPluginTest {
+protected:
+  const char *fileName() const override {
+    return "libomptarget.rtl.offloadio-renamed.so";
+  }
+};
+} // namespace
+
+TEST_F(PluginNamedAsLibomptargetsTest, IsListedAsOursWithItsDevices) {
+  bool Listed = false;
+  for (const OffloadPluginObjectTy &P : loadedOffloadPlugins())
+    if (P.Object.Path == Copy) {
+      Listed = true;
+      EXPECT_TRUE(P.Ours);
+      std::optional<int32_t> NumDevices = numberOfDevices(P.Object);
+      ASSERT_TRUE(NumDevices.has_value());
+      EXPECT_GE(*NumDevices, 0);
+    }
+  EXPECT_TRUE(Listed) << Copy << " is loaded but not listed";
+}
+
+TEST_F(BuiltPluginTest, IsNoOffloadPluginUnderAnotherName) {
+  for (const OffloadPluginObjectTy &P : loadedOffloadPlugins())
+    EXPECT_NE(P.Object.Path, Copy) << "not named libomptarget.rtl.*";
+}
+
+TEST(PluginDirectoryTest, ProcessSymbolsAreTheProgramsView) {
+  EXPECT_EQ(processSymbol("dlopen"), reinterpret_cast<void *>(&::dlopen));
+  EXPECT_EQ(processSymbol("offloadio_no_such_symbol"), nullptr);
 }
 
 TEST_F(BuiltPluginTest, FillsOnlyTheCallersSize) {
@@ -241,4 +277,9 @@ TEST(PluginDirectoryTest, TheStockPluginIsNotFound) {
   for (const PluginTy &P : findPlugins())
     EXPECT_NE(P.Path, Stock) << "a plugin without the discovery symbol";
   EXPECT_EQ(ownSymbol({Stock}, DiscoverySymbol, /*Keep=*/false), nullptr);
+  bool Foreign = false;
+  for (const OffloadPluginObjectTy &P : loadedOffloadPlugins())
+    if (P.Object.Path == Stock)
+      Foreign = !P.Ours;
+  EXPECT_TRUE(Foreign) << Stock << " is not listed as another plugin";
 }

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Compile-time ties between the C types of include/ompx_io.h and their C++
-// twins in the framework. CApi.cpp converts between them by number and by
-// index; a change on one side that the other does not follow fails the
-// build here instead of mislabelling counters at run time. The layout checks
-// pin the public structs, whose layouts never change (include/ompx_io.h says
-// how the API grows instead): programs compiled against an older ompx_io.h
-// pass them to the new library, and plugins and libompx_io of different
-// builds pass them to each other.
+// twins in the framework. CApiExtensions.cpp converts between them by number
+// and by index; a change on one side that the other does not follow fails
+// the build here instead of mislabelling counters at run time. The layout
+// checks pin the public structs, whose layouts never change
+// (include/ompx_io.h says how the API grows instead): programs compiled
+// against an older ompx_io.h pass them to the new library, and plugins and
+// libompx_io of different builds pass them to each other.
 #include "offloadio/Device.h"
 #include "offloadio/Error.h"
 #include "offloadio/ExtensionABI.h"

@@ -2,7 +2,7 @@
 //
 // Errors inside offload-io: llvm::Error carrying an ErrorCode and a message
 // that names the call, the pointer, the size and the device. They become C
-// return codes only at the C ABI boundary (CApi.cpp, libompx_io).
+// return codes only at the C ABI boundary (CApi*.cpp, libompx_io).
 #ifndef OFFLOADIO_ERROR_H
 #define OFFLOADIO_ERROR_H
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// What CApi.cpp shares with the other files of the plugin's C entry points
-// (CApiBatch.cpp): the plugin instance and the errno report of the
-// extensions. Only those files include this.
+// What the files of the plugin's C entry points (common/device/src/CApi*.cpp)
+// share: the plugin instance (CApi.cpp), the errno report of the extensions
+// and their last-error store (CApiExtensions.cpp). Only those files include
+// this.
 #ifndef OFFLOADIO_CAPISUPPORT_H
 #define OFFLOADIO_CAPISUPPORT_H
 
 #include "offloadio/Error.h"
+#include "offloadio/LastErrorStore.h"
 
 #include <cstdint>
 
@@ -14,7 +16,17 @@ namespace offloadio {
 
 class GenericPluginTy;
 
-/// The plugin instance of the C entry points.
+/// The owner of the plugin's extension failure messages.
+struct ExtensionErrorOwnerTag;
+
+/// The message of each thread's last failed extension call, until
+/// libompx_io takes it (__tgt_rtl_ompx_take_last_error). Per thread because
+/// the calls of different threads fail independently and each thread's
+/// ompx_io_last_error is its own; the plugin instance has no per-thread
+/// state to hold it.
+using ExtensionErrorsTy = LastErrorStoreTy<ExtensionErrorOwnerTag>;
+
+/// The plugin instance of the C entry points, created by the first of them.
 GenericPluginTy &extensionPlugin();
 
 /// Turn \p Err of an extension call on local device \p DeviceId (-1: none)

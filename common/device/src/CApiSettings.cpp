@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The settings report of the offload-io extensions: the file engine's
+// settings as its reader sees them (__tgt_rtl_ompx_io_settings) and the
+// process's CPU share, thread counts and pinned cap with their origins
+// (__tgt_rtl_ompx_process_budget), behind ompx_io_get_settings and
+// ompx_io_get_process_budget.
+#include "offloadio/CApiSupport.h"
+#include "offloadio/Envar.h"
+#include "offloadio/ExtensionABI.h"
+#include "offloadio/Plugin.h"
+#include "offloadio/ProcessShare.h"
+#include "offloadio/Settings.h"
+#include "offloadio/io/IOEngine.h"
+
+#include "ompx_io.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace offloadio;
+
+#define OFFLOADIO_API extern "C" __attribute__((visibility("default")))
+
+namespace {
+/// The plugin instance of the C entry points (CApi.cpp).
+GenericPluginTy &thePlugin() { return extensionPlugin(); }
+
+/// Copy \p Text into the fixed C field \p Field, cut to fit.
+template <size_t N>
+void copySettingText(char (&Field)[N], const std::string &Text) {
+  std::snprintf(Field, N, "%s", Text.c_str());
+}
+} // namespace
+
+OFFLOADIO_API int32_t __tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out,
+                                                 uint64_t Capacity,
+                                                 uint64_t *Count) {
+  if (!Count || (!Out && Capacity))
+    return EINVAL;
+  // The engine's own reader, observed: its names, defaults and valid values
+  // are nowhere else.
+  EnvReadLogTy Log;
+  (void)IOConfigTy::fromEnv();
+  const std::vector<EnvReadTy> &Reads = Log.reads();
+  *Count = Reads.size();
+  for (uint64_t I = 0; I < Reads.size() && I < Capacity; ++I) {
+    const EnvReadTy &R = Reads[I];
+    ompx_io_setting_t &S = Out[I];
+    S = ompx_io_setting_t();
+    copySettingText(S.name, R.Name);
+    copySettingText(S.value, R.Used);
+    copySettingText(S.default_value, R.Default);
+    copySettingText(S.env_value, R.Raw.value_or(""));
+    copySettingText(S.valid, R.Expected);
+    S.source = R.Invalid ? OMPX_IO_SETTING_INVALID
+               : R.Raw   ? OMPX_IO_SETTING_ENVIRONMENT
+                         : OMPX_IO_SETTING_DEFAULT;
+  }
+  return 0;
+}
+
+OFFLOADIO_API int32_t
+__tgt_rtl_ompx_pinned_budget(ompx_pinned_budget_t *Out) {
+  if (!Out)
+    return EINVAL;
+  // Every plugin of the process shares the account: any of them answers.
+  PinnedBudgetStatsTy Stats = thePlugin().getPinnedBudget().getStats();
+  Out->cap = Stats.Cap;
+  Out->used = Stats.Used;
+  Out->peak = Stats.Peak;
+  Out->refusals = Stats.Refusals;
+  return 0;
+}
+
+OFFLOADIO_API int32_t
+__tgt_rtl_ompx_process_budget(ompx_io_process_budget_t *Out) {
+  if (!Out)
+    return EINVAL;
+  *Out = ompx_io_process_budget_t();
+  GenericPluginTy &Plugin = thePlugin();
+  ProcessShareTy Share = ProcessShareTy::detect();
+  Out->cpus_online = Share.OnlineCpus;
+  Out->cpus_in_mask = Share.MaskCpus;
+  Out->local_ranks = Share.LocalRanks;
+  Out->local_rank = Share.LocalRank;
+  Out->cpus = Share.cpus();
+  copySettingText(Out->ranks_variable, Share.RanksVariable);
+  copySettingText(Out->cpus_origin, Share.cpusOrigin());
+  // The readers, observed, tell whether the environment set each value.
+  EnvReadLogTy Log;
+  IOConfigTy IO = IOConfigTy::fromEnv(Share);
+  auto originOf = [&](const char *Name, const std::string &Default) {
+    for (const EnvReadTy &R : Log.reads())
+      if (R.Name == Name && R.Raw)
+        return R.Invalid ? Default + " (" + Name + "='" + *R.Raw +
+                               "' is invalid)"
+                         : std::string("the environment (") + Name + "=" +
+                               *R.Raw + ")";
+    return Default;
+  };
+  // The pool is sized once, by the first engine: it stays as it is.
+  unsigned Running = Plugin.getNumIOWorkers();
+  Out->io_threads = Running ? Running : IO.Threads;
+  Out->io_threads_running = Running;
+  copySettingText(Out->io_threads_origin,
+                  originOf(settingDecl(SettingId::IOThreads).Name,
+                           IOConfigTy::defaultThreadsOrigin(Share)));
+  // The plugin's own settings are the ones it read at load; the origins
+  // come from reading them again.
+  (void)PluginSettingsTy::fromEnv(Share);
+  const PluginSettingsTy &Settings = Plugin.getSettings();
+  Out->copy_threads = Settings.CopyThreads;
+  copySettingText(Out->copy_threads_origin,
+                  originOf(settingDecl(SettingId::CopyThreads).Name,
+                           PluginSettingsTy::defaultCopyThreadsOrigin(Share)));
+  Out->pinned_max = Plugin.getPinnedBudget().getStats().Cap;
+  copySettingText(Out->pinned_max_origin,
+                  originOf(settingDecl(SettingId::PinnedMax).Name,
+                           PluginSettingsTy::defaultPinnedMaxOrigin(Share)));
+  return 0;
+}
+
