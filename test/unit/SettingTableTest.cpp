@@ -38,7 +38,14 @@ struct AllSettingsUnsetTy {
 
 TEST(SettingTableTest, EveryDeclarationIsSound) {
   std::set<std::pair<std::string, SettingLayerTy>> Seen;
-  EXPECT_EQ(NumSettings, size_t(SettingId::AMDGPUAnyFilesystem) + 1);
+  // Each id names its own line, whichever line is last.
+  size_t Lines = 0;
+#define OFFLOADIO_SETTING(Id, Var, Kind, Layer, Default, Min, Max, Choices,    \
+                          Doc)                                                 \
+  EXPECT_STREQ(settingDecl(SettingId::Id).Name, Var);                          \
+  EXPECT_EQ(size_t(SettingId::Id), Lines++);
+#include "offloadio/Settings.def"
+  EXPECT_EQ(NumSettings, Lines);
   for (const SettingDeclTy &D : SettingDecls) {
     std::string Name = D.Name;
     EXPECT_FALSE(Name.empty());
