@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <numeric>
@@ -210,14 +211,30 @@ TEST(HostStreamTest, DependentCopiesRunInOrder) {
     EXPECT_EQ(Bufs[I], pattern(1)) << "buffer " << I;
 }
 
+/// Heap memory standing in for pinned memory, counted.
+struct HeapPinnedAllocatorTy final : PinnedAllocatorTy {
+  Expected<void *> allocatePinned(size_t Size) override {
+    ++Allocations;
+    return std::malloc(Size);
+  }
+  Error freePinned(void *Ptr, size_t) override {
+    ++Frees;
+    std::free(Ptr);
+    return Error::success();
+  }
+  unsigned Allocations = 0, Frees = 0;
+};
+
 TEST(HostStreamTest, CaptureBlocksAreReservedInTheBudget) {
   // A busy stream captures small uploads; each new capture block holds its
   // bytes in the budget until the stream is destroyed.
   PinnedBudgetTy Budget(1ULL << 30);
+  HeapPinnedAllocatorTy Heap;
+  PinnedPoolTy Pinned(Budget, Heap);
   BufTy Src = pattern(7), Dst{};
   {
     GateTy Gate;
-    HostStreamTy S(&Budget);
+    HostStreamTy S(&Pinned);
     UnblockOnExitTy Unblock(Gate, {&S});
     ASSERT_TRUE(succeeded(S.hostCallback(GateTy::wait, &Gate)));
     ASSERT_TRUE(succeeded(S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
@@ -230,15 +247,19 @@ TEST(HostStreamTest, CaptureBlocksAreReservedInTheBudget) {
     EXPECT_EQ(Dst, pattern(7));
   }
   EXPECT_EQ(Budget.getStats().Used, 0u);
+  EXPECT_EQ(Heap.Allocations, 1u);
+  EXPECT_EQ(Heap.Frees, 1u) << "the block goes back with the stream";
 }
 
 TEST(HostStreamTest, AnUploadOverBudgetWaitsForTheStreamInstead) {
   // No room for a capture block: copyAsync returns only once the stream
   // has reached the copy, so the caller may still reuse its memory.
   PinnedBudgetTy Budget(HostStreamTy::PageableCaptureLimit - 1);
+  HeapPinnedAllocatorTy Heap;
+  PinnedPoolTy Pinned(Budget, Heap);
   BufTy Src = pattern(5), Dst{};
   GateTy Gate;
-  HostStreamTy S(&Budget);
+  HostStreamTy S(&Pinned);
   UnblockOnExitTy Unblock(Gate, {&S});
   ASSERT_TRUE(succeeded(S.hostCallback(GateTy::wait, &Gate)));
   std::atomic<bool> Returned{false};
@@ -257,6 +278,7 @@ TEST(HostStreamTest, AnUploadOverBudgetWaitsForTheStreamInstead) {
   EXPECT_EQ(Dst, pattern(5)) << "done before copyAsync returned";
   EXPECT_EQ(Budget.getStats().Refusals, 1u);
   EXPECT_EQ(Budget.getStats().Used, 0u);
+  EXPECT_EQ(Heap.Allocations, 0u) << "nothing allocated past a refusal";
   ASSERT_TRUE(succeeded(S.synchronize()));
 }
 

@@ -39,7 +39,7 @@ namespace {
 /// fail after a number of successes. An IODeviceTy of its own, not the
 /// GenericDeviceTy of FakeDevice.h: the ring sees exactly what it asks for
 /// (misaligned buffers included) and nothing of a device's pools.
-class FakeIODeviceTy final : public IODeviceTy {
+class FakeIODeviceTy final : public IODeviceTy, public PinnedAllocatorTy {
 public:
   /// \p BudgetCap: the pinned budget the ring reserves its buffers in.
   explicit FakeIODeviceTy(uint64_t BudgetCap = 1ULL << 40)
@@ -56,7 +56,7 @@ public:
   }
   size_t bytesAvailableFrom(const void *) const override { return SIZE_MAX; }
   IOBusyMemoryTy &getIOBusyMemory() override { std::abort(); }
-  Expected<void *> allocatePinnedHost(size_t Size) override {
+  Expected<void *> allocatePinned(size_t Size) override {
     if (AllocsLeft == 0)
       return makeError(ErrorCode::OutOfResources, "fake: no pinned memory");
     if (AllocsLeft > 0)
@@ -67,14 +67,14 @@ public:
     Sizes.push_back(Size);
     return static_cast<void *>(P);
   }
-  Error freePinnedHost(void *Ptr) override {
+  Error freePinned(void *Ptr, size_t) override {
     char *Base = static_cast<char *>(Ptr) - 16;
     EXPECT_EQ(Live.count(Base), 1u);
     Live.erase(Base);
     std::free(Base);
     return Error::success();
   }
-  PinnedBudgetTy &getPinnedBudget() override { return Budget; }
+  PinnedPoolTy &getPinnedPool() override { return Pool; }
   Expected<StreamTy *> acquireStream() override { return &Stream; }
   void releaseStream(StreamTy *) override {}
   Expected<EventTy *> acquireEvent() override {
@@ -88,6 +88,7 @@ public:
   TimeProfileTy Profile{true};
   int AllocsLeft = -1; ///< Negative: no limit.
   PinnedBudgetTy Budget;
+  PinnedPoolTy Pool{Budget, *this};
   std::map<void *, size_t> Live;
   std::vector<size_t> Sizes;
   std::vector<std::unique_ptr<CompletedEventTy>> Events;

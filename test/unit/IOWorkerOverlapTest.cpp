@@ -8,7 +8,7 @@
 #include "BoundedWait.h"
 #include "FakeSys.h"
 
-#include "offloadio/PinnedBudget.h"
+#include "offloadio/PinnedPool.h"
 #include "offloadio/io/IOBusyMemory.h"
 #include "offloadio/io/IODevice.h"
 #include "offloadio/io/IOEngine.h"
@@ -129,7 +129,7 @@ Expected<bool> GatedEventTy::query() { return Stream.ranUpTo(Mark); }
 
 /// Device memory is host memory the test allocates; the host cannot
 /// address it as such (the staged path serves every request).
-class GatedDeviceTy final : public IODeviceTy {
+class GatedDeviceTy final : public IODeviceTy, public PinnedAllocatorTy {
 public:
   GatedDeviceTy() : Budget(1ULL << 30) {}
   ~GatedDeviceTy() override {
@@ -146,12 +146,12 @@ public:
   }
   size_t bytesAvailableFrom(const void *) const override { return SIZE_MAX; }
   IOBusyMemoryTy &getIOBusyMemory() override { return Busy; }
-  Expected<void *> allocatePinnedHost(size_t Size) override {
+  Expected<void *> allocatePinned(size_t Size) override {
     std::lock_guard<std::mutex> Guard(Lock);
     Pinned.push_back(std::malloc(Size));
     return Pinned.back();
   }
-  Error freePinnedHost(void *Ptr) override {
+  Error freePinned(void *Ptr, size_t) override {
     std::lock_guard<std::mutex> Guard(Lock);
     for (void *&P : Pinned)
       if (P == Ptr) {
@@ -160,7 +160,7 @@ public:
       }
     return Error::success();
   }
-  PinnedBudgetTy &getPinnedBudget() override { return Budget; }
+  PinnedPoolTy &getPinnedPool() override { return PinnedMemory; }
   Expected<StreamTy *> acquireStream() override { return &Stream; }
   void releaseStream(StreamTy *) override {}
   Expected<EventTy *> acquireEvent() override {
@@ -175,6 +175,7 @@ public:
 private:
   std::mutex Lock;
   PinnedBudgetTy Budget;
+  PinnedPoolTy PinnedMemory{Budget, *this};
   IOBusyMemoryTy Busy;
   std::vector<void *> Pinned;
   std::vector<std::unique_ptr<GatedEventTy>> Events;

@@ -10,6 +10,7 @@
 #include "BoundedWait.h"
 #include "FakeDevice.h"
 #include "FakeSys.h"
+#include "TestPinnedPools.h"
 
 #include "offloadio/Envar.h"
 #include "offloadio/StagingPool.h"
@@ -44,7 +45,7 @@ char pat(size_t O) { return char(O * 7 + (O >> 9) * 13 + 1); }
 /// malloc-backed buffers, counting what is live and the most ever live.
 struct CountingAllocatorTy {
   std::atomic<unsigned> Live{0}, Peak{0}, Calls{0};
-  StagingPoolTy::AllocFnTy alloc() {
+  TestPinnedAllocFnTy alloc() {
     return [this](size_t Bytes) -> Expected<void *> {
       ++Calls;
       unsigned Now = ++Live, Seen = Peak.load();
@@ -53,18 +54,21 @@ struct CountingAllocatorTy {
       return std::malloc(Bytes);
     };
   }
-  StagingPoolTy::FreeFnTy free() {
+  TestPinnedFreeFnTy free() {
     return [this](void *Ptr) -> Error {
       --Live;
       std::free(Ptr);
       return Error::success();
     };
   }
+  /// A pinned pool over alloc() and free(), without a cap.
+  PinnedPoolTy &pool() { return Pools.make(alloc(), free()); }
+  TestPinnedPoolsTy Pools;
 };
 
 TEST(StagingPoolCapTest, LeaseAtTheCapWaitsForAReturn) {
   CountingAllocatorTy A;
-  StagingPoolTy Pool(4096, 2, A.alloc(), A.free());
+  StagingPoolTy Pool(4096, 2, A.pool());
   auto B1 = Pool.acquire(), B2 = Pool.acquire();
   ASSERT_TRUE(B1 && B2);
   std::atomic<bool> Got{false};
@@ -87,7 +91,7 @@ TEST(StagingPoolCapTest, LeaseAtTheCapWaitsForAReturn) {
 
 TEST(StagingPoolCapTest, ManyThreadsNeverAllocatePastTheCap) {
   CountingAllocatorTy A;
-  StagingPoolTy Pool(4096, 3, A.alloc(), A.free());
+  StagingPoolTy Pool(4096, 3, A.pool());
   std::atomic<unsigned> Held{0}, MostHeld{0};
   auto Worker = [&] {
     for (int I = 0; I < 2000; ++I) {
@@ -119,7 +123,7 @@ TEST(StagingPoolCapTest, OneCallerNeedingMoreBuffersThanTheCapCompletes) {
   // callback returns it, lease the next. 64 chunks through 2 buffers: the
   // caller waits for the stream, never for itself.
   CountingAllocatorTy A;
-  StagingPoolTy Pool(4096, 2, A.alloc(), A.free());
+  StagingPoolTy Pool(4096, 2, A.pool());
   host::HostStreamTy Stream;
   const size_t Chunks = 64, Size = Chunks * 4096;
   std::vector<char> Src(Size), Dst(Size, 0);

@@ -6,6 +6,7 @@
 // cap wakes them instead of leaving them to wait for a buffer that will never
 // exist. Every wait in these tests is bounded.
 #include "BoundedWait.h"
+#include "TestPinnedPools.h"
 #include "offloadio/StagingPool.h"
 
 #include "gtest/gtest.h"
@@ -42,7 +43,7 @@ struct FakeAllocatorTy {
   std::function<void()> During;
   unsigned Attempts = 0;
 
-  StagingPoolTy::AllocFnTy alloc() {
+  TestPinnedAllocFnTy alloc() {
     return [this](size_t Bytes) -> Expected<void *> {
       if (During)
         During();
@@ -63,7 +64,7 @@ struct FakeAllocatorTy {
       return Ptr;
     };
   }
-  StagingPoolTy::FreeFnTy free() {
+  TestPinnedFreeFnTy free() {
     return [this](void *Ptr) -> Error {
       std::lock_guard<std::mutex> Guard(Lock);
       if (!Live.erase(Ptr))
@@ -76,12 +77,18 @@ struct FakeAllocatorTy {
     std::lock_guard<std::mutex> Guard(Lock);
     return Live.size();
   }
+  /// A pinned pool over alloc() and free(), reserving in \p Budget (none:
+  /// no cap).
+  PinnedPoolTy &pool(PinnedBudgetTy *Budget = nullptr) {
+    return Pools.make(alloc(), free(), Budget);
+  }
+  TestPinnedPoolsTy Pools;
 };
 
 TEST(StagingPoolTest, AllocationFailureIsReturnedAndRetried) {
   FakeAllocatorTy A;
   {
-    StagingPoolTy Pool(Size, 4, A.alloc(), A.free());
+    StagingPoolTy Pool(Size, 4, A.pool());
     A.Left = 0;
     auto B = Pool.acquire();
     ASSERT_FALSE(bool(B));
@@ -116,7 +123,7 @@ TEST(StagingPoolTest, FailureWakesCallersWaitingAtTheCap) {
   // (successfully here).
   FakeAllocatorTy A;
   A.FailNext = 1;
-  StagingPoolTy Pool(Size, 1, A.alloc(), A.free());
+  StagingPoolTy Pool(Size, 1, A.pool());
   std::mutex Lock;
   std::condition_variable CV;
   bool InAlloc = false, MayFinish = false;
@@ -168,7 +175,7 @@ TEST(StagingPoolTest, FailureWhileEveryBufferIsInUseDoesNotWait) {
   // Cap 2, one buffer held: a failing allocation for the second returns its
   // error at once; the held buffer, once released, serves the next caller.
   FakeAllocatorTy A;
-  StagingPoolTy Pool(Size, 2, A.alloc(), A.free());
+  StagingPoolTy Pool(Size, 2, A.pool());
   auto Held = Pool.acquire();
   ASSERT_TRUE(bool(Held));
   A.Left = 0;
@@ -194,7 +201,7 @@ namespace {
 
 TEST(StagingPoolTest, TryAcquireNeverWaitsAtTheCap) {
   FakeAllocatorTy A;
-  StagingPoolTy Pool(Size, 2, A.alloc(), A.free());
+  StagingPoolTy Pool(Size, 2, A.pool());
   auto B1 = Pool.tryAcquire(), B2 = Pool.tryAcquire();
   ASSERT_TRUE(B1 && B2);
   ASSERT_NE(*B1, nullptr);
@@ -215,7 +222,7 @@ TEST(StagingPoolTest, TryAcquireNeverWaitsAtTheCap) {
   Pool.release(*B2);
   Pool.release(*B3);
   // A refused allocation is an error, and its room is free again.
-  StagingPoolTy Refusing(Size, 1, A.alloc(), A.free());
+  StagingPoolTy Refusing(Size, 1, A.pool());
   A.FailNext = 1;
   auto F = Refusing.tryAcquire();
   ASSERT_FALSE(bool(F));
@@ -232,7 +239,7 @@ TEST(StagingPoolTest, TheBudgetIsReservedPerBufferAndGivenBackAtClear) {
   FakeAllocatorTy A;
   PinnedBudgetTy Budget(3 * Size);
   {
-    StagingPoolTy Pool(Size, 8, A.alloc(), A.free(), &Budget, "test buffer");
+    StagingPoolTy Pool(Size, 8, A.pool(&Budget), "test buffer");
     auto B1 = Pool.acquire(), B2 = Pool.acquire();
     ASSERT_TRUE(B1 && B2);
     EXPECT_EQ(Budget.getStats().Used, 2 * Size);
@@ -259,7 +266,7 @@ TEST(StagingPoolTest, TheBudgetIsReservedPerBufferAndGivenBackAtClear) {
 TEST(StagingPoolTest, ARefusalWithNoBufferOutFailsLoudly) {
   FakeAllocatorTy A;
   PinnedBudgetTy Budget(Size - 1);
-  StagingPoolTy Pool(Size, 4, A.alloc(), A.free(), &Budget,
+  StagingPoolTy Pool(Size, 4, A.pool(&Budget),
                      "staging buffer of device 3");
   auto B = Pool.acquire();
   ASSERT_FALSE(bool(B));
@@ -279,7 +286,7 @@ TEST(StagingPoolTest, ARefusalWithNoBufferOutFailsLoudly) {
 TEST(StagingPoolTest, ARefusalWithABufferOutWaitsForItsReturn) {
   FakeAllocatorTy A;
   PinnedBudgetTy Budget(Size);
-  StagingPoolTy Pool(Size, 4, A.alloc(), A.free(), &Budget, "test buffer");
+  StagingPoolTy Pool(Size, 4, A.pool(&Budget), "test buffer");
   auto Held = Pool.acquire();
   ASSERT_TRUE(bool(Held));
   std::atomic<bool> Returned{false};
@@ -306,7 +313,7 @@ TEST(StagingPoolTest, BuffersShrinkToFitASmallBudget) {
   FakeAllocatorTy A;
   // 2 MiB buffers cannot be had from 1 MiB: an eighth of it each.
   PinnedBudgetTy Budget(1 << 20);
-  StagingPoolTy Pool(2 << 20, 32, A.alloc(), A.free(), &Budget, "test");
+  StagingPoolTy Pool(2 << 20, 32, A.pool(&Budget), "test");
   EXPECT_EQ(Pool.getBufferSize(), size_t(128) << 10);
   std::vector<StagingBufferTy *> Held;
   for (int I = 0; I < 8; ++I) {
@@ -319,15 +326,15 @@ TEST(StagingPoolTest, BuffersShrinkToFitASmallBudget) {
     Pool.release(B);
   // A budget with room keeps the size asked for.
   PinnedBudgetTy Large(1ULL << 30);
-  StagingPoolTy Unchanged(2 << 20, 4, A.alloc(), A.free(), &Large, "test");
+  StagingPoolTy Unchanged(2 << 20, 4, A.pool(&Large), "test");
   EXPECT_EQ(Unchanged.getBufferSize(), size_t(2) << 20);
 }
 
 TEST(StagingPoolTest, FreeBuffersGoBackWhenAnotherHolderIsRefused) {
   FakeAllocatorTy A;
   PinnedBudgetTy Budget(3 * Size);
-  StagingPoolTy First(Size, 8, A.alloc(), A.free(), &Budget, "first");
-  StagingPoolTy Second(Size, 8, A.alloc(), A.free(), &Budget, "second");
+  StagingPoolTy First(Size, 8, A.pool(&Budget), "first");
+  StagingPoolTy Second(Size, 8, A.pool(&Budget), "second");
   auto B1 = First.acquire(), B2 = First.acquire(), B3 = First.acquire();
   ASSERT_TRUE(B1 && B2 && B3);
   // Two come back free; one stays leased.
@@ -360,7 +367,7 @@ TEST(StagingPoolTest, ReclaimIsSafeWhileCallersUseThePool) {
   FakeAllocatorTy A;
   PinnedBudgetTy Budget(4 * Size);
   {
-    StagingPoolTy Pool(Size, 4, A.alloc(), A.free(), &Budget, "test");
+    StagingPoolTy Pool(Size, 4, A.pool(&Budget), "test");
     std::atomic<bool> Stop{false};
     std::thread Reclaimer([&] {
       while (!Stop)

@@ -10,6 +10,7 @@
 // checks that no buffer is ever held twice or reused under a running copy.
 // Every wait in these tests is bounded.
 #include "BoundedWait.h"
+#include "TestPinnedPools.h"
 #include "offloadio/StagingPool.h"
 
 #include "gtest/gtest.h"
@@ -97,19 +98,25 @@ struct EventsTy {
 /// malloc'ed "pinned" buffers, counted.
 struct CountingAllocatorTy {
   std::atomic<unsigned> Allocations{0}, Frees{0};
-  StagingPoolTy::AllocFnTy alloc() {
+  TestPinnedAllocFnTy alloc() {
     return [this](size_t Bytes) -> Expected<void *> {
       ++Allocations;
       return std::malloc(Bytes);
     };
   }
-  StagingPoolTy::FreeFnTy free() {
+  TestPinnedFreeFnTy free() {
     return [this](void *Ptr) -> Error {
       ++Frees;
       std::free(Ptr);
       return Error::success();
     };
   }
+  /// A pinned pool over alloc() and free(), reserving in \p Budget (none:
+  /// no cap).
+  PinnedPoolTy &pool(PinnedBudgetTy *Budget = nullptr) {
+    return Pools.make(alloc(), free(), Budget);
+  }
+  TestPinnedPoolsTy Pools;
 };
 
 StagingBufferTy *take(StagingPoolTy &Pool) {
@@ -121,7 +128,7 @@ StagingBufferTy *take(StagingPoolTy &Pool) {
 TEST(StagingRingTest, ABufferIsReusedOnlyOnceItsCopyIsDone) {
   EventsTy Events;
   CountingAllocatorTy A;
-  StagingPoolTy Pool(Size, 1, A.alloc(), A.free());
+  StagingPoolTy Pool(Size, 1, A.pool());
   StagingBufferTy *B = take(Pool);
   auto [Lease, Event] = Events.lease();
   Pool.releaseAfter(B, std::move(Lease));
@@ -142,7 +149,7 @@ TEST(StagingRingTest, ABufferIsReusedOnlyOnceItsCopyIsDone) {
 TEST(StagingRingTest, DoneBuffersAreReusedBeforeMoreAreAllocated) {
   EventsTy Events;
   CountingAllocatorTy A;
-  StagingPoolTy Pool(Size, 4, A.alloc(), A.free());
+  StagingPoolTy Pool(Size, 4, A.pool());
   StagingBufferTy *B = take(Pool);
   for (int I = 0; I < 10; ++I) {
     auto [Lease, Event] = Events.lease();
@@ -163,7 +170,7 @@ TEST(StagingRingTest, AtTheCapAcquireTakesWhicheverCopyIsDoneFirst) {
   // stream may sit behind a long kernel).
   EventsTy Events;
   CountingAllocatorTy A;
-  StagingPoolTy Pool(Size, 2, A.alloc(), A.free());
+  StagingPoolTy Pool(Size, 2, A.pool());
   StagingBufferTy *B1 = take(Pool), *B2 = take(Pool);
   auto [L1, E1] = Events.lease();
   auto [L2, E2] = Events.lease();
@@ -189,7 +196,7 @@ TEST(StagingRingTest, AReleasedBufferEndsAWaitOnCopies) {
   // release() serves the waiter while the copy still runs.
   EventsTy Events;
   CountingAllocatorTy A;
-  StagingPoolTy Pool(Size, 2, A.alloc(), A.free());
+  StagingPoolTy Pool(Size, 2, A.pool());
   StagingBufferTy *B1 = take(Pool), *B2 = take(Pool);
   auto [Lease, Event] = Events.lease();
   Pool.releaseAfter(B1, std::move(Lease));
@@ -205,7 +212,7 @@ TEST(StagingRingTest, AReleasedBufferEndsAWaitOnCopies) {
 TEST(StagingRingTest, AFailedCopyStillFreesItsBuffer) {
   EventsTy Events;
   CountingAllocatorTy A;
-  StagingPoolTy Pool(Size, 1, A.alloc(), A.free());
+  StagingPoolTy Pool(Size, 1, A.pool());
   StagingBufferTy *B = take(Pool);
   auto [Lease, Event] = Events.lease();
   Pool.releaseAfter(B, std::move(Lease));
@@ -220,7 +227,7 @@ TEST(StagingRingTest, ClearWaitsForCopiesInFlightAndReturnsTheirEvents) {
   CountingAllocatorTy A;
   FakeEventTy *Event;
   {
-    StagingPoolTy Pool(Size, 2, A.alloc(), A.free());
+    StagingPoolTy Pool(Size, 2, A.pool());
     StagingBufferTy *B = take(Pool);
     auto Leased = Events.lease();
     Event = Leased.second;
@@ -248,7 +255,7 @@ TEST(StagingRingTest, ARefusingBudgetWaitsForACopyInFlight) {
   EventsTy Events;
   CountingAllocatorTy A;
   PinnedBudgetTy Budget(Size);
-  StagingPoolTy Pool(Size, 4, A.alloc(), A.free(), &Budget, "test buffer");
+  StagingPoolTy Pool(Size, 4, A.pool(&Budget), "test buffer");
   StagingBufferTy *B = take(Pool);
   auto [Lease, Event] = Events.lease();
   Pool.releaseAfter(B, std::move(Lease));
@@ -271,7 +278,7 @@ TEST(StagingRingTest, RandomisedHoldersAgainstAModel) {
   EventsTy Events;
   CountingAllocatorTy A;
   constexpr unsigned MaxBuffers = 3;
-  StagingPoolTy Pool(Size, MaxBuffers, A.alloc(), A.free());
+  StagingPoolTy Pool(Size, MaxBuffers, A.pool());
   EXPECT_EQ(runRandomisedHolders(Pool, Events), 0u);
   EXPECT_LE(A.Allocations.load(), MaxBuffers);
   EXPECT_FALSE(bool(Pool.clear()));
@@ -282,7 +289,7 @@ TEST(StagingRingTest, RandomisedHoldersUnderABudgetKeepTheCapAndTheBudget) {
   EventsTy Events;
   CountingAllocatorTy A;
   PinnedBudgetTy Budget(2 * Size);
-  StagingPoolTy Pool(Size, 3, A.alloc(), A.free(), &Budget, "test buffer");
+  StagingPoolTy Pool(Size, 3, A.pool(&Budget), "test buffer");
   EXPECT_EQ(runRandomisedHolders(Pool, Events), 0u);
   EXPECT_LE(A.Allocations.load(), 2u);
   EXPECT_FALSE(bool(Pool.clear()));

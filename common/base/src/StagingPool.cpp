@@ -9,20 +9,17 @@
 using namespace offloadio;
 
 StagingPoolTy::StagingPoolTy(size_t BufferSize, unsigned MaxBuffers,
-                             AllocFnTy Alloc, FreeFnTy Free,
-                             PinnedBudgetTy *Budget, std::string Purpose)
-    : BufferSize(Budget ? Budget->fitBuffer(BufferSize) : BufferSize),
-      MaxBuffers(std::max(1u, MaxBuffers)), Alloc(std::move(Alloc)),
-      Free(std::move(Free)), Budget(Budget), Purpose(std::move(Purpose)) {
+                             PinnedPoolTy &Pinned, std::string Purpose)
+    : BufferSize(Pinned.getBudget().fitBuffer(BufferSize)),
+      MaxBuffers(std::max(1u, MaxBuffers)), Pinned(Pinned),
+      Purpose(std::move(Purpose)) {
   All.reserve(this->MaxBuffers);
   Available.reserve(this->MaxBuffers);
-  if (Budget)
-    Budget->addReclaimable(*this);
+  Pinned.getBudget().addReclaimable(*this);
 }
 
 StagingPoolTy::~StagingPoolTy() {
-  if (Budget)
-    Budget->removeReclaimable(*this);
+  Pinned.getBudget().removeReclaimable(*this);
   llvm::consumeError(clear());
 }
 
@@ -32,7 +29,6 @@ Expected<StagingBufferTy *> StagingPoolTy::tryAcquire() { return take(false); }
 
 Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
   std::unique_lock<std::mutex> Guard(Lock, std::defer_lock);
-  PinnedReservationTy Reservation;
   for (unsigned Round = 0;; ++Round) {
     // Buffers whose copies are done are reused before new ones are
     // allocated.
@@ -47,35 +43,48 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
     // comes back when an allocation under way fails: a waiter that counted
     // on that buffer being returned one day would otherwise wait forever.
     if (All.size() + Pending < MaxBuffers) {
-      if (!Budget)
-        break;
-      // Reserved outside the lock: a refusal has the budget's other
-      // holders free their idle memory, another pool taking its own lock
-      // and calling the vendor's free. Counted as pending meanwhile, so
-      // that the room under the cap stays this caller's.
+      // Leased outside the lock: a refusal has the budget's other holders
+      // free their idle memory, another pool taking its own lock and
+      // calling the vendor's free, and vendor allocators (cuMemAllocHost)
+      // may wait for streams whose completion callbacks need this lock to
+      // release buffers. Counted as pending meanwhile, so that the room
+      // under the cap stays this caller's.
       ++Pending;
       Guard.unlock();
-      auto Reserved = Budget->reserve(BufferSize, Purpose, this);
+      // MakeDo: buffers of ours that are out come back (see the header),
+      // and a caller of tryAcquire() has its own answer to a refusal.
+      auto Lease =
+          Pinned.acquire(BufferSize, OnRefusalTy::MakeDo, Purpose, this);
+      if (Lease && !*Lease && Wait) {
+        Guard.lock();
+        bool NoneOut = All.empty() && Pending == 1;
+        Guard.unlock();
+        // Wait: with none of ours out and none being allocated, only other
+        // holders' busy memory may come back; the refusal stands if not
+        // enough of it will.
+        if (NoneOut)
+          Lease = Pinned.acquire(BufferSize, OnRefusalTy::Wait, Purpose, this);
+      }
+      auto Buffer = std::make_unique<StagingBufferTy>();
       Guard.lock();
       --Pending;
-      if (Reserved) {
-        Reservation = std::move(*Reserved);
-        break;
+      if (!Lease) {
+        Guard.unlock();
+        // Waiters at the cap and waiters on the budget share the variable:
+        // wake all, so that the one this room or outcome serves is among
+        // them.
+        Returned.notify_all();
+        return Lease.takeError();
+      }
+      if (*Lease) {
+        Buffer->Pool = this;
+        Buffer->Ptr = Lease->get();
+        Buffer->Lease = std::move(*Lease);
+        All.push_back(std::move(Buffer));
+        return All.back().get();
       }
       // A waiter that counted on this allocation looks again.
       Returned.notify_all();
-      // Buffers of ours that are out come back (see the header), and the
-      // room they hold is this pool's. With none out and none being
-      // allocated, only other holders' busy memory may come back: wait for
-      // it if there is enough, else the refusal stands.
-      if (Wait && All.empty() && Pending == 0) {
-        Guard.unlock();
-        if (!Budget->waitForRoom(BufferSize, this))
-          return Reserved.takeError();
-        llvm::consumeError(Reserved.takeError());
-        continue;
-      }
-      llvm::consumeError(Reserved.takeError());
     }
     if (!Wait)
       return nullptr;
@@ -97,27 +106,6 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
       std::this_thread::sleep_for(
           std::chrono::microseconds(25u << std::min(Round - 4, 5u)));
   }
-  // Allocate outside the lock: vendor allocators (cuMemAllocHost) may wait
-  // for streams whose completion callbacks need this lock to release
-  // buffers.
-  ++Pending;
-  Guard.unlock();
-  auto Ptr = Alloc(BufferSize);
-  auto Buffer = std::make_unique<StagingBufferTy>();
-  Guard.lock();
-  --Pending;
-  if (!Ptr) {
-    Guard.unlock();
-    // Waiters at the cap and waiters on the budget share the variable:
-    // wake all, so that the one this room or outcome serves is among them.
-    Returned.notify_all();
-    return Ptr.takeError();
-  }
-  Buffer->Pool = this;
-  Buffer->Ptr = *Ptr;
-  Buffer->Reservation = std::move(Reservation);
-  All.push_back(std::move(Buffer));
-  return All.back().get();
 }
 
 Error StagingPoolTy::releaseCallback(void *Data) {
@@ -207,10 +195,10 @@ size_t StagingPoolTy::reclaimIdle() {
   Returned.notify_all();
   size_t Bytes = 0;
   for (const auto &Buffer : Idle) {
-    Bytes += Buffer->Reservation.size();
+    Bytes += Buffer->Lease.size();
     // The buffer leaves the pool whether or not the free succeeds: nothing
     // could use it again, and nothing would retry the free.
-    llvm::consumeError(Free(Buffer->Ptr));
+    llvm::consumeError(Buffer->Lease.release());
   }
   return Bytes;
 }
@@ -249,7 +237,7 @@ Error StagingPoolTy::clear() {
                      All.size() - Available.size(), All.size());
   Error Result = Error::success();
   for (auto &Buffer : All)
-    if (auto Err = Free(Buffer->Ptr))
+    if (auto Err = Buffer->Lease.release())
       Result = llvm::joinErrors(std::move(Result), std::move(Err));
   All.clear();
   Available.clear();

@@ -15,6 +15,7 @@ using namespace offloadio;
 GenericDeviceTy::GenericDeviceTy(GenericPluginTy &Plugin, int32_t DeviceId)
     : Plugin(Plugin), DeviceId(DeviceId),
       Services(Plugin.getDeviceServices()),
+      Pinned(Plugin.getPinnedBudget(), static_cast<PinnedAllocatorTy &>(*this)),
       Streams([this] { return createStreamImpl(); }),
       Events([this] { return createEventImpl(); }) {}
 
@@ -45,19 +46,14 @@ Error GenericDeviceTy::init() {
   DeviceEnv.DeviceNum = uint32_t(DeviceId);
   DeviceEnv.DynamicMemSize = Settings.SharedMemorySize;
 
-  PinnedBudgetTy &Budget = Plugin.getPinnedBudget();
   Staging = std::make_unique<StagingPoolTy>(
-      Settings.StagingBufferSize, Settings.StagingBuffers,
-      [this](size_t Size) { return allocatePinnedHost(Size); },
-      [this](void *Ptr) { return freePinnedHost(Ptr); }, &Budget,
+      Settings.StagingBufferSize, Settings.StagingBuffers, Pinned,
       "a staging buffer of device " + std::to_string(DeviceId));
   // Small downloads the backend could capture get a bounce buffer of that
   // size; without a capture limit none takes this route.
   if (CaptureLimit)
     SmallDownloads = std::make_unique<StagingPoolTy>(
-        CaptureLimit, MaxSmallDownloadBuffers,
-        [this](size_t Size) { return allocatePinnedHost(Size); },
-        [this](void *Ptr) { return freePinnedHost(Ptr); }, &Budget,
+        CaptureLimit, MaxSmallDownloadBuffers, Pinned,
         "a small-download buffer of device " + std::to_string(DeviceId));
 
   if (auto Err = Streams.grow(Settings.InitialStreams))

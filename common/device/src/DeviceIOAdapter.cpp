@@ -26,16 +26,8 @@ size_t DeviceIOAdapterTy::bytesAvailableFrom(const void *Ptr) const {
 
 IOBusyMemoryTy &DeviceIOAdapterTy::getIOBusyMemory() { return Busy; }
 
-Expected<void *> DeviceIOAdapterTy::allocatePinnedHost(size_t Size) {
-  return Device.allocatePinnedHost(Size);
-}
-
-Error DeviceIOAdapterTy::freePinnedHost(void *Ptr) {
-  return Device.freePinnedHost(Ptr);
-}
-
-PinnedBudgetTy &DeviceIOAdapterTy::getPinnedBudget() {
-  return Device.getPlugin().getPinnedBudget();
+PinnedPoolTy &DeviceIOAdapterTy::getPinnedPool() {
+  return Device.getPinnedPool();
 }
 
 Expected<StreamTy *> DeviceIOAdapterTy::acquireStream() {

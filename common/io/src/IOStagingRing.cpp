@@ -12,12 +12,12 @@ using namespace offloadio;
 
 IOStagingRingTy::IOStagingRingTy(IODeviceTy &Device, unsigned Depth)
     : Device(Device), Depth(std::max(1u, Depth)) {
-  Device.getPinnedBudget().addReclaimable(*this);
+  Device.getPinnedPool().getBudget().addReclaimable(*this);
 }
 
 IOStagingRingTy::~IOStagingRingTy() {
   // No reclaim runs once the budget has let go of the ring.
-  Device.getPinnedBudget().removeReclaimable(*this);
+  Device.getPinnedPool().getBudget().removeReclaimable(*this);
   llvm::consumeError(clear());
 }
 
@@ -61,7 +61,7 @@ size_t IOStagingRingTy::reclaimIdle() {
   auto Keep = std::stable_partition(
       Slots.begin(), Slots.end(), [](const auto &S) { return S->InFlight; });
   for (auto It = Keep; It != Slots.end(); ++It) {
-    Bytes += (*It)->Reservation.size();
+    Bytes += (*It)->Lease.size();
     // A buffer whose free fails is gone from the ring all the same: nothing
     // would retry the free.
     llvm::consumeError(release(**It));
@@ -79,14 +79,14 @@ size_t IOStagingRingTy::busyBytes() const {
 }
 
 bool IOStagingRingTy::roomToGrow(size_t Size) const {
-  PinnedBudgetTy &Budget = Device.getPinnedBudget();
+  const PinnedBudgetTy &Budget = Device.getPinnedPool().getBudget();
   return Budget.room() >=
          Size + BufferAlign + Budget.getStats().Cap / GrowthReserve;
 }
 
 IOStagingSlotTy *IOStagingRingTy::adopt(std::unique_ptr<IOStagingSlotTy> Slot,
                                         size_t Index, bool Insert) {
-  HeldBytes.fetch_add(Slot->Reservation.size(), std::memory_order_relaxed);
+  HeldBytes.fetch_add(Slot->Lease.size(), std::memory_order_relaxed);
   if (Insert)
     Slots.insert(Slots.begin() + Index, std::move(Slot));
   else
@@ -95,11 +95,11 @@ IOStagingSlotTy *IOStagingRingTy::adopt(std::unique_ptr<IOStagingSlotTy> Slot,
 }
 
 Error IOStagingRingTy::release(IOStagingSlotTy &Slot) {
-  Error Err = Device.freePinnedHost(Slot.Base);
+  size_t Bytes = Slot.Lease.size();
+  Error Err = Slot.Lease.release();
   Device.releaseEvent(Slot.Event);
-  HeldBytes.fetch_sub(Slot.Reservation.size(), std::memory_order_relaxed);
-  Slot.Reservation.release();
-  Slot.Base = Slot.Buffer = nullptr;
+  HeldBytes.fetch_sub(Bytes, std::memory_order_relaxed);
+  Slot.Buffer = nullptr;
   Slot.Event = nullptr;
   return Err;
 }
@@ -122,47 +122,31 @@ size_t IOStagingRingTy::bytes() const {
 }
 
 Expected<std::unique_ptr<IOStagingSlotTy>>
-IOStagingRingTy::allocate(size_t Size, bool Smaller, bool &Refused) {
-  PinnedBudgetTy &Budget = Device.getPinnedBudget();
+IOStagingRingTy::allocate(size_t Size, OnRefusalTy OnRefusal) {
+  std::string Purpose = purpose();
+  PinnedRequestTy Request;
   // BufferAlign more than the buffer: its start is rounded up to a page.
-  auto Reserved = Budget.reserve(Size + BufferAlign, purpose(), this);
-  if (!Reserved && Smaller) {
-    // Half of what is left, so that other holders find room too; the
-    // transfer moves its chunks in pieces of this size.
-    uint64_t Half = Budget.room() / 2 / BufferAlign * BufferAlign;
-    size_t Fallback = Half > BufferAlign ? size_t(Half) - BufferAlign : 0;
-    Fallback = std::max(Fallback, std::min(Size, MinFallbackSize));
-    if (Fallback < Size) {
-      auto Again = Budget.reserve(Fallback + BufferAlign, purpose(), this);
-      if (Again) {
-        llvm::consumeError(Reserved.takeError());
-        Reserved = std::move(Again);
-        Size = Fallback;
-      } else {
-        llvm::consumeError(Again.takeError());
-      }
-    }
-  }
-  if (!Reserved) {
-    Refused = true;
-    return Reserved.takeError();
-  }
-  auto Buffer = Device.allocatePinnedHost(Size + BufferAlign);
-  if (!Buffer)
-    return Buffer.takeError();
+  Request.Bytes = Size + BufferAlign;
+  Request.OnRefusal = OnRefusal;
+  Request.Purpose = Purpose;
+  Request.Self = this;
+  Request.MinBytes = std::min(Size, MinFallbackSize) + BufferAlign;
+  auto Lease = Device.getPinnedPool().acquire(Request);
+  if (!Lease)
+    return Lease.takeError();
+  if (!*Lease)
+    return nullptr;
   auto Event = Device.acquireEvent();
-  if (!Event) {
-    llvm::consumeError(Device.freePinnedHost(*Buffer));
+  if (!Event)
     return Event.takeError();
-  }
   auto Slot = std::make_unique<IOStagingSlotTy>();
-  Slot->Base = *Buffer;
-  uintptr_t Addr = reinterpret_cast<uintptr_t>(*Buffer);
+  uintptr_t Addr = reinterpret_cast<uintptr_t>(Lease->get());
   Slot->Buffer = reinterpret_cast<void *>((Addr + BufferAlign - 1) /
                                           BufferAlign * BufferAlign);
-  Slot->Size = Size;
+  // A shrunk lease is a whole number of pages, as the request was.
+  Slot->Size = Lease->size() - BufferAlign;
   Slot->Event = *Event;
-  Slot->Reservation = std::move(*Reserved);
+  Slot->Lease = std::move(*Lease);
   return std::move(Slot);
 }
 
@@ -174,21 +158,21 @@ Expected<IOStagingSlotTy *> IOStagingRingTy::next(size_t Want) {
     return first(Want);
   if (!GrowthRefused && Slots.size() < Depth && Slots[NextSlot]->InFlight) {
     // A new buffer goes before the one in flight, which stays the next to
-    // be reused: the ring keeps its order of use.
-    bool Refused = !roomToGrow(Want);
-    auto Slot = Refused ? Expected<std::unique_ptr<IOStagingSlotTy>>(nullptr)
-                        : allocate(Want, /*Smaller=*/false, Refused);
-    if (Slot && *Slot) {
-      IOStagingSlotTy *New = adopt(std::move(*Slot), NextSlot, true);
-      NextSlot = (NextSlot + 1) % Slots.size();
-      return New;
+    // be reused: the ring keeps its order of use. MakeDo: a ring that the
+    // budget cannot grow goes on with the buffers it has (it waits on wrap
+    // more often); a failed allocation is an error.
+    std::unique_ptr<IOStagingSlotTy> New;
+    if (roomToGrow(Want)) {
+      auto Slot = allocate(Want, OnRefusalTy::MakeDo);
+      if (!Slot)
+        return Slot.takeError();
+      New = std::move(*Slot);
     }
-    // An allocation that fails is an error; a budget without room leaves
-    // the ring to make do with the buffers it has.
-    if (!Refused)
-      return Slot.takeError();
-    if (!Slot)
-      llvm::consumeError(Slot.takeError());
+    if (New) {
+      IOStagingSlotTy *Adopted = adopt(std::move(New), NextSlot, true);
+      NextSlot = (NextSlot + 1) % Slots.size();
+      return Adopted;
+    }
     GrowthRefused = true;
   }
   size_t Index = NextSlot;
@@ -206,38 +190,31 @@ Expected<IOStagingSlotTy *> IOStagingRingTy::next(size_t Want) {
   if (Slot->Size >= Want || GrowthRefused)
     return Slot;
   // Too small for this transfer: replaced, if the budget has room for the
-  // larger buffer beside it; else the transfer goes in pieces.
-  bool Refused = !roomToGrow(Want);
-  auto Larger = Refused ? Expected<std::unique_ptr<IOStagingSlotTy>>(nullptr)
-                        : allocate(Want, /*Smaller=*/false, Refused);
-  if (!Larger || !*Larger) {
-    if (!Refused)
-      return Larger.takeError();
-    if (!Larger)
-      llvm::consumeError(Larger.takeError());
+  // larger buffer beside it. MakeDo: else the transfer goes in pieces.
+  std::unique_ptr<IOStagingSlotTy> Larger;
+  if (roomToGrow(Want)) {
+    auto Leased = allocate(Want, OnRefusalTy::MakeDo);
+    if (!Leased)
+      return Leased.takeError();
+    Larger = std::move(*Leased);
+  }
+  if (!Larger) {
     GrowthRefused = true;
     return Slot;
   }
   Error Err = release(*Slot);
-  Slot = adopt(std::move(*Larger), Index, false);
+  Slot = adopt(std::move(Larger), Index, false);
   if (Err)
     return std::move(Err);
   return Slot;
 }
 
 Expected<IOStagingSlotTy *> IOStagingRingTy::first(size_t Want) {
-  bool Refused = false;
-  auto Slot = allocate(Want, /*Smaller=*/true, Refused);
-  // Where busy workers hold the budget, their buffers come back when they
-  // go idle: wait for that rather than fail. This ring holds nothing, so
-  // no worker waits for it.
-  size_t Least = std::min(Want, MinFallbackSize) + BufferAlign;
-  while (!Slot && Refused &&
-         Device.getPinnedBudget().waitForRoom(Least, this)) {
-    llvm::consumeError(Slot.takeError());
-    Refused = false;
-    Slot = allocate(Want, /*Smaller=*/true, Refused);
-  }
+  // ShrinkThenWait: a transfer needs one buffer, of any size; where busy
+  // workers hold the budget, their buffers come back when they go idle, so
+  // wait for that rather than fail. This ring holds nothing, so no worker
+  // waits for it.
+  auto Slot = allocate(Want, OnRefusalTy::ShrinkThenWait);
   if (!Slot)
     return Slot.takeError();
   NextSlot = 0;

@@ -129,8 +129,8 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
       return Queue.takeError();
     Queues.push_back(std::move(*Queue));
   }
-  Kernargs = std::make_unique<AMDGPUKernargPoolTy>(Api, Ctx.KernargPool,
-                                                   Gpu.Agent, DeviceId);
+  Kernargs = std::make_unique<AMDGPUKernargPoolTy>(
+      Api, Ctx.KernargPool, Gpu.Agent, DeviceId, Plugin.getPinnedBudget());
   return Kernargs->init();
 }
 

@@ -4,7 +4,9 @@
 #include "AMDGPUImage.h"
 #include "AMDGPUStream.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 using namespace offloadio;
 using namespace offloadio::amdgpu;
@@ -14,35 +16,99 @@ using namespace offloadio::amdgpu;
 //===----------------------------------------------------------------------===//
 
 AMDGPUKernargPoolTy::~AMDGPUKernargPoolTy() {
-  for (void *Arena : Arenas)
-    Api.hsa_amd_memory_pool_free(Arena);
+  // Freed here, while the allocator is whole.
+  Arenas.clear();
 }
 
-Error AMDGPUKernargPoolTy::init() {
-  std::lock_guard<std::mutex> Guard(Lock);
-  return grow();
-}
-
-Error AMDGPUKernargPoolTy::grow() {
+Expected<void *> AMDGPUKernargPoolTy::allocatePinned(size_t Size) {
   void *Arena = nullptr;
   if (auto Err = checkHSA(
-          Api, Api.hsa_amd_memory_pool_allocate(Pool, ArenaSize, 0, &Arena),
+          Api, Api.hsa_amd_memory_pool_allocate(Pool, Size, 0, &Arena),
           "hsa_amd_memory_pool_allocate",
-          "{0}-byte kernel argument arena for device {1}", ArenaSize, DeviceId))
-    return Err;
+          "{0}-byte kernel argument arena for device {1}", Size, DeviceId))
+    return std::move(Err);
   // The kernarg pool is system memory: the GPU needs access granted.
   if (auto Err = checkHSA(
           Api, Api.hsa_amd_agents_allow_access(1, &Agent, nullptr, Arena),
           "hsa_amd_agents_allow_access",
-          "kernel argument arena {0} ({1} bytes) for device {2}", Arena,
-          ArenaSize, DeviceId)) {
+          "kernel argument arena {0} ({1} bytes) for device {2}", Arena, Size,
+          DeviceId)) {
     Api.hsa_amd_memory_pool_free(Arena);
-    return Err;
+    return std::move(Err);
   }
-  Arenas.push_back(Arena);
-  Bump = static_cast<char *>(Arena);
-  BumpLeft = ArenaSize;
+  return Arena;
+}
+
+Error AMDGPUKernargPoolTy::freePinned(void *Ptr, size_t Size) {
+  return checkHSA(Api, Api.hsa_amd_memory_pool_free(Ptr),
+                  "hsa_amd_memory_pool_free",
+                  "kernel argument arena {0} ({1} bytes) of device {2}", Ptr,
+                  Size, DeviceId);
+}
+
+Expected<PinnedLeaseTy> AMDGPUKernargPoolTy::leaseArena(size_t Least) {
+  PinnedBudgetTy &Budget = Pinned.getBudget();
+  // Whole pages, at most the budget's share for one buffer unless a slot
+  // needs more.
+  Least = (Least + PinnedPoolTy::ShrinkGranule - 1) /
+          PinnedPoolTy::ShrinkGranule * PinnedPoolTy::ShrinkGranule;
+  std::string Purpose =
+      "a kernel argument arena of device " + std::to_string(DeviceId);
+  PinnedRequestTy Request;
+  Request.Bytes = std::max(Budget.fitBuffer(ArenaSize), Least);
+  // ShrinkThenWait: a launch needs only its own slot, so a smaller arena
+  // serves it; busy file rings give memory back once idle. Kernels in
+  // flight are not waited for: their slots come back only when their
+  // stream's owner reaps them, which may be this caller's own job. With
+  // nothing to be had, the launch fails with the budget's refusal.
+  Request.OnRefusal = OnRefusalTy::ShrinkThenWait;
+  Request.Purpose = Purpose;
+  Request.MinBytes = Least;
+  return Pinned.acquire(Request);
+}
+
+void AMDGPUKernargPoolTy::adopt(PinnedLeaseTy Arena) {
+  // A too-small remainder of the previous arena is left unused.
+  Bump = static_cast<char *>(Arena.get());
+  BumpLeft = Arena.size();
+  Arenas.push_back(std::move(Arena));
+}
+
+size_t AMDGPUKernargPoolTy::arenaBytes() const {
+  std::lock_guard<std::mutex> Guard(Lock);
+  size_t Bytes = 0;
+  for (const PinnedLeaseTy &Arena : Arenas)
+    Bytes += Arena.size();
+  return Bytes;
+}
+
+Error AMDGPUKernargPoolTy::init() {
+  std::lock_guard<std::mutex> Growing(GrowLock);
+  auto Arena = leaseArena(MinSlotSize);
+  if (!Arena)
+    return Arena.takeError();
+  std::lock_guard<std::mutex> Guard(Lock);
+  adopt(std::move(*Arena));
   return Error::success();
+}
+
+void *AMDGPUKernargPoolTy::takeSlot(unsigned Class) {
+  const size_t SlotSize = MinSlotSize << Class;
+  if (!FreeSlots[Class].empty()) {
+    void *Ptr = FreeSlots[Class].back();
+    FreeSlots[Class].pop_back();
+    return Ptr;
+  }
+  // Carve a new slot from the newest arena. Released slots go to their
+  // class's free list.
+  if (BumpLeft < SlotSize)
+    return nullptr;
+  void *Ptr = Bump;
+  Bump += SlotSize;
+  BumpLeft -= SlotSize;
+  // Keep release() allocation-free: room for every slot of the class.
+  FreeSlots[Class].reserve(++Carved[Class]);
+  return Ptr;
 }
 
 Expected<AMDGPUKernargSlotTy> AMDGPUKernargPoolTy::acquire(size_t Size) {
@@ -58,20 +124,23 @@ Expected<AMDGPUKernargSlotTy> AMDGPUKernargPoolTy::acquire(size_t Size) {
   Slot.Class = uint8_t(Class);
   {
     std::lock_guard<std::mutex> Guard(Lock);
-    if (!FreeSlots[Class].empty()) {
-      Slot.Ptr = FreeSlots[Class].back();
-      FreeSlots[Class].pop_back();
-    } else {
-      // Carve a new slot from the newest arena (a too-small remainder is
-      // left unused). Released slots go to their class's free list.
-      if (BumpLeft < SlotSize)
-        if (auto Err = grow())
-          return std::move(Err);
-      Slot.Ptr = Bump;
-      Bump += SlotSize;
-      BumpLeft -= SlotSize;
-      // Keep release() allocation-free: room for every slot of the class.
-      FreeSlots[Class].reserve(++Carved[Class]);
+    Slot.Ptr = takeSlot(Class);
+  }
+  if (!Slot.Ptr) {
+    std::lock_guard<std::mutex> Growing(GrowLock);
+    // Another launch may have grown the pool, or given a slot back, while
+    // this one waited to grow it.
+    {
+      std::lock_guard<std::mutex> Guard(Lock);
+      Slot.Ptr = takeSlot(Class);
+    }
+    if (!Slot.Ptr) {
+      auto Arena = leaseArena(SlotSize);
+      if (!Arena)
+        return Arena.takeError();
+      std::lock_guard<std::mutex> Guard(Lock);
+      adopt(std::move(*Arena));
+      Slot.Ptr = takeSlot(Class);
     }
   }
   std::memset(Slot.Ptr, 0, SlotSize);

@@ -6,7 +6,10 @@
 // KERNARG_INIT flag that the GPU may read. The pool below takes that memory
 // in large arenas (one at device initialisation, more only if ever more
 // launches are in flight at once) and recycles fixed-size slots, so a
-// launch never allocates from HSA.
+// launch never allocates from HSA. Arenas are leases of a pinned pool
+// (PinnedPoolTy) on the plugin's pinned budget: no larger than the
+// budget's fitBuffer() share, smaller where the budget refuses, down to
+// what the launch needs (OnRefusalTy::ShrinkThenWait).
 //
 // Kernarg layout written by a launch, from the code object's metadata:
 //   * explicit arguments, in order, at their metadata offsets: the value of
@@ -31,6 +34,7 @@
 #include "HSAApi.h"
 
 #include "offloadio/Kernel.h"
+#include "offloadio/PinnedPool.h"
 
 #include <array>
 #include <mutex>
@@ -49,16 +53,21 @@ struct AMDGPUKernargSlotTy {
 };
 
 /// Recycling allocator of kernarg buffers for one GPU.
-class AMDGPUKernargPoolTy {
+class AMDGPUKernargPoolTy final : private PinnedAllocatorTy {
 public:
   static constexpr size_t MinSlotSize = 256;
   static constexpr unsigned NumClasses = 9; // 256 B .. 64 KiB
+  /// The arena size asked for, where the budget's share allows.
   static constexpr size_t ArenaSize = 1 << 20;
 
+  /// Arenas come from \p Pool, reserved in \p Budget (which must outlive
+  /// the pool).
   AMDGPUKernargPoolTy(const HSAApiTy &Api, hsa_amd_memory_pool_t Pool,
-                      hsa_agent_t Agent, int32_t DeviceId)
-      : Api(Api), Pool(Pool), Agent(Agent), DeviceId(DeviceId) {}
-  ~AMDGPUKernargPoolTy();
+                      hsa_agent_t Agent, int32_t DeviceId,
+                      PinnedBudgetTy &Budget)
+      : Api(Api), Pool(Pool), Agent(Agent), DeviceId(DeviceId),
+        Pinned(Budget, *this) {}
+  ~AMDGPUKernargPoolTy() override;
   AMDGPUKernargPoolTy(const AMDGPUKernargPoolTy &) = delete;
   AMDGPUKernargPoolTy &operator=(const AMDGPUKernargPoolTy &) = delete;
 
@@ -74,17 +83,34 @@ public:
     std::lock_guard<std::mutex> Guard(Lock);
     return Arenas.size();
   }
+  /// Bytes of all arenas taken so far.
+  size_t arenaBytes() const;
 
 private:
-  /// Allocate another arena. Called with Lock held.
-  Error grow();
+  // PinnedAllocatorTy: kernarg memory that the GPU may read.
+  Expected<void *> allocatePinned(size_t Size) override;
+  Error freePinned(void *Ptr, size_t Size) override;
+
+  /// Lease an arena that holds at least \p Least bytes. Called without
+  /// Lock: a wait for the budget must not keep launches that complete from
+  /// giving their slots back.
+  Expected<PinnedLeaseTy> leaseArena(size_t Least);
+  /// Make \p Arena the newest arena. Called with Lock held.
+  void adopt(PinnedLeaseTy Arena);
+  /// A slot of \p Class from the free list or the newest arena; null if
+  /// neither has one. Called with Lock held.
+  void *takeSlot(unsigned Class);
 
   const HSAApiTy &Api;
   hsa_amd_memory_pool_t Pool;
   hsa_agent_t Agent;
   int32_t DeviceId;
+  /// Where arenas come from.
+  PinnedPoolTy Pinned;
+  /// One grower at a time; never held by release().
+  std::mutex GrowLock;
   mutable std::mutex Lock;
-  std::vector<void *> Arenas;
+  std::vector<PinnedLeaseTy> Arenas;
   /// Unused bytes at the end of the newest arena.
   char *Bump = nullptr;
   size_t BumpLeft = 0;

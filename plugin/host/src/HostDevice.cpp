@@ -83,7 +83,7 @@ Error HostDeviceTy::freeImpl(void *Ptr, size_t, AllocKindTy) {
 }
 
 Expected<std::unique_ptr<StreamTy>> HostDeviceTy::createStreamImpl() {
-  return std::make_unique<HostStreamTy>(&Plugin.getPinnedBudget(),
+  return std::make_unique<HostStreamTy>(&getPinnedPool(),
                                         unsigned(getDeviceId()));
 }
 

@@ -32,8 +32,8 @@ Expected<bool> HostEventTy::query() {
   return !S || S->reached(Target);
 }
 
-HostStreamTy::HostStreamTy(PinnedBudgetTy *Budget, unsigned DeviceId)
-    : Ring(64), Budget(Budget) {
+HostStreamTy::HostStreamTy(PinnedPoolTy *Pinned, unsigned DeviceId)
+    : Ring(64), Pinned(Pinned) {
   Worker = std::thread([this] { workerLoop(); });
   nameStartedThreadOrWarn(Worker, "oio-host", DeviceId);
 }
@@ -114,28 +114,31 @@ Error HostStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
         FreeCaptures.pop_back();
       }
     }
-    if (!Op.Capture.Bytes) {
-      auto Reserved =
-          Budget ? Budget->reserve(PageableCaptureLimit,
-                                   "a host-stream capture block")
-                 : Expected<PinnedReservationTy>(PinnedReservationTy());
-      if (!Reserved) {
-        // Over budget: the caller's memory stays the source, so the
-        // copy must be done before the caller gets it back.
-        llvm::consumeError(Reserved.takeError());
-        // Only up to this copy: later work of other threads may wait on
-        // this caller.
-        uint64_t Seq = 0;
-        if (auto Err = enqueue(std::move(Op), &Seq))
-          return Err;
-        waitForQuietly(Seq);
-        return Error::success();
+    if (!Op.Capture.data()) {
+      if (Pinned) {
+        // CopyUnpinned: over budget, the caller's memory stays the source,
+        // so the copy must be done before the caller gets it back.
+        auto Lease =
+            Pinned->acquire(PageableCaptureLimit, OnRefusalTy::CopyUnpinned,
+                            "a host-stream capture block");
+        if (!Lease)
+          return Lease.takeError();
+        if (!*Lease) {
+          // Only up to this copy: later work of other threads may wait on
+          // this caller.
+          uint64_t Seq = 0;
+          if (auto Err = enqueue(std::move(Op), &Seq))
+            return Err;
+          waitForQuietly(Seq);
+          return Error::success();
+        }
+        Op.Capture.Lease = std::move(*Lease);
+      } else {
+        Op.Capture.Heap.reset(new char[PageableCaptureLimit]);
       }
-      Op.Capture.Reservation = std::move(*Reserved);
-      Op.Capture.Bytes.reset(new char[PageableCaptureLimit]);
     }
-    std::memcpy(Op.Capture.Bytes.get(), Src, Size);
-    Op.Src = Op.Capture.Bytes.get();
+    std::memcpy(Op.Capture.data(), Src, Size);
+    Op.Src = Op.Capture.data();
   }
   return enqueue(std::move(Op));
 }
@@ -222,7 +225,7 @@ void HostStreamTy::workerLoop() {
     CaptureTy Capture = std::move(Op.Capture);
     Op = OpTy();
     Guard.lock();
-    if (Capture.Bytes)
+    if (Capture.data())
       FreeCaptures.push_back(std::move(Capture));
     if (Err) {
       if (!FailMessage) {

@@ -6,7 +6,7 @@
 #ifndef OFFLOADIO_HOST_HOSTSTREAM_H
 #define OFFLOADIO_HOST_HOSTSTREAM_H
 
-#include "offloadio/PinnedBudget.h"
+#include "offloadio/PinnedPool.h"
 #include "offloadio/Stream.h"
 
 #include <atomic>
@@ -53,10 +53,10 @@ private:
 /// An in-order queue with one worker thread, named oio-host-<DeviceId>.
 class HostStreamTy final : public StreamTy {
 public:
-  /// Capture blocks are reserved in \p Budget (none: not counted); the
-  /// budget must outlive the stream. \p DeviceId names the thread.
-  explicit HostStreamTy(PinnedBudgetTy *Budget = nullptr,
-                        unsigned DeviceId = 0);
+  /// Capture blocks are leased from \p Pinned (none: plain heap blocks,
+  /// not counted); the pool must outlive the stream. \p DeviceId names
+  /// the thread.
+  explicit HostStreamTy(PinnedPoolTy *Pinned = nullptr, unsigned DeviceId = 0);
   ~HostStreamTy() override;
 
   Error copyAsync(void *Dst, const void *Src, size_t Size,
@@ -94,11 +94,16 @@ private:
   /// Inline argument slots; launches with more arguments allocate.
   static constexpr unsigned InlineArgs = 24;
 
-  /// A block that holds the source of a queued upload, and its bytes in
-  /// the pinned budget.
+  /// A block of PageableCaptureLimit bytes that holds the source of a
+  /// queued upload: a lease of the pinned pool, or (without one) a heap
+  /// block.
   struct CaptureTy {
-    std::unique_ptr<char[]> Bytes;
-    PinnedReservationTy Reservation;
+    PinnedLeaseTy Lease;
+    std::unique_ptr<char[]> Heap;
+    /// The block, or null if there is none.
+    char *data() const {
+      return Heap ? Heap.get() : static_cast<char *>(Lease.get());
+    }
   };
 
   struct OpTy {
@@ -138,8 +143,8 @@ private:
   bool Stop = false;
   /// A small copy runs on the caller's thread (see copyAsync).
   bool InlineRunning = false;
-  /// Where capture blocks are reserved; may be null.
-  PinnedBudgetTy *Budget;
+  /// Where capture blocks come from; may be null.
+  PinnedPoolTy *Pinned;
   /// Recycled capture blocks of queued small host-to-device copies.
   std::vector<CaptureTy> FreeCaptures;
   /// First error of queued work since the last synchronize, and the

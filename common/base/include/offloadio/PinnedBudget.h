@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The process's budget of host memory that the plugins pin for their own
-// use: staging buffers, small-download buffers, the file engine's rings and
-// the host stream's captures. Memory the program asks for itself
+// use: staging buffers, small-download buffers, the file engine's rings,
+// the host stream's captures and the AMDGPU kernel-argument arenas, each
+// taken through a PinnedPoolTy (PinnedPool.h). Memory the program asks for
+// itself
 // (llvm_omp_target_alloc_host, locks) is the program's and is not counted.
 //
 // One account per process, whichever plugins are loaded: the plugins share
@@ -19,10 +21,10 @@
 // holders registered with this handle (PinnedReclaimableTy: the file
 // engine's rings, the staging pools) to give back the memory they hold but
 // do not use now, then tries again; only then does it fail with
-// OutOfResources and a message naming OFFLOADIO_PINNED_MAX. Holders that have
-// buffers out (the staging pool) wait for one of them instead, the file
-// engine's rings make do with a smaller buffer, and holders that have none
-// wait while busy holders will give theirs back (waitForRoom). Holders
+// OutOfResources and a message naming OFFLOADIO_PINNED_MAX. What a holder
+// does then is chosen at each of its calls (OnRefusalTy, PinnedPool.h):
+// waiting while busy holders will give theirs back (waitForRoom) among
+// other reactions. Holders
 // never give back idle memory on their own: pinning is slow, so memory
 // stays with the holder that used it last until someone else needs it.
 // Holders of other plugins of the process are not asked.

@@ -24,9 +24,9 @@
 // enqueued), so every leased buffer comes back in bounded time, whoever
 // waits.
 //
-// Every buffer is reserved in the process's pinned-memory budget
-// (PinnedBudgetTy) before it is allocated, and the pool's buffers are no
-// larger than the budget's fitBuffer() allows: a small budget gets smaller
+// Every buffer is a lease of the device's pinned pool (PinnedPoolTy), so
+// reserved in the process's pinned-memory budget before it is allocated,
+// and the pool's buffers are no larger than the budget's fitBuffer() allows: a small budget gets smaller
 // buffers, so copies take more of them. A refusal while some of the pool's
 // buffers are out makes acquire() wait for one of them, by the rule above;
 // with none out it waits while other holders' busy memory will come back
@@ -39,6 +39,7 @@
 
 #include "offloadio/Error.h"
 #include "offloadio/PinnedBudget.h"
+#include "offloadio/PinnedPool.h"
 #include "offloadio/ResourcePool.h"
 #include "offloadio/Stream.h"
 
@@ -46,7 +47,6 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,24 +62,17 @@ struct StagingBufferTy {
   void *Ptr = nullptr;           ///< Pinned memory, getBufferSize() bytes.
   void *CopyOutDst = nullptr;    ///< Device -> host: final destination.
   size_t CopyOutSize = 0;        ///< Device -> host: bytes to copy out.
-  PinnedReservationTy Reservation; ///< Its bytes in the pinned budget.
+  PinnedLeaseTy Lease;           ///< The memory at Ptr, from the pinned pool.
 };
 
 /// A bounded pool of equally sized pinned host buffers.
 class StagingPoolTy final : public PinnedReclaimableTy {
 public:
-  /// Allocates one pinned buffer of the given size.
-  using AllocFnTy = std::function<Expected<void *>(size_t)>;
-  /// Frees a buffer from AllocFnTy.
-  using FreeFnTy = std::function<Error(void *)>;
-
-  /// \p MaxBuffers bounds the pinned memory held: \p BufferSize each.
-  /// With \p Budget, each buffer is reserved there first, for \p Purpose
-  /// (named in the budget's refusal), and \p BufferSize is lowered to what
-  /// the budget fits (getBufferSize() says); the budget must outlive the
-  /// pool.
-  StagingPoolTy(size_t BufferSize, unsigned MaxBuffers, AllocFnTy Alloc,
-                FreeFnTy Free, PinnedBudgetTy *Budget = nullptr,
+  /// \p MaxBuffers bounds the pinned memory held: \p BufferSize each,
+  /// leased from \p Pinned for \p Purpose (named in the budget's refusal);
+  /// \p BufferSize is lowered to what its budget fits (getBufferSize()
+  /// says). \p Pinned must outlive the pool.
+  StagingPoolTy(size_t BufferSize, unsigned MaxBuffers, PinnedPoolTy &Pinned,
                 std::string Purpose = "staging buffer");
   ~StagingPoolTy() override;
   StagingPoolTy(const StagingPoolTy &) = delete;
@@ -142,9 +135,7 @@ private:
 
   size_t BufferSize;
   unsigned MaxBuffers;
-  AllocFnTy Alloc;
-  FreeFnTy Free;
-  PinnedBudgetTy *Budget;
+  PinnedPoolTy &Pinned;
   std::string Purpose;
   mutable std::mutex Lock;
   std::condition_variable Returned;

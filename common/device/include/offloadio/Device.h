@@ -17,6 +17,7 @@
 #include "offloadio/Kernel.h"
 #include "offloadio/MemoryManager.h"
 #include "offloadio/PeerAccess.h"
+#include "offloadio/PinnedPool.h"
 #include "offloadio/ResourcePool.h"
 #include "offloadio/StagingPool.h"
 #include "offloadio/Settings.h"
@@ -84,7 +85,7 @@ struct TransferCountersTy {
 };
 
 /// One device; created by the plugin at init_device.
-class GenericDeviceTy : private BlockAllocatorTy {
+class GenericDeviceTy : private BlockAllocatorTy, private PinnedAllocatorTy {
 public:
   GenericDeviceTy(GenericPluginTy &Plugin, int32_t DeviceId);
   ~GenericDeviceTy() override;
@@ -185,6 +186,10 @@ public:
   }
   /// Free memory from allocatePinnedHost.
   Error freePinnedHost(void *Ptr) { return freeMemory(Ptr); }
+  /// The device's pinned host memory for its own use (bounce buffers, file
+  /// staging, the backend's capture blocks): allocatePinnedHost's memory,
+  /// every byte reserved in the plugin's pinned budget.
+  PinnedPoolTy &getPinnedPool() { return Pinned; }
 
   /// Install the file service of the device (the plugin does, before
   /// the device is used): dataDelete waits through it for file transfers
@@ -305,12 +310,20 @@ protected:
 private:
   /// enablePeerAccessImpl's answers, by peer.
   PeerAccessTableTy PeerAccess;
+  /// Where the device's own pinned memory comes from (getPinnedPool).
+  PinnedPoolTy Pinned;
 
   // BlockAllocatorTy for the memory manager.
   Expected<void *> allocateBlock(size_t Size) override {
     return allocateMemory(Size, AllocKindTy::Device);
   }
   Error freeBlock(void *Ptr) override { return freeMemory(Ptr); }
+
+  // PinnedAllocatorTy for the pinned pool.
+  Expected<void *> allocatePinned(size_t Size) override {
+    return allocatePinnedHost(Size);
+  }
+  Error freePinned(void *Ptr, size_t) override { return freePinnedHost(Ptr); }
 
   /// allocateImpl, recorded in VendorMemory.
   Expected<void *> allocateMemory(size_t Size, AllocKindTy Kind);

@@ -26,9 +26,7 @@ public:
   findAllocation(const void *Ptr) const override;
   size_t bytesAvailableFrom(const void *Ptr) const override;
   IOBusyMemoryTy &getIOBusyMemory() override;
-  Expected<void *> allocatePinnedHost(size_t Size) override;
-  Error freePinnedHost(void *Ptr) override;
-  PinnedBudgetTy &getPinnedBudget() override;
+  PinnedPoolTy &getPinnedPool() override;
   Expected<StreamTy *> acquireStream() override;
   void releaseStream(StreamTy *Stream) override;
   Expected<EventTy *> acquireEvent() override;

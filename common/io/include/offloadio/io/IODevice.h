@@ -19,7 +19,7 @@
 namespace offloadio {
 
 class IOBusyMemoryTy;
-class PinnedBudgetTy;
+class PinnedPoolTy;
 class TimeProfileTy;
 
 /// The device side of the file engine.
@@ -44,13 +44,9 @@ public:
   /// Memory that transfers in flight use; frees wait for it.
   virtual IOBusyMemoryTy &getIOBusyMemory() = 0;
 
-  /// Pinned host memory for staging buffers.
-  virtual Expected<void *> allocatePinnedHost(size_t Size) = 0;
-  /// Free memory from allocatePinnedHost.
-  virtual Error freePinnedHost(void *Ptr) = 0;
-  /// The budget that staging buffers are reserved in before they are
-  /// allocated.
-  virtual PinnedBudgetTy &getPinnedBudget() = 0;
+  /// Where staging buffers come from: pinned host memory, reserved in the
+  /// pinned budget before it is allocated.
+  virtual PinnedPoolTy &getPinnedPool() = 0;
   /// A stream of the device's pool.
   virtual Expected<StreamTy *> acquireStream() = 0;
   /// Give back a stream from acquireStream.

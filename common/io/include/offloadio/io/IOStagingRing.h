@@ -11,11 +11,13 @@
 // is as large as the transfer asks (its chunk, or the whole request when
 // that is smaller), a buffer too small for a later transfer being replaced
 // by a larger one. Buffers are kept from one transfer to the next, so
-// steady transfers pin nothing. While the ring is idle (markIdle) the
-// pinned budget may take its buffers back for another holder
-// (PinnedReclaimableTy); when the budget cannot give the buffer a transfer
-// asks for, an empty ring takes a smaller one, and the transfer moves its
-// chunks through it in pieces.
+// steady transfers pin nothing. Buffers are leases of the device's pinned
+// pool (PinnedPoolTy). While the ring is idle (markIdle) the pinned budget
+// may take its buffers back for another holder (PinnedReclaimableTy); when
+// the budget cannot give the buffer a transfer asks for, an empty ring
+// takes a smaller one (OnRefusalTy::ShrinkThenWait), and the transfer moves
+// its chunks through it in pieces; a ring that has buffers makes do with
+// them (OnRefusalTy::MakeDo).
 //
 // @code
 //   auto Slot = Ring.next(ChunkSize);          // waits only on wrap
@@ -33,6 +35,7 @@
 
 #include "offloadio/Error.h"
 #include "offloadio/PinnedBudget.h"
+#include "offloadio/PinnedPool.h"
 #include "offloadio/Stream.h"
 
 #include <atomic>
@@ -48,14 +51,13 @@ class IODeviceTy;
 
 /// One buffer of the ring.
 struct IOStagingSlotTy {
-  void *Base = nullptr;   ///< As allocated.
-  void *Buffer = nullptr; ///< Base rounded up to IOStagingRingTy::BufferAlign.
+  /// The memory as allocated, and its bytes in the pinned budget.
+  PinnedLeaseTy Lease;
+  void *Buffer = nullptr; ///< Lease's memory rounded up to BufferAlign.
   size_t Size = 0;        ///< Usable bytes of Buffer, a multiple of BufferAlign.
   EventTy *Event = nullptr;
   /// A copy recorded on Event may still use Buffer.
   bool InFlight = false;
-  /// The buffer's bytes in the pinned budget.
-  PinnedReservationTy Reservation;
 };
 
 /// Pinned buffers of one worker, used round robin.
@@ -120,11 +122,11 @@ private:
   enum StateTy : unsigned { Idle, Busy, Reclaiming };
   /// Make the ring the owner's again; waits while a reclaim frees it.
   void own();
-  /// Reserve and allocate a buffer of \p Size usable bytes; with
-  /// \p Smaller, a smaller one where the budget refuses that. \p Refused
-  /// says whether a failure is the budget's refusal.
-  Expected<std::unique_ptr<IOStagingSlotTy>>
-  allocate(size_t Size, bool Smaller, bool &Refused);
+  /// Lease a buffer of \p Size usable bytes from the device's pinned pool,
+  /// reacting to a refusal as \p OnRefusal says (a smaller buffer, down to
+  /// MinFallbackSize, for Shrink*; null for MakeDo).
+  Expected<std::unique_ptr<IOStagingSlotTy>> allocate(size_t Size,
+                                                      OnRefusalTy OnRefusal);
   /// The first buffer of an empty ring (next()).
   Expected<IOStagingSlotTy *> first(size_t Want);
   /// Whether the budget has room for a buffer of \p Size beyond the first
