@@ -155,6 +155,17 @@ __tgt_rtl_ompx_copy_counters(int32_t DeviceId, uint64_t *Bytes,
 OFFLOADIO_EXTENSION_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
                                                                 uint64_t Len);
 
+/// Every setting of Settings.def as this plugin reads it now: the first
+/// min(\p Capacity, total) into \p Out, whose entries are \p EntrySize
+/// bytes apart (the caller's sizeof(ompx_io_setting_info_t), at least this
+/// first version's): each gets min(\p EntrySize, the plugin's size) bytes
+/// and that number in its size; the total into \p *Count. EINVAL for a
+/// null \p Count, a null \p Out with a nonzero \p Capacity, or an
+/// \p EntrySize below the first version's.
+OFFLOADIO_EXTENSION_API int32_t
+__tgt_rtl_ompx_settings_info(ompx_io_setting_info_t *Out, uint64_t EntrySize,
+                             uint64_t Capacity, uint64_t *Count);
+
 } // extern "C"
 
 /// Every extension as X(Field, Symbol), in the order of the table's entries:
@@ -180,11 +191,13 @@ OFFLOADIO_EXTENSION_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
   X(ProcessBudget, __tgt_rtl_ompx_process_budget)                              \
   X(LockInfo, __tgt_rtl_ompx_lock_info)                                        \
   X(CopyCounters, __tgt_rtl_ompx_copy_counters)                                \
-  X(TakeLastError, __tgt_rtl_ompx_take_last_error)
+  X(TakeLastError, __tgt_rtl_ompx_take_last_error)                             \
+  X(SettingsInfo, __tgt_rtl_ompx_settings_info)
 
 /// The version of the table that OFFLOADIO_EXTENSIONS describes: one more
-/// for each call appended.
-#define OFFLOADIO_EXTENSION_TABLE_VERSION 1u
+/// for each call appended. 1: the 20 calls up to TakeLastError; 2:
+/// SettingsInfo.
+#define OFFLOADIO_EXTENSION_TABLE_VERSION 2u
 
 namespace offloadio {
 
@@ -207,6 +220,11 @@ struct ExtensionTableTy {
 
 /// The bytes of the table's header; a smaller Size is refused (EINVAL).
 constexpr uint32_t ExtensionTableHeaderSize = 2 * sizeof(uint32_t);
+
+/// The size of the first version of ompx_io_setting_info_t: the least
+/// entry size that ompx_io_get_all_settings and
+/// __tgt_rtl_ompx_settings_info accept.
+constexpr uint64_t SettingInfoFirstSize = 680;
 
 /// The name of each entry's call, for messages: ExtensionNames::IOSubmit
 /// is "__tgt_rtl_ompx_io_submit".
