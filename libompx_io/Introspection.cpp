@@ -71,7 +71,8 @@ OMPX_API int ompx_io_paths(int Device, unsigned *Mask, char *Why,
 /// errno (ENODEV without such a plugin, ENOSYS when its table lacks
 /// \p Entry, named \p Name).
 template <typename EntryTy, typename FnTy>
-static int onAnyPlugin(const char *Call, EntryTy offloadio::ExtensionTableTy::*Entry,
+static int onAnyPlugin(const char *Call,
+                       EntryTy offloadio_extension_table::*Entry,
                        const char *Name, FnTy Fn) {
   const PluginTy *Plugin = anyPlugin();
   if (!Plugin)

@@ -43,7 +43,7 @@ ExtensionTableTy fakeTable() {
 
 /// A plugin of table version 1 that had only the entries up to IOTest:
 /// copies min(caller's size, its own) bytes, as the rules say.
-int32_t olderPluginDiscovery(ExtensionTableTy *Table) {
+int32_t olderPluginDiscovery(offloadio_extension_table *Table) {
   constexpr uint32_t OwnSize =
       offsetof(ExtensionTableTy, IOTest) + sizeof(ExtensionTableTy::IOTest);
   ExtensionTableTy Own = fakeTable();
@@ -64,7 +64,7 @@ struct NewerTableTy {
 void laterCall() {}
 
 /// The plugin of NewerTableTy, at the next two versions.
-int32_t newerPluginDiscovery(ExtensionTableTy *Table) {
+int32_t newerPluginDiscovery(offloadio_extension_table *Table) {
   NewerTableTy Own;
   Own.Known = fakeTable();
   Own.Known.Size = sizeof(NewerTableTy);
@@ -78,13 +78,13 @@ int32_t newerPluginDiscovery(ExtensionTableTy *Table) {
 }
 
 /// A plugin that ignores the caller's size in its answer.
-int32_t oversizedAnswerDiscovery(ExtensionTableTy *Table) {
+int32_t oversizedAnswerDiscovery(offloadio_extension_table *Table) {
   *Table = fakeTable();
   Table->Size = 1u << 20;
   return 0;
 }
 
-int32_t refusingDiscovery(ExtensionTableTy *) { return EINVAL; }
+int32_t refusingDiscovery(offloadio_extension_table *) { return EINVAL; }
 
 } // namespace
 
@@ -288,7 +288,7 @@ TEST(PluginDirectoryTest, TheStockPluginIsNotFound) {
 namespace {
 /// A plugin of table version 1, complete: the 20 calls up to TakeLastError,
 /// without SettingsInfo, which version 2 appended.
-int32_t version1PluginDiscovery(ExtensionTableTy *Table) {
+int32_t version1PluginDiscovery(offloadio_extension_table *Table) {
   constexpr uint32_t OwnSize = offsetof(ExtensionTableTy, SettingsInfo);
   ExtensionTableTy Own = fakeTable();
   Own.Version = 1;
