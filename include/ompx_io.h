@@ -248,6 +248,70 @@ typedef struct ompx_io_setting {
 int ompx_io_get_settings(ompx_io_setting_t *settings, size_t capacity,
                          size_t *count);
 
+/** How a setting's value is written (ompx_io_setting_info_t.kind). */
+enum ompx_io_setting_kind {
+  OMPX_IO_KIND_BOOL = 0,     /**< true/false, on/off, yes/no, 1/0. */
+  OMPX_IO_KIND_INT = 1,      /**< An integer in bounds (0x hex allowed). */
+  OMPX_IO_KIND_SIZE = 2,     /**< A size in bounds, K/M/G allowed. */
+  OMPX_IO_KIND_CHOICE = 3,   /**< One of the words of valid. */
+  OMPX_IO_KIND_INFO_MASK = 4 /**< Any integer, taken as a 32-bit mask. */
+};
+
+/** Who reads a setting (ompx_io_setting_info_t.layer). */
+enum ompx_io_setting_layer {
+  OMPX_IO_LAYER_PLUGIN = 0,    /**< Every plugin, once at load. */
+  OMPX_IO_LAYER_DEVICE = 1,    /**< Every plugin, once per device. */
+  OMPX_IO_LAYER_IO_ENGINE = 2, /**< Each device's file engine at its start. */
+  OMPX_IO_LAYER_HOST = 3,      /**< The host plugin only. */
+  OMPX_IO_LAYER_CUDA = 4,      /**< The CUDA plugin only. */
+  OMPX_IO_LAYER_AMDGPU = 5     /**< The AMDGPU plugin only. */
+};
+
+/** One setting of offload-io, any layer's, as it reads now. Its first
+ *  member is its size (see the growth rule at the top): later versions
+ *  add members at the end. Longer texts are cut to fit, always
+ *  NUL-terminated. */
+typedef struct ompx_io_setting_info {
+  size_t size;            /**< In settings[0]: the caller's
+                               sizeof(ompx_io_setting_info_t). Out, in each
+                               entry filled: the bytes the library filled. */
+  char name[64];          /**< The variable, e.g.
+                               "LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM". */
+  char value[64];         /**< The value in force as read ("8M", "auto",
+                               "on"): the default unless origin is
+                               OMPX_IO_SETTING_ENVIRONMENT. */
+  char default_value[64]; /**< The default, in the same form; where the
+                               default is derived at run time (doc says
+                               so), as derived now where the plugin knows
+                               it, else the declared one. */
+  char env_value[128];    /**< The environment's text, "" when unset. */
+  char valid[128];        /**< The values accepted, in words. */
+  char doc[192];          /**< One line: what it does. */
+  char layer_name[16];    /**< "plugin", "device", "io-engine", "host",
+                               "cuda" or "amdgpu". */
+  int origin;             /**< An enum ompx_io_setting_source. */
+  int kind;               /**< An enum ompx_io_setting_kind. */
+  int layer;              /**< An enum ompx_io_setting_layer. */
+} ompx_io_setting_info_t;
+
+/** Every setting of offload-io (every layer's, not only the engine's), as
+ *  the offload-io plugin serving device_num reads it now; for the initial
+ *  device, as any offload-io plugin of the process does. A variable read
+ *  by two backends with their own bounds (LIBOMPTARGET_STACK_SIZE) comes
+ *  once per backend, each with its layer. Fills the first
+ *  min(capacity, total) entries of settings and sets *count to the total;
+ *  settings may be NULL when capacity is 0. The caller sets settings[0].size
+ *  to sizeof(ompx_io_setting_info_t): the entries are that far apart, and
+ *  each entry filled gets the bytes filled in its size. Reading an invalid
+ *  value prints its warning, once per process. 0, or -1 with errno: EINVAL
+ *  when count is NULL, settings is NULL and capacity is not 0, or
+ *  settings[0].size is less than this first version's size; ENODEV when no
+ *  offload-io plugin serves device_num (or, for the initial device, none is
+ *  loaded); ENOSYS when that plugin is too old to answer
+ *  (ompx_io_last_error() names it and the call it lacks). */
+int ompx_io_get_all_settings(int device_num, ompx_io_setting_info_t *settings,
+                             size_t capacity, size_t *count);
+
 /** Host <-> device copy paths counted by the plugins. PINNED: host memory
  *  locked by the program (llvm_omp_target_lock_mem, ompx_lock.h). STAGED
  *  (named "staged-to-device", "staged-from-device"): memory that is not

@@ -71,7 +71,8 @@ OMPX_API int ompx_io_paths(int Device, unsigned *Mask, char *Why,
 /// errno (ENODEV without such a plugin, ENOSYS when its table lacks
 /// \p Entry, named \p Name).
 template <typename EntryTy, typename FnTy>
-static int onAnyPlugin(const char *Call, EntryTy offloadio::ExtensionTableTy::*Entry,
+static int onAnyPlugin(const char *Call,
+                       EntryTy offloadio_extension_table::*Entry,
                        const char *Name, FnTy Fn) {
   const PluginTy *Plugin = anyPlugin();
   if (!Plugin)
@@ -96,6 +97,43 @@ OMPX_API int ompx_io_get_settings(ompx_io_setting_t *Settings,
                     return IOSettings(Settings, Capacity, &Total);
                   }))
     return -1;
+  *Count = size_t(Total);
+  return 0;
+}
+
+OMPX_API int ompx_io_get_all_settings(int Device,
+                                      ompx_io_setting_info_t *Settings,
+                                      size_t Capacity, size_t *Count) {
+  const char *Call = "ompx_io_get_all_settings";
+  if (!Count)
+    return invalidArgument(Call, "count is NULL");
+  if (!Settings && Capacity)
+    return invalidArgument(Call, "settings is NULL and capacity is not 0");
+  // The stride of the caller's array: its own version of the struct.
+  uint64_t EntrySize = Capacity ? Settings[0].size : 0;
+  if (Capacity && EntrySize < offloadio::SettingInfoFirstSize)
+    return invalidArgument(Call, "settings[0].size is less than the first "
+                                 "version of ompx_io_setting_info_t (set it "
+                                 "to sizeof(ompx_io_setting_info_t))");
+  // The settings are the process's: the initial device asks any plugin,
+  // another device the plugin that serves it (its build's Settings.def).
+  DeviceRefTy Ref;
+  std::optional<int> Named = Device;
+  if (Device == initialDeviceNumber()) {
+    Ref.Plugin = anyPlugin();
+    Named = std::nullopt;
+  } else if (!resolveDevice(Device, Ref)) {
+    Ref.Plugin = nullptr;
+  }
+  if (!Ref.Plugin)
+    return notServed(Call, Named);
+  const PluginTy &Plugin = *Ref.Plugin;
+  if (!Plugin.Fns.SettingsInfo)
+    return lackingExtension(Plugin, ExtensionNames::SettingsInfo, Call, Named);
+  uint64_t Total = 0;
+  if (int32_t Err =
+          Plugin.Fns.SettingsInfo(Settings, EntrySize, Capacity, &Total))
+    return pluginFailure(Plugin, Err, Call, Named);
   *Count = size_t(Total);
   return 0;
 }

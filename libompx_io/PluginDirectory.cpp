@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "PluginDirectory.h"
 
+#include "offloadio/ExtensionLookup.h"
+
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 #include <dlfcn.h>
 #include <link.h>
 
 using namespace ompxio;
-using offloadio::ExtensionTableTy;
 
 std::string PluginTy::lacking(const char *Name) const {
   return "plugin " + Path + " answers extension table version " +
@@ -20,26 +22,18 @@ std::optional<PluginTy> ompxio::askPlugin(const std::string &Path,
                                           std::string &Why) {
   PluginTy P;
   P.Path = Path;
-  // Size and Version are ours on the way in (the default constructor's).
-  if (int32_t Errno = Discover(&P.Fns)) {
-    Why = Path + ": " + DiscoverySymbol + " failed: " + std::strerror(Errno);
-    return std::nullopt;
-  }
-  if (P.Fns.Size < offloadio::ExtensionTableHeaderSize) {
+  // The one reading of a table (ExtensionLookup.h): ours as the request,
+  // entries past the plugin's size null.
+  int Err = offloadio_ask_extensions(Discover, &P.Fns);
+  if (Err == EPROTO) {
     Why = Path + ": " + DiscoverySymbol + " answered a table of " +
           std::to_string(P.Fns.Size) + " bytes, less than its header";
     return std::nullopt;
   }
-  // Only whole entries within the plugin's size count; a size past ours
-  // (a plugin that ignored ours) is cut to ours.
-  if (P.Fns.Size > sizeof(ExtensionTableTy))
-    P.Fns.Size = sizeof(ExtensionTableTy);
-  ExtensionTableTy Empty;
-#define OFFLOADIO_EXTENSION_CLIP(Field, Symbol)                                \
-  if (offsetof(ExtensionTableTy, Field) + sizeof(P.Fns.Field) > P.Fns.Size)    \
-    P.Fns.Field = Empty.Field;
-  OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_CLIP)
-#undef OFFLOADIO_EXTENSION_CLIP
+  if (Err) {
+    Why = Path + ": " + DiscoverySymbol + " failed: " + std::strerror(Err);
+    return std::nullopt;
+  }
   return P;
 }
 

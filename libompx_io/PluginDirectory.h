@@ -25,7 +25,7 @@ namespace ompxio {
 using DiscoveryFnTy = decltype(&__tgt_rtl_ompx_extensions);
 
 /// The name of the discovery entry point.
-inline constexpr const char *DiscoverySymbol = "__tgt_rtl_ompx_extensions";
+inline constexpr const char *DiscoverySymbol = OFFLOADIO_DISCOVERY_SYMBOL;
 
 /// One offload-io plugin: the object that answered and the table it gave.
 struct PluginTy {

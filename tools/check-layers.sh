@@ -33,7 +33,8 @@ cd "$root"
 LAYERS=(base io device)
 # The framework headers libompx_io may include: the extension ABI and the
 # LLVM-free helpers it shares with the plugins.
-LIBOMPX_IO_ALLOWED=(offloadio/ExtensionABI.h offloadio/StaticTLS.h
+LIBOMPX_IO_ALLOWED=(offloadio/ExtensionABI.h offloadio/ExtensionLookup.h
+                    offloadio/StaticTLS.h
                     offloadio/LaunchRank.h offloadio/Envar.h
                     offloadio/LastErrorStore.h
                     offloadio/io/SysCalls.h offloadio/io/FullTransfer.h

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Conformance: the batch extensions (__tgt_rtl_ompx_io_batch_*,
-// offloadio/ExtensionABI.h) that libompx_io's ompx_io_batch_submit calls:
+// offloadio/ExtensionABI.h), reached through the plugin's extension table as
+// libompx_io's ompx_io_batch_submit reaches them:
 // the same contract on every plugin, whatever path its engine takes.
 #include "ConformanceFixture.h"
 
+#include "offloadio/ExtensionLookup.h"
 #include "ompx_io.h"
 
 #include "gtest/gtest.h"
@@ -23,27 +25,26 @@ namespace offloadio::conformance {
 
 namespace {
 
-/// The batch entry points of \p P, looked up by name; null when missing.
+/// The batch entry points of \p P, from its extension table; null when
+/// missing.
 struct BatchFnsTy {
-  int32_t (*Create)(int32_t, void **);
-  int32_t (*Start)(int32_t, void *, const ompx_io_op_t *, uint64_t);
-  int32_t (*Test)(void *);
-  int32_t (*Wait)(void *, ompx_io_op_t *, uint64_t);
-  uint64_t (*Message)(void *, uint64_t, char *, uint64_t);
-  void (*Release)(void *);
-  explicit BatchFnsTy(void *H)
-      : Create(reinterpret_cast<decltype(Create)>(
-            ::dlsym(H, "__tgt_rtl_ompx_io_batch_create"))),
-        Start(reinterpret_cast<decltype(Start)>(
-            ::dlsym(H, "__tgt_rtl_ompx_io_batch_start"))),
-        Test(reinterpret_cast<decltype(Test)>(
-            ::dlsym(H, "__tgt_rtl_ompx_io_batch_test"))),
-        Wait(reinterpret_cast<decltype(Wait)>(
-            ::dlsym(H, "__tgt_rtl_ompx_io_batch_wait"))),
-        Message(reinterpret_cast<decltype(Message)>(
-            ::dlsym(H, "__tgt_rtl_ompx_io_batch_message"))),
-        Release(reinterpret_cast<decltype(Release)>(
-            ::dlsym(H, "__tgt_rtl_ompx_io_batch_release"))) {}
+  offloadio_extension_table Table;
+  decltype(Table.IOBatchCreate) Create = nullptr;
+  decltype(Table.IOBatchStart) Start = nullptr;
+  decltype(Table.IOBatchTest) Test = nullptr;
+  decltype(Table.IOBatchWait) Wait = nullptr;
+  decltype(Table.IOBatchMessage) Message = nullptr;
+  decltype(Table.IOBatchRelease) Release = nullptr;
+  explicit BatchFnsTy(void *H) {
+    if (offloadio_extensions_of(H, &Table))
+      return;
+    Create = Table.IOBatchCreate;
+    Start = Table.IOBatchStart;
+    Test = Table.IOBatchTest;
+    Wait = Table.IOBatchWait;
+    Message = Table.IOBatchMessage;
+    Release = Table.IOBatchRelease;
+  }
   bool complete() const {
     return Create && Start && Test && Wait && Message && Release;
   }
@@ -53,8 +54,8 @@ struct BatchFnsTy {
 
 TEST_P(DeviceConformance, BatchReadsGatheredAndSingleWithPerOperationErrors) {
   BatchFnsTy B(P->Handle);
-  ASSERT_TRUE(B.complete()) << "a __tgt_rtl_ompx_io_batch_* entry point is "
-                               "not exported";
+  ASSERT_TRUE(B.complete()) << "a __tgt_rtl_ompx_io_batch_* entry is missing "
+                               "from the extension table";
   char Path[] = "/tmp/conformance-batch-XXXXXX";
   int Fd = ::mkstemp(Path);
   ASSERT_GE(Fd, 0);

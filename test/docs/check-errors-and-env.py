@@ -11,7 +11,12 @@ Fails (exit 1, one line per problem) when
     page's file engine table (`OMPX_IO_*`) lists one that Settings.def does
     not declare for the engine, or a source of common, plugin or libompx_io
     spells a declared setting's name itself instead of taking it from the
-    table, or
+    table,
+  * a row of a declared setting gives a default or valid values that
+    Settings.def does not declare (a number, a size, a boolean or a choice
+    where the page states one; words only where the declaration's doc says
+    the value is known at run time, the default is 0 or unset, or the
+    setting is a deprecated name), or
   * common/base/include/offloadio/ErrorCodes.def has a code the page does not
     name, or whose errno (the .def's errno column, the one map from codes to
     errno values) the page's error code table does not give.
@@ -207,6 +212,193 @@ def settings_problems(root, doc):
     return problems
 
 
+def c_number(text):
+    """The value of a Settings.def number: decimal, 1ULL << 30, 2 << 20,
+    64 * 1024, or a <stdint.h> maximum."""
+    maxima = {"UINT64_MAX": 2**64 - 1, "SIZE_MAX": 2**64 - 1,
+              "UINT32_MAX": 2**32 - 1, "INT32_MAX": 2**31 - 1,
+              "INT64_MAX": 2**63 - 1}
+    text = text.strip()
+    if text in maxima:
+        return maxima[text]
+    expr = re.sub(r"(\d+)(?:ULL|UL|U|LL|L)\b", r"\1", text)
+    if not re.fullmatch(r"[\d\s<*+()-]+", expr):
+        raise ValueError("unreadable number %r in %s" % (text, SETTINGS_DEF))
+    return int(eval(expr, {"__builtins__": {}}))
+
+
+def split_args(text):
+    """The comma-separated arguments of a macro call, strings kept whole."""
+    args, cur, quoted = [], "", False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+        if ch == "," and not quoted:
+            args.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    args.append(cur.strip())
+    return args
+
+
+def setting_declarations(root):
+    """[dict] of every line of Settings.def: name, kind, layer, default,
+    min, max, choices, doc."""
+    text = open(os.path.join(root, SETTINGS_DEF), encoding="utf-8").read()
+    out = []
+    for m in re.finditer(r'^OFFLOADIO_SETTING\((.*?)\)\n(?=\n|OFFLOADIO|//|#)',
+                         text, re.M | re.S):
+        args = split_args(m.group(1))
+        if len(args) != 9:
+            raise ValueError("%s: a line with %d arguments: %s"
+                             % (SETTINGS_DEF, len(args), m.group(1)[:60]))
+        doc = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', args[8]))
+        out.append({"name": args[1].strip('"'), "kind": args[2],
+                    "layer": args[3], "default": c_number(args[4]),
+                    "min": c_number(args[5]), "max": c_number(args[6]),
+                    "choices": [c for c in args[7].strip('"').split(",") if c],
+                    "doc": doc})
+    return out
+
+
+SIZE_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40,
+              "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def page_number(text):
+    """A number as the page writes it ("8192", "2 MiB", "64K", "2^31-1"),
+    or None for words."""
+    text = text.strip().strip("`")
+    m = re.fullmatch(r"2\^(\d+)\s*-\s*1", text)
+    if m:
+        return 2**int(m.group(1)) - 1
+    m = re.fullmatch(r"(\d+)\s*([KMGT](?:iB)?)?", text, re.I)
+    if m:
+        return int(m.group(1)) * SIZE_UNITS[(m.group(2) or "").upper()]
+    return None
+
+
+BOOL_WORDS = {"on": 1, "off": 0, "true": 1, "false": 0, "yes": 1, "no": 0}
+
+
+def doc_rows(doc, heading):
+    """{name: (default cell, valid values cell)} of the table under
+    \p heading."""
+    rows = {}
+    for line in section(doc, heading).splitlines():
+        if not line.startswith("| `"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 3:
+            continue
+        for name in re.findall(r"`([A-Z][A-Z0-9_]*)`", cells[0]):
+            rows[name] = (cells[1], cells[2])
+    return rows
+
+
+def value_problems(d, default_cell, valid_cell):
+    """What the page's default and valid values of \p d get wrong."""
+    problems = []
+    where = "docs/errors-and-env.md's row of %s (layer %s)" % (d["name"],
+                                                              d["layer"])
+    run_time = "run time" in d["doc"]
+    deprecated = d["doc"].startswith("deprecated")
+    cell = default_cell.strip().strip("`")
+    kind = d["kind"]
+    # The default.
+    if kind == "Bool":
+        want = "on" if d["default"] else "off"
+        if BOOL_WORDS.get(cell.lower(), -1) != d["default"]:
+            problems.append("%s gives the default '%s'; %s declares %s"
+                            % (where, default_cell, SETTINGS_DEF, want))
+    elif kind == "Choice":
+        want = d["choices"][d["default"]]
+        if cell.lower() != want:
+            problems.append("%s gives the default '%s'; %s declares %s"
+                            % (where, default_cell, SETTINGS_DEF, want))
+    else:
+        n = page_number(cell)
+        if n is None:
+            if not (run_time or deprecated or d["default"] == 0):
+                problems.append("%s gives the default '%s' in words; %s "
+                                "declares %d and does not say it is known at "
+                                "run time" % (where, default_cell,
+                                              SETTINGS_DEF, d["default"]))
+        elif n != d["default"]:
+            problems.append("%s gives the default %s; %s declares %d"
+                            % (where, default_cell, SETTINGS_DEF,
+                               d["default"]))
+    # The valid values.
+    if kind == "Bool":
+        if "boolean" not in valid_cell:
+            problems.append("%s does not say its valid values are a boolean"
+                            % where)
+    elif kind == "InfoMask":
+        if "integer" not in valid_cell:
+            problems.append("%s does not say its valid values are an integer"
+                            % where)
+    elif kind == "Choice":
+        quoted = re.findall(r"`([^`]+)`", valid_cell)
+        booleans = "boolean" in valid_cell
+        for c in d["choices"]:
+            if c not in quoted and not (booleans and c in BOOL_WORDS or
+                                        booleans and c in ("0", "1")):
+                problems.append("%s does not list the choice %s" % (where, c))
+        for q in quoted:
+            if q not in d["choices"]:
+                problems.append("%s lists `%s`, which %s does not declare"
+                                % (where, q, SETTINGS_DEF))
+    else:
+        text = re.sub(r"\(.*?\)", "", valid_cell)
+        text = re.sub(r"^\s*size\b", "", text).strip()
+        lo = hi = None
+        m = re.match(r"(?:from\s+)?(.+?)\s+to\s+(.+)$", text)
+        if m:
+            lo, hi = m.group(1), m.group(2)
+        elif text.startswith("from "):
+            lo = text[5:]
+        elif text.startswith("up to "):
+            hi = text[6:]
+        elif text:
+            problems.append("%s gives the valid values '%s', which name no "
+                            "bounds" % (where, valid_cell))
+        trivial_max = d["max"] >= 2**32 - 1
+        for label, cell_text, want, trivial in (
+                ("minimum", lo, d["min"], d["min"] == 0),
+                ("maximum", hi, d["max"], trivial_max)):
+            if cell_text is None:
+                if not trivial:
+                    problems.append("%s states no %s; %s declares %d"
+                                    % (where, label, SETTINGS_DEF, want))
+                continue
+            n = page_number(cell_text)
+            if n is None:
+                if not run_time:
+                    problems.append("%s gives the %s '%s' in words; %s "
+                                    "declares %d and does not say it is "
+                                    "known at run time"
+                                    % (where, label, cell_text.strip(),
+                                       SETTINGS_DEF, want))
+            elif n != want:
+                problems.append("%s gives the %s %s; %s declares %d"
+                                % (where, label, cell_text.strip(),
+                                   SETTINGS_DEF, want))
+    return problems
+
+
+def declared_value_problems(root, doc):
+    """Problems of the page's defaults and valid values against
+    Settings.def."""
+    problems = []
+    for d in setting_declarations(root):
+        heading = LAYER_SECTIONS.get(d["layer"])
+        row = doc_rows(doc, heading).get(d["name"]) if heading else None
+        if row:
+            problems += value_problems(d, *row)
+    return problems
+
+
 def reported_settings(path):
     """Names of the lines "setting <NAME> ..." of \p path ("-": stdin)."""
     text = sys.stdin.read() if path == "-" else open(path).read()
@@ -288,6 +480,7 @@ def main():
     problems += compare_engine(engine_documented, engine_vars(root),
                                SETTINGS_DEF, "declare")
     problems += settings_problems(root, doc)
+    problems += declared_value_problems(root, doc)
     for code, value, errno in error_codes(root):
         row = re.search(r"^\| `%s` \| %s \|.*" % (code, value), doc, re.M)
         if not row:

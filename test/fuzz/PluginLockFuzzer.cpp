@@ -41,6 +41,7 @@
 // captured to be checked; OFFLOADIO_FUZZ_VERBOSE=1 lets it through instead
 // (and skips those checks), to read what a crashing input printed.
 #include "offloadio/ABI.h"
+#include "offloadio/ExtensionLookup.h"
 
 #include "FuzzCheck.h"
 #include "PinnedMemoryModel.h"
@@ -191,8 +192,15 @@ PluginTy &loadPlugin() {
     resolve(Handle, "__tgt_rtl_synchronize", P.Synchronize);
     resolve(Handle, "__tgt_rtl_data_lock", P.DataLock);
     resolve(Handle, "__tgt_rtl_data_unlock", P.DataUnlock);
-    resolve(Handle, "__tgt_rtl_ompx_lock_info", P.LockInfo);
-    resolve(Handle, "__tgt_rtl_ompx_copy_counters", P.CopyCounters);
+    // The extension calls, through the plugin's table.
+    offloadio_extension_table Table;
+    OFFLOADIO_FUZZ_CHECK(offloadio_extensions_of(Handle, &Table) == 0,
+                         "the plugin answers no extension table");
+    P.LockInfo = Table.LockInfo;
+    P.CopyCounters = Table.CopyCounters;
+    OFFLOADIO_FUZZ_CHECK(P.LockInfo && P.CopyCounters,
+                         "the plugin's extension table lacks lock_info or "
+                         "copy_counters");
 
     OFFLOADIO_FUZZ_CHECK(P.InitPlugin() == OFFLOAD_SUCCESS, "init_plugin");
     OFFLOADIO_FUZZ_CHECK(P.NumberOfDevices() == NumDevices,

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 using namespace ompxio;
 using offloadio::ExtensionNames;
@@ -42,7 +43,7 @@ ExtensionTableTy fakeTable() {
 
 /// A plugin of table version 1 that had only the entries up to IOTest:
 /// copies min(caller's size, its own) bytes, as the rules say.
-int32_t olderPluginDiscovery(ExtensionTableTy *Table) {
+int32_t olderPluginDiscovery(offloadio_extension_table *Table) {
   constexpr uint32_t OwnSize =
       offsetof(ExtensionTableTy, IOTest) + sizeof(ExtensionTableTy::IOTest);
   ExtensionTableTy Own = fakeTable();
@@ -63,7 +64,7 @@ struct NewerTableTy {
 void laterCall() {}
 
 /// The plugin of NewerTableTy, at the next two versions.
-int32_t newerPluginDiscovery(ExtensionTableTy *Table) {
+int32_t newerPluginDiscovery(offloadio_extension_table *Table) {
   NewerTableTy Own;
   Own.Known = fakeTable();
   Own.Known.Size = sizeof(NewerTableTy);
@@ -77,13 +78,13 @@ int32_t newerPluginDiscovery(ExtensionTableTy *Table) {
 }
 
 /// A plugin that ignores the caller's size in its answer.
-int32_t oversizedAnswerDiscovery(ExtensionTableTy *Table) {
+int32_t oversizedAnswerDiscovery(offloadio_extension_table *Table) {
   *Table = fakeTable();
   Table->Size = 1u << 20;
   return 0;
 }
 
-int32_t refusingDiscovery(ExtensionTableTy *) { return EINVAL; }
+int32_t refusingDiscovery(offloadio_extension_table *) { return EINVAL; }
 
 } // namespace
 
@@ -282,4 +283,69 @@ TEST(PluginDirectoryTest, TheStockPluginIsNotFound) {
     if (P.Object.Path == Stock)
       Foreign = !P.Ours;
   EXPECT_TRUE(Foreign) << Stock << " is not listed as another plugin";
+}
+
+namespace {
+/// A plugin of table version 1, complete: the 20 calls up to TakeLastError,
+/// without SettingsInfo, which version 2 appended.
+int32_t version1PluginDiscovery(offloadio_extension_table *Table) {
+  constexpr uint32_t OwnSize = offsetof(ExtensionTableTy, SettingsInfo);
+  ExtensionTableTy Own = fakeTable();
+  Own.Version = 1;
+  uint32_t Filled = std::min(Table->Size, OwnSize);
+  std::memcpy(static_cast<void *>(Table), &Own, Filled);
+  Table->Size = Filled;
+  return 0;
+}
+} // namespace
+
+TEST(PluginDirectoryTest, AVersion1PluginLacksTheSettingsInfo) {
+  std::string Why;
+  auto P = askPlugin("/lib/v1-plugin.so", version1PluginDiscovery, Why);
+  ASSERT_TRUE(P) << Why;
+  EXPECT_EQ(P->Fns.Version, 1u);
+  EXPECT_NE(P->Fns.TakeLastError, nullptr);
+  EXPECT_EQ(P->Fns.SettingsInfo, nullptr);
+  EXPECT_EQ(P->lacking(ExtensionNames::SettingsInfo),
+            "plugin /lib/v1-plugin.so answers extension table version 1, "
+            "which lacks __tgt_rtl_ompx_settings_info: update the plugin");
+}
+
+TEST_F(BuiltPluginTest, AnswersAVersion1ReaderWithoutTheSettingsInfo) {
+  // A libompx_io of version 1: its table ends before SettingsInfo.
+  ExtensionTableTy Reader;
+  Reader.Size = offsetof(ExtensionTableTy, SettingsInfo);
+  Reader.Version = 1;
+  ASSERT_EQ(Discover(&Reader), 0);
+  EXPECT_EQ(Reader.Size, offsetof(ExtensionTableTy, SettingsInfo));
+  EXPECT_NE(Reader.TakeLastError, nullptr);
+  EXPECT_EQ(Reader.SettingsInfo, nullptr) << "written past its size";
+}
+
+TEST_F(BuiltPluginTest, SettingsInfoReportsEverySettingAtTheCallersStride) {
+  std::string Why;
+  auto P = askPlugin(Copy, Discover, Why);
+  ASSERT_TRUE(P) << Why;
+  ASSERT_NE(P->Fns.SettingsInfo, nullptr);
+  uint64_t Count = 0;
+  ASSERT_EQ(P->Fns.SettingsInfo(nullptr, 0, 0, &Count), 0);
+  EXPECT_GT(Count, 30u);
+  // Entries of a newer caller, 24 bytes longer.
+  constexpr size_t Stride = sizeof(ompx_io_setting_info_t) + 24;
+  std::vector<char> Buf(Stride * Count, 0x5a);
+  auto *Out = reinterpret_cast<ompx_io_setting_info_t *>(Buf.data());
+  uint64_t Again = 0;
+  ASSERT_EQ(P->Fns.SettingsInfo(Out, Stride, Count, &Again), 0);
+  EXPECT_EQ(Again, Count);
+  for (uint64_t I = 0; I < Count; ++I) {
+    ompx_io_setting_info_t S;
+    std::memcpy(&S, Buf.data() + I * Stride, sizeof(S));
+    EXPECT_EQ(S.size, sizeof(S));
+    EXPECT_NE(S.name[0], 0) << I;
+    EXPECT_EQ(Buf[I * Stride + sizeof(S)], 0x5a) << "tail of entry " << I;
+  }
+  // Smaller than the first version: refused.
+  EXPECT_EQ(P->Fns.SettingsInfo(Out, 8, 1, &Again), EINVAL);
+  EXPECT_EQ(P->Fns.SettingsInfo(Out, Stride, 1, nullptr), EINVAL);
+  EXPECT_EQ(P->Fns.SettingsInfo(nullptr, Stride, 1, &Again), EINVAL);
 }

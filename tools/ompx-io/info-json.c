@@ -12,6 +12,9 @@
 //                      (null without our plugins)
 //   settings           the engine settings: name, value, default, env,
 //                      valid, source (empty without our plugins)
+//   all_settings       every setting of every layer: name, layer, value,
+//                      default, env, valid, origin, doc (empty without our
+//                      plugins)
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -146,6 +149,35 @@ static void printSettingsJson(void) {
   free(S);
 }
 
+static void printAllSettingsJson(void) {
+  static const char *const Origins[] = {"default", "environment", "invalid"};
+  size_t N = 0;
+  ompx_io_setting_info_t *S = allSettings(&N);
+  printf("[");
+  for (size_t I = 0; S && I < N; ++I) {
+    printf("%s\n    {\"name\": ", I ? "," : "");
+    jsonString(S[I].name);
+    printf(", \"layer\": ");
+    jsonString(S[I].layer_name);
+    printf(", \"value\": ");
+    jsonString(S[I].value);
+    printf(", \"default\": ");
+    jsonString(S[I].default_value);
+    printf(", \"env\": ");
+    jsonString(S[I].env_value);
+    printf(", \"valid\": ");
+    jsonString(S[I].valid);
+    printf(", \"origin\": ");
+    int Origin = S[I].origin;
+    jsonString(Origin >= 0 && Origin <= 2 ? Origins[Origin] : "unknown");
+    printf(", \"doc\": ");
+    jsonString(S[I].doc);
+    printf("}");
+  }
+  printf("%s]", S && N ? "\n  " : "");
+  free(S);
+}
+
 void printInfoJson(int NumDevices, int Initial, const PluginList *L,
                    const DeviceProbe *Probes) {
   printf("{\n  \"version\": ");
@@ -171,5 +203,7 @@ void printInfoJson(int NumDevices, int Initial, const PluginList *L,
   printProcessBudgetJson();
   printf(",\n  \"settings\": ");
   printSettingsJson();
+  printf(",\n  \"all_settings\": ");
+  printAllSettingsJson();
   printf("\n}\n");
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// ompx-io info: devices, their transfer paths, the engine settings; as
+// ompx-io info: devices, their transfer paths, every setting; as
 // text, or with --json as one JSON object for scripts. Exits 1 when no
 // device is served by an offload-io plugin, so that a script can tell.
 #ifndef _GNU_SOURCE
@@ -107,7 +107,7 @@ int cmdInfo(int Argc, char **Argv) {
     printf("\n");
     printProcessBudget();
     printPinnedBudget();
-    printEngineSettings();
+    printAllSettings();
     if (!Ours)
       printf("\nNote: no device is served by an offload-io plugin, so ompx_io "
              "calls fail with ENODEV.\nPut the offload-io library directory "

@@ -91,8 +91,12 @@ void printInfoJson(int NumDevices, int Initial, const PluginList *L,
 /// \p *Count. NULL with errno when no plugin can say.
 struct ompx_io_setting;
 struct ompx_io_setting *engineSettings(size_t *Count);
-/// Prints the file engine's settings in force, as the plugin reports them.
-void printEngineSettings(void);
+/// Every setting of every layer in force into a new array (free it); its
+/// length in \p *Count. NULL with errno when no plugin can say.
+struct ompx_io_setting_info;
+struct ompx_io_setting_info *allSettings(size_t *Count);
+/// Prints every setting in force, by layer, as the plugin reports them.
+void printAllSettings(void);
 /// Print the process's pinned-memory budget (OFFLOADIO_PINNED_MAX).
 void printPinnedBudget(void);
 /// The process's CPU share and the defaults derived from it, with their

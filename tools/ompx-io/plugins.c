@@ -4,6 +4,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "offloadio/ExtensionLookup.h"
 #include "ompx-io.h"
 
 #include <dlfcn.h>
@@ -28,8 +29,12 @@ static int visitObject(struct dl_phdr_info *Info, size_t Size, void *Data) {
   P->Resolve = NULL;
   void *H = dlopen(Name, RTLD_LAZY | RTLD_NOLOAD);
   if (H) {
-    P->Resolve = (int32_t(*)(int32_t))dlsym(H, "__tgt_rtl_ompx_resolve_device");
-    P->OffloadIO = P->Resolve && dlsym(H, "__tgt_rtl_ompx_io_submit");
+    // Ours answers the discovery entry point with its table of calls.
+    struct offloadio_extension_table T;
+    if (offloadio_extensions_of(H, &T) == 0) {
+      P->Resolve = T.ResolveDevice;
+      P->OffloadIO = T.ResolveDevice && T.IOSubmit;
+    }
     dlclose(H);
   }
   return 0;

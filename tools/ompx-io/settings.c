@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// ompx-io: the file engine's settings, as the plugin reports them
-// (ompx_io_get_settings). The tool keeps no list of its own: the names,
-// defaults and valid values are the engine's.
+// ompx-io: the settings, as the plugin reports them: every setting of every
+// layer (ompx_io_get_all_settings) for info, the file engine's
+// (ompx_io_get_settings) for bench's summary. The tool keeps no list of its
+// own: the names, defaults, valid values and docs are the plugin's.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -10,6 +11,7 @@
 #include "ompx_io.h"
 
 #include <errno.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,33 +36,59 @@ ompx_io_setting_t *engineSettings(size_t *Count) {
   return S;
 }
 
-void printEngineSettings(void) {
-  printf("Engine settings (read by each device's engine at its first "
-         "transfer):\n");
+ompx_io_setting_info_t *allSettings(size_t *Count) {
   size_t N = 0;
-  ompx_io_setting_t *S = engineSettings(&N);
+  if (ompx_io_get_all_settings(omp_get_initial_device(), NULL, 0, &N))
+    return NULL;
+  ompx_io_setting_info_t *S = calloc(N ? N : 1, sizeof(*S));
   if (!S) {
-    printf("  unknown: ompx_io_get_settings: %s\n", strerror(errno));
+    errno = ENOMEM;
+    return NULL;
+  }
+  S[0].size = sizeof(*S);
+  if (ompx_io_get_all_settings(omp_get_initial_device(), S, N, Count)) {
+    int E = errno;
+    free(S);
+    errno = E;
+    return NULL;
+  }
+  if (*Count > N)
+    *Count = N;
+  return S;
+}
+
+void printAllSettings(void) {
+  printf("Settings (every layer's; each is read when its layer starts):\n");
+  size_t N = 0;
+  ompx_io_setting_info_t *S = allSettings(&N);
+  if (!S) {
+    printf("  unknown: ompx_io_get_all_settings: %s\n", ompx_io_last_error());
     return;
   }
   int Width = 19;
   for (size_t I = 0; I < N; ++I)
     if ((int)strlen(S[I].name) > Width)
       Width = (int)strlen(S[I].name);
+  const char *Layer = "";
   for (size_t I = 0; I < N; ++I) {
-    switch (S[I].source) {
+    if (strcmp(Layer, S[I].layer_name)) {
+      Layer = S[I].layer_name;
+      printf("  [%s]\n", Layer);
+    }
+    switch (S[I].origin) {
     case OMPX_IO_SETTING_ENVIRONMENT:
-      printf("  %-*s %-8s (from the environment; default %s)\n", Width,
-             S[I].name, S[I].env_value, S[I].default_value);
+      printf("    %-*s %-8s (from the environment; default %s)\n", Width,
+             S[I].name, S[I].value, S[I].default_value);
       break;
     case OMPX_IO_SETTING_INVALID:
-      printf("  %-*s %-8s (INVALID: the engine warns and uses %s)\n", Width,
-             S[I].name, S[I].env_value, S[I].default_value);
+      printf("    %-*s %-8s (INVALID '%s': the default is used; valid: %s)\n",
+             Width, S[I].name, S[I].value, S[I].env_value, S[I].valid);
       break;
     default:
-      printf("  %-*s %-8s (default)\n", Width, S[I].name, S[I].value);
+      printf("    %-*s %-8s (default)\n", Width, S[I].name, S[I].value);
       break;
     }
+    printf("    %-*s   %s\n", Width, "", S[I].doc);
   }
   free(S);
 }

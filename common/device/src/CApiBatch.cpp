@@ -17,7 +17,9 @@
 
 using namespace offloadio;
 
-#define OFFLOADIO_API extern "C" __attribute__((visibility("default")))
+// Extension calls: reached through the table (CApiExtensionTable.cpp), not
+// exported.
+#define OFFLOADIO_API extern "C" OFFLOADIO_EXTENSION_CALL
 
 namespace {
 

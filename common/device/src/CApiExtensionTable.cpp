@@ -2,8 +2,9 @@
 //
 // The plugin's discovery entry point, __tgt_rtl_ompx_extensions: the one
 // symbol by which libompx_io recognises an offload-io plugin and reaches
-// its extension calls, through the versioned table of
-// offloadio/ExtensionABI.h (whose rules say how the table grows).
+// its extension calls (hidden, exported by no name of their own), through the
+// versioned table of offloadio/ExtensionABI.h (whose rules say how the table
+// grows).
 #include "offloadio/ExtensionABI.h"
 
 #include <algorithm>
@@ -25,7 +26,7 @@ ExtensionTableTy makeOwnTable() {
 } // namespace
 
 extern "C" OFFLOADIO_EXTENSION_API int32_t
-__tgt_rtl_ompx_extensions(ExtensionTableTy *Table) {
+__tgt_rtl_ompx_extensions(offloadio_extension_table *Table) {
   if (!Table || Table->Size < ExtensionTableHeaderSize)
     return EINVAL;
   static const ExtensionTableTy Own = makeOwnTable();

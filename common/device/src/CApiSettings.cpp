@@ -3,26 +3,32 @@
 // The settings report of the offload-io extensions: the file engine's
 // settings as its reader sees them (__tgt_rtl_ompx_io_settings) and the
 // process's CPU share, thread counts and pinned cap with their origins
-// (__tgt_rtl_ompx_process_budget), behind ompx_io_get_settings and
-// ompx_io_get_process_budget.
+// (__tgt_rtl_ompx_process_budget), and every setting of Settings.def
+// (__tgt_rtl_ompx_settings_info), behind ompx_io_get_settings,
+// ompx_io_get_process_budget and ompx_io_get_all_settings.
 #include "offloadio/CApiSupport.h"
 #include "offloadio/Envar.h"
 #include "offloadio/ExtensionABI.h"
 #include "offloadio/Plugin.h"
 #include "offloadio/ProcessShare.h"
+#include "offloadio/SettingReport.h"
 #include "offloadio/Settings.h"
 #include "offloadio/io/IOEngine.h"
 
 #include "ompx_io.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
 using namespace offloadio;
 
-#define OFFLOADIO_API extern "C" __attribute__((visibility("default")))
+// Extension calls: reached through the table (CApiExtensionTable.cpp), not
+// exported.
+#define OFFLOADIO_API extern "C" OFFLOADIO_EXTENSION_CALL
 
 namespace {
 /// The plugin instance of the C entry points (CApi.cpp).
@@ -58,6 +64,59 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out,
     S.source = R.Invalid ? OMPX_IO_SETTING_INVALID
                : R.Raw   ? OMPX_IO_SETTING_ENVIRONMENT
                          : OMPX_IO_SETTING_DEFAULT;
+  }
+  return 0;
+}
+
+namespace {
+/// \p R as the C entry, whole.
+ompx_io_setting_info_t settingInfo(const SettingReportTy &R) {
+  ompx_io_setting_info_t S = ompx_io_setting_info_t();
+  S.size = sizeof(S);
+  copySettingText(S.name, R.Decl->Name);
+  copySettingText(S.value, R.Read.Used);
+  copySettingText(S.default_value, R.Read.Default);
+  copySettingText(S.env_value, R.Read.Raw.value_or(""));
+  copySettingText(S.valid, R.Read.Expected);
+  copySettingText(S.doc, R.Decl->Doc);
+  copySettingText(S.layer_name, settingLayerName(R.Decl->Layer));
+  S.origin = R.Read.Invalid ? OMPX_IO_SETTING_INVALID
+             : R.Read.Raw   ? OMPX_IO_SETTING_ENVIRONMENT
+                            : OMPX_IO_SETTING_DEFAULT;
+  S.kind = int(R.Decl->Kind);
+  S.layer = int(R.Decl->Layer);
+  return S;
+}
+} // namespace
+
+OFFLOADIO_API int32_t __tgt_rtl_ompx_settings_info(ompx_io_setting_info_t *Out,
+                                                   uint64_t EntrySize,
+                                                   uint64_t Capacity,
+                                                   uint64_t *Count) {
+  if (!Count || (!Out && Capacity) ||
+      (Capacity && EntrySize < SettingInfoFirstSize))
+    return EINVAL;
+  // The readers that know a default or bound at run time (the process's
+  // CPUs and memory), observed; the table answers for the others.
+  std::vector<EnvReadTy> RunTime;
+  {
+    EnvReadLogTy Log;
+    ProcessShareTy Share = ProcessShareTy::detect();
+    (void)PluginSettingsTy::fromEnv(Share);
+    (void)IOConfigTy::fromEnv(Share);
+    RunTime = Log.reads();
+  }
+  std::vector<SettingReportTy> Report = reportEverySetting(RunTime);
+  *Count = Report.size();
+  // An older caller's entries are shorter, a newer caller's longer: each
+  // gets what both know, at the caller's stride.
+  uint64_t Filled =
+      std::min<uint64_t>(EntrySize, sizeof(ompx_io_setting_info_t));
+  char *Entry = reinterpret_cast<char *>(Out);
+  for (uint64_t I = 0; I < Report.size() && I < Capacity; ++I) {
+    ompx_io_setting_info_t S = settingInfo(Report[I]);
+    S.size = Filled;
+    std::memcpy(Entry + I * EntrySize, &S, Filled);
   }
   return 0;
 }

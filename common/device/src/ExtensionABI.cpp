@@ -13,6 +13,7 @@
 #include "offloadio/ExtensionABI.h"
 #include "offloadio/PinnedBudget.h"
 #include "offloadio/PinnedMemoryMap.h"
+#include "offloadio/SettingTable.h"
 #include "offloadio/io/IOEngine.h"
 
 #include <cstddef>
@@ -88,6 +89,31 @@ static_assert(sizeof(ompx_lock_region_t) == 40 &&
 static_assert(sizeof(ompx_io_setting_t) == 420 &&
                   offsetof(ompx_io_setting_t, source) == 416,
               "ompx_io_setting_t layout");
+static_assert(sizeof(ompx_io_setting_info_t) == 680 &&
+                  offsetof(ompx_io_setting_info_t, name) == 8 &&
+                  offsetof(ompx_io_setting_info_t, doc) == 456 &&
+                  offsetof(ompx_io_setting_info_t, origin) == 664 &&
+                  offsetof(ompx_io_setting_info_t, layer) == 672,
+              "ompx_io_setting_info_t layout (members are only appended)");
+static_assert(SettingInfoFirstSize == 680,
+              "the first version of ompx_io_setting_info_t never changes");
+
+// ompx_io_setting_info_t's kind and layer number SettingKindTy and
+// SettingLayerTy.
+static_assert(unsigned(SettingKindTy::Bool) == OMPX_IO_KIND_BOOL &&
+                  unsigned(SettingKindTy::Int) == OMPX_IO_KIND_INT &&
+                  unsigned(SettingKindTy::Size) == OMPX_IO_KIND_SIZE &&
+                  unsigned(SettingKindTy::Choice) == OMPX_IO_KIND_CHOICE &&
+                  unsigned(SettingKindTy::InfoMask) == OMPX_IO_KIND_INFO_MASK,
+              "setting kinds");
+static_assert(unsigned(SettingLayerTy::Plugin) == OMPX_IO_LAYER_PLUGIN &&
+                  unsigned(SettingLayerTy::Device) == OMPX_IO_LAYER_DEVICE &&
+                  unsigned(SettingLayerTy::IOEngine) ==
+                      OMPX_IO_LAYER_IO_ENGINE &&
+                  unsigned(SettingLayerTy::Host) == OMPX_IO_LAYER_HOST &&
+                  unsigned(SettingLayerTy::CUDA) == OMPX_IO_LAYER_CUDA &&
+                  unsigned(SettingLayerTy::AMDGPU) == OMPX_IO_LAYER_AMDGPU,
+              "setting layers");
 
 // ompx_pinned_budget_t is filled field by field from PinnedBudgetStatsTy.
 static_assert(std::is_same_v<decltype(PinnedBudgetStatsTy::Cap),
@@ -104,7 +130,7 @@ static_assert(std::is_same_v<decltype(PinnedBudgetStatsTy::Cap),
 // call, packed, in the order of OFFLOADIO_EXTENSIONS. The entries each
 // version has: appending a call without raising the version, or raising
 // the version without recording its entries here, fails the build.
-constexpr uint32_t EntriesOfVersion[] = {0, /*1:*/ 20};
+constexpr uint32_t EntriesOfVersion[] = {0, /*1:*/ 20, /*2:*/ 21};
 constexpr uint32_t NumExtensions = 0
 #define OFFLOADIO_EXTENSION_COUNT(Field, Symbol) +1
     OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_COUNT);

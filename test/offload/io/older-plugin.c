@@ -42,6 +42,15 @@ int main(int argc, char **argv) {
   EXPECT_ERRNO(ompx_io_get_stats(42, &stats), ENOSYS, "stats");
   printf("stats: %s\n", ompx_io_last_error());
 
+  // A call added after the plugin's table version: ENOSYS, and the count
+  // is left alone.
+  // CHECK: all settings: ompx_io_get_all_settings on device 42: plugin {{.*}}old-table.so answers extension table version 1, which lacks __tgt_rtl_ompx_settings_info: update the plugin
+  size_t count = 777;
+  EXPECT_ERRNO(ompx_io_get_all_settings(42, NULL, 0, &count), ENOSYS,
+               "all settings");
+  OT_EXPECT(count == 777, "count untouched");
+  printf("all settings: %s\n", ompx_io_last_error());
+
   // A batch: the operation on device 42 fails alone.
   // CHECK: batch: ompx_io_batch_wait: 1 of 2 operations failed: operation 1 ({{.*}}device 42): Function not implemented: plugin {{.*}}old-table.so answers extension table version 1, which lacks __tgt_rtl_ompx_io_batch_create: update the plugin
   void *dbuf = omp_target_alloc(64, 0);

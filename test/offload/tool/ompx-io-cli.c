@@ -28,7 +28,14 @@
 // INFO: libomptarget.rtl.x86_64.nextgen.so (offload-io)
 // INFO: Device 0: offload-io x86_64 plugin, its device 0
 // INFO: kernel launch: ok
-// INFO: Engine settings
+// INFO: Settings (every layer's
+// INFO: [plugin]
+// INFO: LIBOMPTARGET_INFO
+// INFO: [io-engine]
+// INFO: OMPX_IO_THREADS
+// INFO: [amdgpu]
+// INFO: LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM off (default)
+// INFO-NEXT: let the AIS fastpath try file systems not verified for it
 // INFO-NOT: Note: no device
 
 // JSON: info-json: ok

@@ -3,7 +3,7 @@
 
 check-info-json.py FILE served|unserved
   served:   every device is served by an offload-io plugin, with paths, the
-            pinned budget and the engine settings present
+            pinned budget, the engine settings and every setting present
   unserved: no device is, the plugins are not offload-io's, and the budget
             is null
 Prints "info-json: ok" or raises.
@@ -16,7 +16,8 @@ with open(path) as f:
     info = json.load(f)  # fails on anything that is not valid JSON
 
 for key in ("version", "library_version", "num_devices", "initial_device",
-            "plugins", "devices", "pinned_budget", "settings"):
+            "plugins", "devices", "pinned_budget", "settings",
+            "all_settings"):
     assert key in info, "missing key %s" % key
 assert info["version"] == info["library_version"], info["version"]
 assert len(info["devices"]) == info["num_devices"]
@@ -38,11 +39,18 @@ if mode == "served":
     assert "OMPX_IO_THREADS" in names, names
     for s in info["settings"]:
         assert s["source"] in ("default", "environment", "invalid"), s
+    every = {(s["name"], s["layer"]) for s in info["all_settings"]}
+    assert ("LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM", "amdgpu") in every, every
+    assert ("OMPX_IO_THREADS", "io-engine") in every, every
+    for s in info["all_settings"]:
+        assert s["origin"] in ("default", "environment", "invalid"), s
+        assert s["doc"] and s["valid"], s
 elif mode == "unserved":
     assert not any(d["served"] for d in info["devices"]), info["devices"]
     assert not any(p["offload_io"] for p in info["plugins"]), info["plugins"]
     assert info["pinned_budget"] is None, info["pinned_budget"]
     assert info["settings"] == [], info["settings"]
+    assert info["all_settings"] == [], info["all_settings"]
 else:
     raise SystemExit("unknown mode %s" % mode)
 print("info-json: ok (%d devices)" % info["num_devices"])
