@@ -28,7 +28,6 @@
 #include <string>
 #include <vector>
 
-#define OMPX_API extern "C" __attribute__((visibility("default")))
 
 using namespace ompxio;
 

@@ -32,7 +32,6 @@
 #include <utility>
 #include <vector>
 
-#define OMPX_API extern "C" __attribute__((visibility("default")))
 
 using namespace ompxio;
 

@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <optional>
 
-#define OMPX_API extern "C" __attribute__((visibility("default")))
 
 using namespace ompxio;
 using offloadio::ExtensionNames;

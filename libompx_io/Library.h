@@ -17,6 +17,10 @@
 #include <string>
 #include <sys/types.h>
 
+/// Defines a public call of libompx_io (include/ompx_io*.h): the library's
+/// only exported symbols.
+#define OMPX_API extern "C" __attribute__((visibility("default")))
+
 namespace ompxio {
 
 /// The offload-io plugin and local number of OpenMP device \p Device into

@@ -20,7 +20,6 @@
 #include <optional>
 #include <string>
 
-#define OMPX_API extern "C" __attribute__((visibility("default")))
 
 using namespace ompxio;
 using offloadio::ExtensionNames;

@@ -16,7 +16,6 @@
 
 using namespace offloadio;
 
-#define OFFLOADIO_API extern "C" __attribute__((visibility("default")))
 
 namespace {
 

@@ -19,7 +19,6 @@ using namespace offloadio;
 
 // Extension calls: reached through the table (CApiExtensionTable.cpp), not
 // exported.
-#define OFFLOADIO_API extern "C" OFFLOADIO_EXTENSION_CALL
 
 namespace {
 
@@ -44,7 +43,7 @@ Expected<IOEngineTy &> engineOf(int32_t DeviceId) {
 
 } // namespace
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_create(int32_t DeviceId,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_batch_create(int32_t DeviceId,
                                                      void **Batch) {
   auto Engine = engineOf(DeviceId);
   if (!Engine)
@@ -56,7 +55,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_create(int32_t DeviceId,
   return 0;
 }
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_start(int32_t DeviceId,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_batch_start(int32_t DeviceId,
                                                     void *Batch,
                                                     const ompx_io_op_t *Ops,
                                                     uint64_t Count) {
@@ -75,7 +74,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_start(int32_t DeviceId,
   return 0;
 }
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_test(void *Batch) {
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_batch_test(void *Batch) {
   // A share inherited from the parent never progresses here: "done", so
   // that the wait that follows reports the error (as __tgt_rtl_ompx_io_test).
   if (extensionPlugin().inForkedChild())
@@ -83,7 +82,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_test(void *Batch) {
   return handleOf(Batch).Batch->isDone();
 }
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_notify(void *Batch,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_batch_notify(void *Batch,
                                                      void (*Fn)(void *),
                                                      void *Arg) {
   // A share inherited from the parent never completes here.
@@ -95,7 +94,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_notify(void *Batch,
   return 0;
 }
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_wait(void *Batch,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_batch_wait(void *Batch,
                                                    ompx_io_op_t *Ops,
                                                    uint64_t Count) {
   if (extensionPlugin().inForkedChild())
@@ -111,7 +110,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_batch_wait(void *Batch,
   return 0;
 }
 
-OFFLOADIO_API uint64_t __tgt_rtl_ompx_io_batch_message(void *Batch,
+OFFLOADIO_EXTENSION_DEFINITION uint64_t __tgt_rtl_ompx_io_batch_message(void *Batch,
                                                        uint64_t Index,
                                                        char *Buf,
                                                        uint64_t Len) {
@@ -124,7 +123,7 @@ OFFLOADIO_API uint64_t __tgt_rtl_ompx_io_batch_message(void *Batch,
   return Message.size();
 }
 
-OFFLOADIO_API void __tgt_rtl_ompx_io_batch_release(void *Batch) {
+OFFLOADIO_EXTENSION_DEFINITION void __tgt_rtl_ompx_io_batch_release(void *Batch) {
   // A share inherited from the parent is left alone: freeing it would wait
   // for workers that do not exist here.
   if (extensionPlugin().inForkedChild())

@@ -25,7 +25,6 @@ using namespace offloadio;
 
 // Extension calls: reached through the table (CApiExtensionTable.cpp), not
 // exported.
-#define OFFLOADIO_API extern "C" OFFLOADIO_EXTENSION_CALL
 
 namespace {
 /// The plugin instance of the C entry points (CApi.cpp).
@@ -33,7 +32,7 @@ GenericPluginTy &thePlugin() { return extensionPlugin(); }
 } // namespace
 
 /// The local number of OpenMP device \p GlobalId, or -1 if not ours.
-OFFLOADIO_API int32_t __tgt_rtl_ompx_resolve_device(int32_t GlobalId) {
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_resolve_device(int32_t GlobalId) {
   auto Local = thePlugin().resolveGlobalDeviceId(GlobalId);
   if (!Local) {
     llvm::consumeError(Local.takeError());
@@ -90,7 +89,7 @@ int32_t offloadio::extensionErrno(Error Err, int32_t DeviceId) {
   return errnoReport(std::move(Err), DeviceId);
 }
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_submit(int32_t DeviceId,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_submit(int32_t DeviceId,
                                                int32_t IsWrite, int32_t Fd,
                                                void *DevPtr, uint64_t Count,
                                                int64_t Offset,
@@ -109,7 +108,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_submit(int32_t DeviceId,
 }
 
 /// 1 done, 0 pending.
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_test(void *Request) {
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_test(void *Request) {
   // A request inherited from the parent never progresses here (no worker
   // threads) and its lock may be held forever: "done", so that the wait
   // that follows reports the error.
@@ -119,7 +118,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_test(void *Request) {
 }
 
 /// Wait, store the byte count, release the request; 0 or an errno value.
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_wait(void *Request, int64_t *Bytes) {
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_wait(void *Request, int64_t *Bytes) {
   // A request inherited from the parent: waiting would never end, and
   // freeing it could destroy a lock a parent worker held at the fork. The
   // child's copy is left alone; the parent still owns the transfer.
@@ -138,7 +137,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_wait(void *Request, int64_t *Bytes) {
 }
 
 /// Register the completion notification; 0 or an errno value.
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_notify(void *Request,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_notify(void *Request,
                                                void (*Fn)(void *), void *Arg) {
   // A request inherited from the parent never completes here: its
   // notification would never run.
@@ -153,7 +152,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_notify(void *Request,
   return 0;
 }
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_stats(int32_t DeviceId,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_stats(int32_t DeviceId,
                                               ompx_io_stats_t *Out) {
   return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
     auto Engine = thePlugin().getIOEngine(D);
@@ -175,7 +174,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_stats(int32_t DeviceId,
   });
 }
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_paths(int32_t DeviceId,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_paths(int32_t DeviceId,
                                               uint32_t *Mask, char *Why,
                                               uint64_t WhyLen) {
   return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
@@ -192,7 +191,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_io_paths(int32_t DeviceId,
 
 /// Fill \p *Out with the process's pinned-memory account; 0 or EINVAL.
 /// 1 and \p *Out filled when \p Ptr is in a locked region, 0 otherwise.
-OFFLOADIO_API int32_t __tgt_rtl_ompx_lock_info(const void *Ptr,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_lock_info(const void *Ptr,
                                                ompx_lock_region_t *Out) {
   // Memory locks are not inherited across fork (mlock(2), and vendor
   // registrations belong to the parent's context): nothing is locked for a
@@ -210,7 +209,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_lock_info(const void *Ptr,
   return 1;
 }
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_copy_counters(int32_t DeviceId,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_copy_counters(int32_t DeviceId,
                                                    uint64_t *Bytes,
                                                    uint64_t *Copies) {
   return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
@@ -223,7 +222,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_copy_counters(int32_t DeviceId,
   });
 }
 
-OFFLOADIO_API uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
+OFFLOADIO_EXTENSION_DEFINITION uint64_t __tgt_rtl_ompx_take_last_error(char *Buf,
                                                       uint64_t Len) {
   std::string Message = ExtensionErrorsTy::take();
   if (Buf && Len)

@@ -28,7 +28,6 @@ using namespace offloadio;
 
 // Extension calls: reached through the table (CApiExtensionTable.cpp), not
 // exported.
-#define OFFLOADIO_API extern "C" OFFLOADIO_EXTENSION_CALL
 
 namespace {
 /// The plugin instance of the C entry points (CApi.cpp).
@@ -41,7 +40,7 @@ void copySettingText(char (&Field)[N], const std::string &Text) {
 }
 } // namespace
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_settings(ompx_io_setting_t *Out,
                                                  uint64_t Capacity,
                                                  uint64_t *Count) {
   if (!Count || (!Out && Capacity))
@@ -89,7 +88,7 @@ ompx_io_setting_info_t settingInfo(const SettingReportTy &R) {
 }
 } // namespace
 
-OFFLOADIO_API int32_t __tgt_rtl_ompx_settings_info(ompx_io_setting_info_t *Out,
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_settings_info(ompx_io_setting_info_t *Out,
                                                    uint64_t EntrySize,
                                                    uint64_t Capacity,
                                                    uint64_t *Count) {
@@ -121,7 +120,7 @@ OFFLOADIO_API int32_t __tgt_rtl_ompx_settings_info(ompx_io_setting_info_t *Out,
   return 0;
 }
 
-OFFLOADIO_API int32_t
+OFFLOADIO_EXTENSION_DEFINITION int32_t
 __tgt_rtl_ompx_pinned_budget(ompx_pinned_budget_t *Out) {
   if (!Out)
     return EINVAL;
@@ -134,7 +133,7 @@ __tgt_rtl_ompx_pinned_budget(ompx_pinned_budget_t *Out) {
   return 0;
 }
 
-OFFLOADIO_API int32_t
+OFFLOADIO_EXTENSION_DEFINITION int32_t
 __tgt_rtl_ompx_process_budget(ompx_io_process_budget_t *Out) {
   if (!Out)
     return EINVAL;

@@ -8,9 +8,16 @@
 #define OFFLOADIO_CAPISUPPORT_H
 
 #include "offloadio/Error.h"
+#include "offloadio/ExtensionABI.h"
 #include "offloadio/LastErrorStore.h"
 
 #include <cstdint>
+
+/// Defines one of libomptarget's __tgt_rtl_* entry points: exported.
+#define OFFLOADIO_API extern "C" __attribute__((visibility("default")))
+/// Defines one of the extension calls: reached only through the table that
+/// __tgt_rtl_ompx_extensions answers, so not exported (ExtensionABI.h).
+#define OFFLOADIO_EXTENSION_DEFINITION extern "C" OFFLOADIO_EXTENSION_CALL
 
 namespace offloadio {
 
