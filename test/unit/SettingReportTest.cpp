@@ -5,6 +5,7 @@
 // Settings.def in its order, each read by its kind's reader, with its origin;
 // a reader's run-time read of a variable stands for the table's.
 #include "offloadio/SettingReport.h"
+#include "AllSettingsUnset.h"
 #include "ScopedEnv.h"
 
 #include "gtest/gtest.h"
@@ -18,16 +19,6 @@ using namespace offloadio;
 using namespace offloadio::test;
 
 namespace {
-
-/// Every variable of the table, unset (with its report marker) while alive.
-struct AllSettingsUnsetTy {
-  std::vector<std::unique_ptr<ScopedEnvTy>> Scopes;
-  AllSettingsUnsetTy() {
-    for (const SettingDeclTy &D : SettingDecls)
-      Scopes.push_back(std::make_unique<ScopedEnvTy>(
-          std::initializer_list<const char *>{D.Name}));
-  }
-};
 
 const SettingReportTy &find(const std::vector<SettingReportTy> &Report,
                             SettingId Id) {

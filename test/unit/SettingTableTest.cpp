@@ -7,6 +7,7 @@
 // plugins' on every value, bad ones included.
 #include "offloadio/SettingTable.h"
 #include "Diagnostics.h"
+#include "AllSettingsUnset.h"
 #include "ScopedEnv.h"
 #include "offloadio/Envar.h"
 #include "offloadio/ProcessShare.h"
@@ -25,16 +26,6 @@ using namespace offloadio;
 using namespace offloadio::test;
 
 namespace {
-
-/// Every variable of the table, unset (with its report marker) while alive.
-struct AllSettingsUnsetTy {
-  std::vector<std::unique_ptr<ScopedEnvTy>> Scopes;
-  AllSettingsUnsetTy() {
-    for (const SettingDeclTy &D : SettingDecls)
-      Scopes.push_back(std::make_unique<ScopedEnvTy>(
-          std::initializer_list<const char *>{D.Name}));
-  }
-};
 
 TEST(SettingTableTest, EveryDeclarationIsSound) {
   std::set<std::pair<std::string, SettingLayerTy>> Seen;

@@ -124,8 +124,13 @@ static void printProcessBudgetJson(void) {
   printf("}");
 }
 
+/// The name of \p Source, an enum ompx_io_setting_source value.
+static const char *sourceName(int Source) {
+  static const char *const Names[] = {"default", "environment", "invalid"};
+  return Source >= 0 && Source <= 2 ? Names[Source] : "unknown";
+}
+
 static void printSettingsJson(void) {
-  static const char *const Sources[] = {"default", "environment", "invalid"};
   size_t N = 0;
   ompx_io_setting_t *S = engineSettings(&N);
   printf("[");
@@ -141,8 +146,7 @@ static void printSettingsJson(void) {
     printf(", \"valid\": ");
     jsonString(S[I].valid);
     printf(", \"source\": ");
-    int Source = S[I].source;
-    jsonString(Source >= 0 && Source <= 2 ? Sources[Source] : "unknown");
+    jsonString(sourceName(S[I].source));
     printf("}");
   }
   printf("%s]", S && N ? "\n  " : "");
@@ -150,7 +154,6 @@ static void printSettingsJson(void) {
 }
 
 static void printAllSettingsJson(void) {
-  static const char *const Origins[] = {"default", "environment", "invalid"};
   size_t N = 0;
   ompx_io_setting_info_t *S = allSettings(&N);
   printf("[");
@@ -168,8 +171,7 @@ static void printAllSettingsJson(void) {
     printf(", \"valid\": ");
     jsonString(S[I].valid);
     printf(", \"origin\": ");
-    int Origin = S[I].origin;
-    jsonString(Origin >= 0 && Origin <= 2 ? Origins[Origin] : "unknown");
+    jsonString(sourceName(S[I].origin));
     printf(", \"doc\": ");
     jsonString(S[I].doc);
     printf("}");
