@@ -6,6 +6,7 @@
 #include "CallFailure.h"
 #include "Diagnostics.h"
 #include "Library.h"
+#include "offloadio/io/IOPathNames.h"
 #include "ompx_io.h"
 #include "ompx_version.h"
 #include "offloadio/ExtensionABI.h"
@@ -18,8 +19,7 @@ using namespace ompxio;
 using offloadio::ExtensionNames;
 
 OMPX_API const char *ompx_io_path_name(int Path) {
-  static const char *const Names[] = {"direct", "fastpath", "staged", "host"};
-  return Path >= 0 && Path < OMPX_IO_NUM_PATHS ? Names[Path] : "unknown";
+  return offloadio::ioPathNameOf(Path);
 }
 
 OMPX_API int ompx_io_get_stats(int Device, ompx_io_stats_t *Stats) {

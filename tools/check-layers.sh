@@ -38,6 +38,7 @@ LIBOMPX_IO_ALLOWED=(offloadio/ExtensionABI.h offloadio/ExtensionLookup.h
                     offloadio/LaunchRank.h offloadio/Envar.h
                     offloadio/LastErrorStore.h
                     offloadio/io/SysCalls.h offloadio/io/FullTransfer.h
+                    offloadio/io/IOPathNames.h
                     offloadio/io/TransferCheck.h)
 
 # GenericDeviceTy's header and sources.

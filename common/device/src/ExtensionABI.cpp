@@ -11,6 +11,7 @@
 #include "offloadio/Device.h"
 #include "offloadio/Error.h"
 #include "offloadio/ExtensionABI.h"
+#include "offloadio/io/IOPathNames.h"
 #include "offloadio/PinnedBudget.h"
 #include "offloadio/PinnedMemoryMap.h"
 #include "offloadio/SettingTable.h"
@@ -31,6 +32,7 @@ static_assert(unsigned(IOPathTy::Staged) == OMPX_IO_PATH_STAGED, "io path");
 static_assert(unsigned(IOPathTy::Count) == OMPX_IO_PATH_HOST,
               "the host path follows the engine's paths");
 static_assert(unsigned(IOPathTy::Count) + 1 == OMPX_IO_NUM_PATHS, "io paths");
+static_assert(NumNamedIOPaths == OMPX_IO_NUM_PATHS, "every public path has a name");
 
 // ompx_io_stats_t is filled index by index from IOStatsTy.
 template <typename ArrayTy>

@@ -2,6 +2,7 @@
 //
 // The file engine's settings from OMPX_IO_*, and the names of its paths.
 #include "offloadio/io/IOConfig.h"
+#include "offloadio/io/IOPathNames.h"
 #include "offloadio/Envar.h"
 #include "offloadio/ProcessShare.h"
 
@@ -10,17 +11,8 @@
 using namespace offloadio;
 
 const char *offloadio::ioPathName(IOPathTy Path) {
-  switch (Path) {
-  case IOPathTy::HostAddressable:
-    return "direct";
-  case IOPathTy::Fastpath:
-    return "fastpath";
-  case IOPathTy::Staged:
-    return "staged";
-  case IOPathTy::Count:
-    break;
-  }
-  return "unknown";
+  // Count is not a path of the engine; its number names the host's.
+  return Path == IOPathTy::Count ? "unknown" : ioPathNameOf(int(Path));
 }
 
 unsigned IOConfigTy::defaultThreads(const ProcessShareTy &Share) {
