@@ -55,7 +55,7 @@ bool LibompTaskEntriesTy::resolve(LibompTaskEntriesTy &Out,
 }
 
 DetachedTasksTy::DetachedTasksTy(const LibompTaskEntriesTy &Entries)
-    : Entries(Entries), CreatorPid(::getpid()) {
+    : Entries(Entries) {
   Loc.Flags = libomp::IdentKmpc;
   Loc.Source = ";libompx_io;ompx_io_depend;0;0;;";
   // libomp initialises itself on this first call: its exit handlers (its
@@ -68,7 +68,7 @@ DetachedTasksTy::DetachedTasksTy(const LibompTaskEntriesTy &Entries)
 void DetachedTasksTy::finishAtExit() {
   // A forked child's copy counts the parent's tasks, which never complete
   // here.
-  if (::getpid() != CreatorPid)
+  if (!Creator.isCurrent())
     return;
   size_t Mine = 0;
   {

@@ -39,6 +39,7 @@
 #define OMPX_IO_DETACHEDTASK_H
 
 #include "LibompTaskABI.h"
+#include "offloadio/CreatorProcess.h"
 
 #include <condition_variable>
 #include <memory>
@@ -148,7 +149,7 @@ private:
   bool Closed = false; ///< Set by finishAtExit.
   /// The process that created this object: a forked child's copy does not
   /// wait for the parent's tasks.
-  pid_t CreatorPid;
+  offloadio::CreatorProcessTy Creator;
 };
 
 /// The process's DetachedTasksTy, created on first use, when it registers

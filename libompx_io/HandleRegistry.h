@@ -10,6 +10,7 @@
 #define OMPX_IO_HANDLEREGISTRY_H
 
 #include "Diagnostics.h"
+#include "offloadio/CreatorProcess.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -39,7 +40,7 @@ public:
     // A child forked from the program inherits the registry, but the
     // transfers are the parent's, and a parent thread may have held the
     // registry's lock at the fork: the child leaves it alone.
-    if (::getpid() != CreatorPid)
+    if (!Creator.isCurrent())
       return;
     std::unordered_map<uintptr_t, PayloadTy> Left;
     {
@@ -96,7 +97,7 @@ private:
   const char *Noun;
   FinishFnTy Finish;
   /// The process that created the registry (see the destructor).
-  pid_t CreatorPid = ::getpid();
+  offloadio::CreatorProcessTy Creator;
   /// Guards InFlight and LastId; never held while waiting.
   std::mutex Lock;
   /// Handle numbers are never reused: a stale handle cannot name newer

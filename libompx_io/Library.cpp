@@ -2,6 +2,7 @@
 #include "Library.h"
 #include "Diagnostics.h"
 #include "InitialDevice.h"
+#include "offloadio/CreatorProcess.h"
 
 #include <atomic>
 #include <unistd.h>
@@ -22,7 +23,7 @@ public:
   ~LibraryStateTy() {
     // A forked child's requests are the parent's (see HandleRegistryTy),
     // and a parent thread may have held the directory's lock at the fork.
-    if (::getpid() != CreatorPid)
+    if (!Creator.isCurrent())
       return;
     // Order every device lookup made so far before the lookup table is
     // destroyed: the threads that made them may be synchronised with this
@@ -39,7 +40,7 @@ public:
 
 private:
   /// The process that created this state.
-  pid_t CreatorPid = ::getpid();
+  offloadio::CreatorProcessTy Creator;
 };
 
 /// The library's one instance.

@@ -36,7 +36,7 @@ LAYERS=(base io device)
 LIBOMPX_IO_ALLOWED=(offloadio/ExtensionABI.h offloadio/ExtensionLookup.h
                     offloadio/StaticTLS.h
                     offloadio/LaunchRank.h offloadio/Envar.h
-                    offloadio/LastErrorStore.h
+                    offloadio/LastErrorStore.h offloadio/CreatorProcess.h
                     offloadio/io/SysCalls.h offloadio/io/FullTransfer.h
                     offloadio/io/IOPathNames.h
                     offloadio/io/TransferCheck.h)
