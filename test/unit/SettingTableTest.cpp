@@ -8,6 +8,7 @@
 #include "offloadio/SettingTable.h"
 #include "Diagnostics.h"
 #include "AllSettingsUnset.h"
+#include "DeclaredSettings.h"
 #include "ScopedEnv.h"
 #include "offloadio/Envar.h"
 #include "offloadio/ProcessShare.h"
@@ -78,10 +79,7 @@ std::vector<std::string> frameworkReads() {
   (void)PluginSettingsTy::fromEnv(Share);
   (void)DeviceSettingsTy::fromEnv(48 * 1024);
   (void)IOConfigTy::fromEnv(Share);
-  std::vector<std::string> Names;
-  for (const EnvReadTy &R : Log.reads())
-    Names.push_back(R.Name);
-  return Names;
+  return namesRead(Log);
 }
 
 TEST(SettingTableTest,

@@ -7,6 +7,7 @@
 // limit, and each variable read exactly once.
 #include "AMDGPUSettings.h"
 
+#include "DeclaredSettings.h"
 #include "ScopedEnv.h"
 
 #include "gtest/gtest.h"
@@ -16,6 +17,7 @@
 #include <vector>
 
 using namespace offloadio;
+using namespace offloadio::test;
 using namespace offloadio::amdgpu;
 using offloadio::test::contains;
 using offloadio::test::ScopedEnvTy;
@@ -149,23 +151,11 @@ TEST_F(AMDGPUSettingsTest, ReadsEachVariableOnceInDeclarationOrder) {
 }
 
 
-/// The names Settings.def declares for layer \p Layer, in its order.
-std::vector<std::string> declaredNames(SettingLayerTy Layer) {
-  std::vector<std::string> Names;
-  for (const SettingDeclTy &D : SettingDecls)
-    if (D.Layer == Layer)
-      Names.push_back(D.Name);
-  return Names;
-}
-
 TEST_F(AMDGPUSettingsTest, ReadsEverySettingTheTableDeclaresForAMDGPU) {
   EnvReadLogTy Log;
   SettingsTy::fromEnv(AgentQueueMax);
   FastpathSettingsTy::fromEnv();
-  std::vector<std::string> Names;
-  for (const EnvReadTy &Read : Log.reads())
-    Names.push_back(Read.Name);
-  EXPECT_EQ(Names, declaredNames(SettingLayerTy::AMDGPU));
+  EXPECT_EQ(namesRead(Log), declaredNames(SettingLayerTy::AMDGPU));
 }
 
 } // namespace

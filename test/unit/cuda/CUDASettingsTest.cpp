@@ -6,6 +6,7 @@
 // exactly once.
 #include "CUDASettings.h"
 
+#include "DeclaredSettings.h"
 #include "ScopedEnv.h"
 
 #include "gtest/gtest.h"
@@ -15,6 +16,7 @@
 #include <vector>
 
 using namespace offloadio;
+using namespace offloadio::test;
 using namespace offloadio::cuda;
 using offloadio::test::contains;
 using offloadio::test::ScopedEnvTy;
@@ -102,22 +104,10 @@ TEST_F(CUDASettingsTest, ReadsEachVariableOnceInDeclarationOrder) {
 }
 
 
-/// The names Settings.def declares for layer \p Layer, in its order.
-std::vector<std::string> declaredNames(SettingLayerTy Layer) {
-  std::vector<std::string> Names;
-  for (const SettingDeclTy &D : SettingDecls)
-    if (D.Layer == Layer)
-      Names.push_back(D.Name);
-  return Names;
-}
-
 TEST_F(CUDASettingsTest, ReadsEverySettingTheTableDeclaresForCUDA) {
   EnvReadLogTy Log;
   SettingsTy::fromEnv();
-  std::vector<std::string> Names;
-  for (const EnvReadTy &Read : Log.reads())
-    Names.push_back(Read.Name);
-  EXPECT_EQ(Names, declaredNames(SettingLayerTy::CUDA));
+  EXPECT_EQ(namesRead(Log), declaredNames(SettingLayerTy::CUDA));
 }
 
 } // namespace

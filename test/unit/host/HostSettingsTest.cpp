@@ -6,6 +6,7 @@
 // variable read exactly once.
 #include "HostSettings.h"
 
+#include "DeclaredSettings.h"
 #include "ScopedEnv.h"
 
 #include "gtest/gtest.h"
@@ -14,6 +15,7 @@
 #include <vector>
 
 using namespace offloadio;
+using namespace offloadio::test;
 using namespace offloadio::host;
 using offloadio::test::contains;
 using offloadio::test::ScopedEnvTy;
@@ -65,22 +67,10 @@ TEST_F(HostSettingsTest, ReadsTheVariableOnce) {
 }
 
 
-/// The names Settings.def declares for layer \p Layer, in its order.
-std::vector<std::string> declaredNames(SettingLayerTy Layer) {
-  std::vector<std::string> Names;
-  for (const SettingDeclTy &D : SettingDecls)
-    if (D.Layer == Layer)
-      Names.push_back(D.Name);
-  return Names;
-}
-
 TEST_F(HostSettingsTest, ReadsEverySettingTheTableDeclaresForTheHostPlugin) {
   EnvReadLogTy Log;
   HostSettingsTy::fromEnv();
-  std::vector<std::string> Names;
-  for (const EnvReadTy &Read : Log.reads())
-    Names.push_back(Read.Name);
-  EXPECT_EQ(Names, declaredNames(SettingLayerTy::Host));
+  EXPECT_EQ(namesRead(Log), declaredNames(SettingLayerTy::Host));
 }
 
 } // namespace
