@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -302,6 +304,35 @@ TEST(PinnedBudgetTest, ARefusalFirstTakesBackWhatOtherHoldersKeepIdle) {
   ASSERT_FALSE(bool(Huge));
   llvm::consumeError(Huge.takeError());
   EXPECT_EQ(A.Asked, Asked);
+}
+
+TEST(PinnedBudgetTest, WaitingCountsTheRoomThatIsFreeWithWhatBusyHoldersFree) {
+  // 600 free now and 100 busy that will be freed: 650 come once the busy
+  // holder goes idle, though the busy bytes alone are fewer than 650.
+  PinnedBudgetTy Budget(1000);
+  FakeHolderTy Busy(Budget);
+  ASSERT_TRUE(Busy.hold(100, /*Idle=*/false));
+  FakeHolderTy Other(Budget);
+  ASSERT_TRUE(Other.hold(300, /*Idle=*/false));
+  struct BusyBytesTy final : public PinnedReclaimableTy {
+    explicit BusyBytesTy(PinnedBudgetTy &Budget) : Budget(Budget) {
+      Budget.addReclaimable(*this);
+    }
+    ~BusyBytesTy() override { Budget.removeReclaimable(*this); }
+    size_t reclaimIdle() override { return 0; }
+    size_t busyBytes() const override { return Bytes; }
+    PinnedBudgetTy &Budget;
+    std::atomic<size_t> Bytes{100};
+  } Reporter(Budget);
+  std::thread Finisher([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    Busy.dropAll();
+    Reporter.Bytes = 0;
+  });
+  EXPECT_TRUE(Budget.waitForRoom(650, nullptr));
+  Finisher.join();
+  // Beyond what is free and busy together, it does not wait.
+  EXPECT_FALSE(Budget.waitForRoom(800, nullptr));
 }
 
 TEST(PinnedBudgetTest, AHolderIsNotAskedForItsOwnReservation) {

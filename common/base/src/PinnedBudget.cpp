@@ -257,9 +257,11 @@ bool PinnedBudgetTy::waitForRoom(size_t Bytes,
           Busy += Holder->busyBytes();
         }
     }
-    if (room() >= Bytes)
+    // What is free now counts with what the busy holders will free.
+    uint64_t Room = room();
+    if (Room >= Bytes)
       return true;
-    if (Busy < Bytes)
+    if (Room + Busy < Bytes)
       return false;
     // The holders go idle when their transfers end, which nothing signals
     // here: poll, backing off, as the staging pool does for copies in
