@@ -282,6 +282,35 @@ TEST(HostStreamTest, AnUploadOverBudgetWaitsForTheStreamInstead) {
   ASSERT_TRUE(succeeded(S.synchronize()));
 }
 
+TEST(HostStreamTest, AnUploadWhoseBlockCannotBeAllocatedWaitsInstead) {
+  // The budget has room but the allocator fails: the copy still succeeds,
+  // from the caller's memory, and the budget gets its bytes back.
+  struct FailingAllocatorTy final : PinnedAllocatorTy {
+    Expected<void *> allocatePinned(size_t Size) override {
+      return makeErrnoError(ENOMEM, "no pinned memory for {0} bytes", Size);
+    }
+    Error freePinned(void *, size_t) override { return Error::success(); }
+  } Failing;
+  PinnedBudgetTy Budget(HostStreamTy::PageableCaptureLimit * 4);
+  PinnedPoolTy Pinned(Budget, Failing);
+  BufTy Src = pattern(6), Dst{};
+  GateTy Gate;
+  HostStreamTy S(&Pinned);
+  UnblockOnExitTy Unblock(Gate, {&S});
+  ASSERT_TRUE(succeeded(S.hostCallback(GateTy::wait, &Gate)));
+  std::thread Opener([&] {
+    Gate.waitEntered();
+    Gate.open();
+  });
+  Error Err = S.copyAsync(Dst.data(), Src.data(), sizeof(BufTy),
+                          CopyKindTy::HostToDevice);
+  Opener.join();
+  ASSERT_TRUE(succeeded(std::move(Err)));
+  EXPECT_EQ(Dst, pattern(6)) << "done before copyAsync returned";
+  EXPECT_EQ(Budget.getStats().Used, 0u);
+  ASSERT_TRUE(succeeded(S.synchronize()));
+}
+
 TEST(HostStreamTest, OverlappingCopyBehavesLikeMemmove) {
   std::vector<unsigned char> Buf(100);
   std::iota(Buf.begin(), Buf.end(), 0);

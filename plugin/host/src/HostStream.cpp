@@ -121,9 +121,13 @@ Error HostStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
         auto Lease =
             Pinned->acquire(PageableCaptureLimit, OnRefusalTy::CopyUnpinned,
                             "a host-stream capture block");
+        // A block the budget granted but the allocator could not give is
+        // no reason to fail the copy either: it is done from the caller's
+        // memory, as over budget.
+        bool Unpinned = !Lease || !*Lease;
         if (!Lease)
-          return Lease.takeError();
-        if (!*Lease) {
+          llvm::consumeError(Lease.takeError());
+        if (Unpinned) {
           // Only up to this copy: later work of other threads may wait on
           // this caller.
           uint64_t Seq = 0;
