@@ -227,12 +227,14 @@ void IOEngineTy::startBatch(IOBatchTy &Batch,
     Setup.BufFd = DirectFdsOf(First.Fd, Write).BufFd;
     R->applyDirect(std::move(Setup));
     R->gather(std::move(Segments));
-    std::string Why = Path == Checked[Run.front()]->Path
-                          ? Checked[Run.front()]->Why
-                          : "vendor storage DMA takes one buffer per call";
-    noteRequest(*R, First.Fd,
-                Why + "; " + std::to_string(Run.size()) +
-                    " operations gathered");
+    // The reason is shown only in OMPX_IO_INFO lines, as checkRequest's.
+    std::string Why;
+    if (Log.enabled())
+      Why = (Path == Checked[Run.front()]->Path
+                 ? Checked[Run.front()]->Why
+                 : std::string("vendor storage DMA takes one buffer per call")) +
+            "; " + std::to_string(Run.size()) + " operations gathered";
+    noteRequest(*R, First.Fd, Why);
     IORequestTy &Queued = *R;
     size_t Index = Batch.addRequest(std::move(R));
     for (size_t J : Run)
