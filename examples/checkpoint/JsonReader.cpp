@@ -116,11 +116,11 @@ Error JsonReaderTy::check(unsigned MaxDepth) {
     } else if (C == '-' || isDigit(C)) {
       if (Error Err = checkNumber())
         return Err;
-    } else if (Text.substr(Pos).startswith("true")) {
+    } else if (Text.substr(Pos).starts_with("true")) {
       Pos += 4;
-    } else if (Text.substr(Pos).startswith("false")) {
+    } else if (Text.substr(Pos).starts_with("false")) {
       Pos += 5;
-    } else if (Text.substr(Pos).startswith("null")) {
+    } else if (Text.substr(Pos).starts_with("null")) {
       Pos += 4;
     } else {
       return syntaxError("a value expected, found " + shownByte(C));
@@ -215,7 +215,7 @@ Error JsonReaderTy::checkString() {
       return syntaxError("unpaired surrogate escape in a string");
     if (!isHighSurrogate(Unit))
       continue;
-    if (!Text.substr(Pos).startswith("\\u"))
+    if (!Text.substr(Pos).starts_with("\\u"))
       return syntaxError("unpaired surrogate escape in a string");
     Pos += 2;
     if (Error Err = checkHex4(Unit))

@@ -136,7 +136,7 @@ Expected<uint64_t> readCount(checkpoint::JsonReaderTy &Reader, StringRef Name,
   if (Reader.kind() != KindTy::Number)
     return tensorError(Name, What + " is not a number");
   StringRef Text = Reader.readNumber();
-  bool Negative = Text.startswith("-");
+  bool Negative = Text.starts_with("-");
   if (Text.find_first_of(".eE") == StringRef::npos) {
     StringRef Digits = Text.drop_front(Negative ? 1 : 0);
     uint64_t Value;

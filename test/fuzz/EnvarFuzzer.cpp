@@ -202,8 +202,8 @@ void checkWarning(const std::string &Out, bool Warn, const std::string &Value,
                      "]: warning: ignoring " + Var +
                      "='" + Value + "': expected ";
   OFFLOADIO_FUZZ_CHECK(
-      StringRef(Out).startswith(Want) &&
-          StringRef(Out).endswith("; using " + Used + "\n") &&
+      StringRef(Out).starts_with(Want) &&
+          StringRef(Out).ends_with("; using " + Used + "\n") &&
           llvm::count(Out, '\n') == llvm::count(Value, '\n') + 1,
       "{0}('{1}'): warning '{2}' (default {3})", Reader, llvm::StringRef(Value),
       llvm::StringRef(Out), llvm::StringRef(Used));

@@ -352,9 +352,9 @@ auto PluginFuzzerTy::call(const char *Entry, ReportTy Report, FnTy Fn) {
   // "offload-io(x86_64)[ device N]: error: <entry>: <message>\n"
   llvm::StringRef Text(Out);
   OFFLOADIO_FUZZ_CHECK(
-      Text.startswith("offload-io(x86_64)") &&
+      Text.starts_with("offload-io(x86_64)") &&
           Text.contains(std::string(": error: ") + Entry + ": ") &&
-          Text.endswith("\n") && Text.count('\n') == 1,
+          Text.ends_with("\n") && Text.count('\n') == 1,
       "{0} must report one error line, printed: '{1}'", Entry, Text);
   return Result;
 }

@@ -122,7 +122,7 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
   unsigned NumQueues = unsigned(Settings.NumQueues);
   QueueSize = uint32_t(llvm::PowerOf2Ceil(uint64_t(Settings.QueueSize)));
   if (QueueMax && QueueSize > QueueMax)
-    QueueSize = uint32_t(llvm::PowerOf2Floor(QueueMax));
+    QueueSize = uint32_t(llvm::bit_floor(QueueMax));
   for (unsigned I = 0; I < NumQueues; ++I) {
     auto Queue = AMDGPUQueueTy::create(Api, Gpu.Agent, QueueSize, DeviceId);
     if (!Queue)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "AMDGPUImage.h"
+#include "offloadio/LLVMSupportCompat.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -104,7 +105,7 @@ std::optional<AMDGPUTargetIdTy> amdgpu::readImageTarget(StringRef Bytes) {
 namespace {
 
 AMDGPUArgKindTy argKind(StringRef ValueKind) {
-  if (!ValueKind.startswith("hidden_"))
+  if (!ValueKind.starts_with("hidden_"))
     return AMDGPUArgKindTy::Explicit;
   return llvm::StringSwitch<AMDGPUArgKindTy>(ValueKind)
       .Case("hidden_global_offset_x", AMDGPUArgKindTy::HiddenGlobalOffsetX)
@@ -221,7 +222,7 @@ amdgpu::readKernelMetadata(StringRef Bytes) {
           Note.getType() != llvm::ELF::NT_AMDGPU_METADATA)
         continue;
       if (auto ParseErr =
-              parseMetadataBlob(Note.getDescAsStringRef(), Result)) {
+              parseMetadataBlob(noteDescription(Note, Ph.p_align), Result)) {
         llvm::consumeError(std::move(Err));
         return std::move(ParseErr);
       }

@@ -324,7 +324,7 @@ hsa_status_t loadObject(StringRef Bytes, AgentTy *Agent, LoadedObjectTy &Out) {
     S->Agent = Agent;
     S->Address = Sym.st_value + Bias;
     S->Size = Sym.st_size;
-    if (NameOrErr->endswith(".kd") && Sym.st_size == 64) {
+    if (NameOrErr->ends_with(".kd") && Sym.st_size == 64) {
       const uint8_t *Kd = Segment + (Sym.st_value - Lo);
       S->Kind = HSA_SYMBOL_KIND_KERNEL;
       S->Kernel.Name = NameOrErr->drop_back(3).str();
