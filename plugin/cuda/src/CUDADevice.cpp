@@ -124,9 +124,9 @@ Error CUDADeviceTy::applyContextLimits() {
     CUlimit Limit;
     const char *Name;
   } Limits[] = {
-      {CUDASettingsTy::StackSizeVar, Settings.StackSize, CU_LIMIT_STACK_SIZE,
-       "CU_LIMIT_STACK_SIZE"},
-      {CUDASettingsTy::HeapSizeVar, Settings.HeapSize,
+      {settingDecl(SettingId::CUDAStackSize).Name, Settings.StackSize,
+       CU_LIMIT_STACK_SIZE, "CU_LIMIT_STACK_SIZE"},
+      {settingDecl(SettingId::CUDAHeapSize).Name, Settings.HeapSize,
        CU_LIMIT_MALLOC_HEAP_SIZE, "CU_LIMIT_MALLOC_HEAP_SIZE"},
   };
   for (auto &L : Limits) {
