@@ -13,6 +13,7 @@
 
 #include "AMDGPUContext.h"
 #include "AMDGPUFastpath.h"
+#include "AMDGPUKernargPool.h"
 #include "AMDGPUKernel.h"
 #include "AMDGPUQueue.h"
 #include "AMDGPUSettings.h"

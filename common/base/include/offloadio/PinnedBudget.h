@@ -19,7 +19,8 @@
 //
 // A reservation that would take the account past its cap first asks the
 // holders registered with this handle (PinnedReclaimableTy: the file
-// engine's rings, the staging pools) to give back the memory they hold but
+// engine's rings, the staging pools, the AMDGPU kernel-argument arenas
+// beyond each device's first) to give back the memory they hold but
 // do not use now, then tries again; only then does it fail with
 // OutOfResources and a message naming OFFLOADIO_PINNED_MAX. What a holder
 // does then is chosen at each of its calls (OnRefusalTy, PinnedPool.h):
