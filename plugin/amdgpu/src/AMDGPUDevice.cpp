@@ -133,8 +133,8 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
       return Queue.takeError();
     Queues.push_back(std::move(*Queue));
   }
-  Kernargs = std::make_unique<AMDGPUKernargPoolTy>(
-      Api, Ctx.KernargPool, Gpu.Agent, DeviceId, Plugin.getPinnedBudget());
+  Kernargs = std::make_unique<AMDGPUKernargPoolTy>(Api, Ctx.KernargPool,
+                                                   Gpu.Agent, DeviceId, Budget);
   return Kernargs->init();
 }
 
@@ -197,7 +197,7 @@ IOFastpathTy *AMDGPUDeviceTy::getIOFastpathImpl() {
     return nullptr;
   if (!Fastpath)
     Fastpath = std::make_unique<AMDGPUFastpathTy>(
-        *this, Ctx.Api, Plugin.getSys(), AMDGPUFastpathSettingsTy::fromEnv());
+        *this, Ctx.Api, Sys, AMDGPUFastpathSettingsTy::fromEnv());
   return Fastpath.get();
 }
 
