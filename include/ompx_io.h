@@ -171,8 +171,8 @@ int ompx_io_paths(int device_num, unsigned *mask, char *why, size_t why_len);
 
 /** The process's budget of host memory that the offload-io plugins pin
  *  for their own buffers: staging and small-download buffers, file-engine
- *  rings, host-stream captures. One account for all plugins of a process,
- *  capped by OFFLOADIO_PINNED_MAX. */
+ *  rings, host-stream captures, AMDGPU kernel-argument arenas. One account for
+ * all plugins of a process, capped by OFFLOADIO_PINNED_MAX. */
 typedef struct ompx_pinned_budget {
   uint64_t cap;      /**< Most bytes the plugins may hold. */
   uint64_t used;     /**< Bytes held now. */

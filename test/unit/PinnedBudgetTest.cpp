@@ -74,6 +74,25 @@ TEST(PinnedBudgetTest, ReservesUpToTheCapAndNoFurther) {
   EXPECT_FALSE(Budget.isShared());
 }
 
+TEST(PinnedBudgetTest, OnlyTheFirstTryOfARequestCountsAsARefusal) {
+  PinnedBudgetTy Budget(1000);
+  auto Held = Budget.reserve(900, "held");
+  ASSERT_TRUE(bool(Held));
+  for (PinnedTryTy Try :
+       {PinnedTryTy::First, PinnedTryTy::Again, PinnedTryTy::Again}) {
+    auto Refused = Budget.reserve(200, "retried", nullptr, Try);
+    ASSERT_FALSE(bool(Refused));
+    // The caller hears of each refusal, counted or not.
+    EXPECT_NE(
+        takeErrorMessage(Refused.takeError()).find("OFFLOADIO_PINNED_MAX"),
+        std::string::npos);
+  }
+  EXPECT_EQ(Budget.getStats().Refusals, 1u);
+  auto Granted = Budget.reserve(100, "granted", nullptr, PinnedTryTy::Again);
+  EXPECT_TRUE(bool(Granted));
+  EXPECT_EQ(Budget.getStats().Refusals, 1u);
+}
+
 TEST(PinnedBudgetTest, ARequestLargerThanTheCapIsRefusedWithoutOverflow) {
   PinnedBudgetTy Budget(100);
   auto Huge = Budget.reserve(SIZE_MAX, "huge");

@@ -135,6 +135,74 @@ TEST(PinnedPoolTest, AFailedAllocationIsReturnedAndGivesItsBytesBack) {
   EXPECT_EQ(Budget.getStats().Refusals, 0u);
 }
 
+TEST(PinnedPoolTest, ARequestRefusedAtEveryTryCountsOnce) {
+  // 3 pages free: 8 are refused, and so is the smaller share when the
+  // least the caller can work with is 4; the stats hear of one request.
+  PinnedBudgetTy Budget(4 * Page);
+  FakePinnedAllocatorTy Alloc;
+  PinnedPoolTy Pool(Budget, Alloc);
+  auto Held = Pool.acquire(Page, OnRefusalTy::Fail, "held");
+  ASSERT_TRUE(bool(Held));
+  for (OnRefusalTy OnRefusal :
+       {OnRefusalTy::Shrink, OnRefusalTy::ShrinkThenWait}) {
+    uint64_t Before = Budget.getStats().Refusals;
+    auto Lease = Pool.acquire(
+        {8 * Page, OnRefusal, "test", nullptr, 4 * Page, PinnedTryTy::First});
+    ASSERT_FALSE(bool(Lease)) << onRefusalName(OnRefusal).str();
+    llvm::consumeError(Lease.takeError());
+    EXPECT_EQ(Budget.getStats().Refusals, Before + 1)
+        << onRefusalName(OnRefusal).str();
+  }
+  // Asking again for what was refused before is no new refusal.
+  auto Again = Pool.acquire(
+      {8 * Page, OnRefusalTy::MakeDo, "test", nullptr, 0, PinnedTryTy::Again});
+  ASSERT_TRUE(bool(Again));
+  EXPECT_FALSE(bool(*Again));
+  EXPECT_EQ(Budget.getStats().Refusals, 2u);
+  // A smaller share granted after the refusal: still one refused request.
+  auto Shrunk = Pool.acquire(
+      {8 * Page, OnRefusalTy::Shrink, "test", nullptr, 0, PinnedTryTy::First});
+  ASSERT_TRUE(bool(Shrunk));
+  EXPECT_EQ(Shrunk->size(), Page);
+  EXPECT_EQ(Budget.getStats().Refusals, 3u);
+}
+
+TEST(PinnedPoolTest, AWaitRetriedAfterEachWakeCountsOnce) {
+  // A busy holder gives back a page each time it is asked. A request for
+  // the whole cap, that can work with 3 pages, is refused, and so is its
+  // smaller share; after the wait it asks for the whole cap again (refused
+  // again) before the share it then gets. One refused request.
+  struct TricklingHolderTy final : PinnedReclaimableTy {
+    size_t reclaimIdle() override {
+      if (Held.empty())
+        return 0;
+      Held.pop_back();
+      ++Given;
+      return Page;
+    }
+    size_t busyBytes() const override { return Held.size() * Page; }
+    std::vector<PinnedReservationTy> Held;
+    unsigned Given = 0;
+  };
+  PinnedBudgetTy Budget(8 * Page);
+  FakePinnedAllocatorTy Alloc;
+  PinnedPoolTy Pool(Budget, Alloc);
+  TricklingHolderTy Holder;
+  for (int I = 0; I < 8; ++I) {
+    auto R = Budget.reserve(Page, "busy");
+    ASSERT_TRUE(bool(R));
+    Holder.Held.push_back(std::move(*R));
+  }
+  Budget.addReclaimable(Holder);
+  auto Lease = Pool.acquire({8 * Page, OnRefusalTy::ShrinkThenWait, "waiter",
+                             nullptr, 3 * Page, PinnedTryTy::First});
+  ASSERT_TRUE(bool(Lease)) << llvm::toString(Lease.takeError());
+  EXPECT_EQ(Lease->size(), 3 * Page);
+  EXPECT_EQ(Holder.Given, 4u) << "refused twice before the wait, once after";
+  EXPECT_EQ(Budget.getStats().Refusals, 1u);
+  Budget.removeReclaimable(Holder);
+}
+
 TEST(PinnedPoolTest, EachReactionToARefusal) {
   PinnedBudgetTy Budget(16 * Page);
   FakePinnedAllocatorTy Alloc;
@@ -264,13 +332,10 @@ TEST(PinnedPoolTest, RandomisedAgainstAModel) {
           Expect = Bytes;
         } else {
           ++Refusals;
+          // The share asked for next is the same request: one refusal.
           size_t Shrunk = std::max<uint64_t>(Room / 2 / Page * Page, Least);
-          if (Shrinks && Shrunk < Bytes) {
-            if (Shrunk <= Room)
-              Expect = Shrunk;
-            else
-              ++Refusals;
-          }
+          if (Shrinks && Shrunk < Bytes && Shrunk <= Room)
+            Expect = Shrunk;
         }
         bool Empty = OnRefusal == OnRefusalTy::MakeDo ||
                      OnRefusal == OnRefusalTy::CopyUnpinned;

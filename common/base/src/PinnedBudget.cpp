@@ -201,9 +201,10 @@ static bool tryCharge(PinnedAccountTy &Account, size_t Bytes, uint64_t &Used) {
   return true;
 }
 
-Expected<PinnedReservationTy>
-PinnedBudgetTy::reserve(size_t Bytes, llvm::StringRef Purpose,
-                        PinnedReclaimableTy *Self) {
+Expected<PinnedReservationTy> PinnedBudgetTy::reserve(size_t Bytes,
+                                                      llvm::StringRef Purpose,
+                                                      PinnedReclaimableTy *Self,
+                                                      PinnedTryTy Try) {
   PinnedAccountTy *Account = &accountOfThisProcess();
   uint64_t Used = 0;
   if (tryCharge(*Account, Bytes, Used))
@@ -219,7 +220,8 @@ PinnedBudgetTy::reserve(size_t Bytes, llvm::StringRef Purpose,
   }
   if (tryCharge(*Account, Bytes, Used))
     return PinnedReservationTy(*Account, ::getpid(), Bytes);
-  Account->Refusals.fetch_add(1, std::memory_order_relaxed);
+  if (Try == PinnedTryTy::First)
+    Account->Refusals.fetch_add(1, std::memory_order_relaxed);
   return makeError(ErrorCode::OutOfResources,
                    "pinned-memory budget exhausted: {0} needs {1} bytes, but "
                    "{2} of the {3} bytes that OFFLOADIO_PINNED_MAX allows the "

@@ -64,8 +64,9 @@ Error PinnedLeaseTy::release() {
 
 Expected<PinnedReservationTy>
 PinnedPoolTy::reserve(const PinnedRequestTy &Request, bool Smaller,
-                      size_t MinBytes) {
-  auto Reserved = Budget.reserve(Request.Bytes, Request.Purpose, Request.Self);
+                      size_t MinBytes, PinnedTryTy Try) {
+  auto Reserved =
+      Budget.reserve(Request.Bytes, Request.Purpose, Request.Self, Try);
   if (Reserved || !Smaller)
     return Reserved;
   // Half of what is left, so that other holders find room too.
@@ -73,7 +74,9 @@ PinnedPoolTy::reserve(const PinnedRequestTy &Request, bool Smaller,
   size_t Shrunk = size_t(std::max<uint64_t>(Half, MinBytes));
   if (Shrunk >= Request.Bytes)
     return Reserved;
-  auto Again = Budget.reserve(Shrunk, Request.Purpose, Request.Self);
+  // The same request, refused (and counted) just now.
+  auto Again =
+      Budget.reserve(Shrunk, Request.Purpose, Request.Self, PinnedTryTy::Again);
   if (!Again) {
     // The caller hears of the size it asked for, not of the share.
     llvm::consumeError(Again.takeError());
@@ -91,13 +94,14 @@ Expected<PinnedLeaseTy> PinnedPoolTy::acquire(const PinnedRequestTy &Request) {
       OnRefusal == OnRefusalTy::Wait || OnRefusal == OnRefusalTy::ShrinkThenWait;
   size_t MinBytes = std::min(
       Request.MinBytes ? Request.MinBytes : ShrinkGranule, Request.Bytes);
-  auto Reserved = reserve(Request, Smaller, MinBytes);
+  auto Reserved = reserve(Request, Smaller, MinBytes, Request.Try);
   // Waiters wait for the least they can work with; the caller holds none of
-  // the budget's busy memory itself (PinnedBudgetTy::waitForRoom).
+  // the budget's busy memory itself (PinnedBudgetTy::waitForRoom). Each
+  // try after a wait asks again for what was refused once.
   while (!Reserved && Waits &&
          Budget.waitForRoom(Smaller ? MinBytes : Request.Bytes, Request.Self)) {
     llvm::consumeError(Reserved.takeError());
-    Reserved = reserve(Request, Smaller, MinBytes);
+    Reserved = reserve(Request, Smaller, MinBytes, PinnedTryTy::Again);
   }
   if (!Reserved) {
     if (OnRefusal != OnRefusalTy::MakeDo &&

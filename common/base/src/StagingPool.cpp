@@ -29,6 +29,9 @@ Expected<StagingBufferTy *> StagingPoolTy::tryAcquire() { return take(false); }
 
 Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
   std::unique_lock<std::mutex> Guard(Lock, std::defer_lock);
+  // Whether the budget refused this call's buffer already: its later tries
+  // ask again for the same buffer, one refused request in the stats.
+  PinnedTryTy Try = PinnedTryTy::First;
   for (unsigned Round = 0;; ++Round) {
     // Buffers whose copies are done are reused before new ones are
     // allocated.
@@ -53,8 +56,10 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
       Guard.unlock();
       // MakeDo: buffers of ours that are out come back (see the header),
       // and a caller of tryAcquire() has its own answer to a refusal.
-      auto Lease =
-          Pinned.acquire(BufferSize, OnRefusalTy::MakeDo, Purpose, this);
+      auto Lease = Pinned.acquire(
+          {BufferSize, OnRefusalTy::MakeDo, Purpose, this, 0, Try});
+      if (Lease && !*Lease)
+        Try = PinnedTryTy::Again;
       if (Lease && !*Lease && Wait) {
         Guard.lock();
         bool NoneOut = All.empty() && Pending == 1;
@@ -63,7 +68,8 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
         // holders' busy memory may come back; the refusal stands if not
         // enough of it will.
         if (NoneOut)
-          Lease = Pinned.acquire(BufferSize, OnRefusalTy::Wait, Purpose, this);
+          Lease = Pinned.acquire(
+              {BufferSize, OnRefusalTy::Wait, Purpose, this, 0, Try});
       }
       auto Buffer = std::make_unique<StagingBufferTy>();
       Guard.lock();

@@ -25,12 +25,7 @@ Error GenericDeviceTy::init() {
   if (auto Err = initImpl(Limits))
     return Err;
   Settings = DeviceSettingsTy::fromEnv(Limits.MaxDynamicSharedMemory);
-  // The OpenMP variables bound the defaults, as upstream plugins do.
-  if (Settings.NumTeams)
-    Limits.DefaultTeams = std::min(Settings.NumTeams, Limits.MaxTeams);
-  if (Settings.TeamsThreadLimit)
-    Limits.DefaultThreads =
-        std::min(Settings.TeamsThreadLimit, Limits.MaxThreads);
+  deriveLaunchLimits(Limits, Settings.NumTeams, Settings.TeamsThreadLimit);
 
   if (Settings.MemoryManagerThreshold)
     MemoryManager = std::make_unique<MemoryManagerTy>(

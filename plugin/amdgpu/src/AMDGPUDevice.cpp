@@ -106,14 +106,18 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
                      "device {0} reports no usable geometry (work-group "
                      "limit {1}, wavefront {2}, grid limit {3})",
                      DeviceId, MaxWorkgroupSize, WavefrontSize, GridMax);
-  Limits.MaxThreads = std::min<uint32_t>(MaxWorkgroupSize, 1024);
-  Limits.DefaultThreads = std::min<uint32_t>(256, Limits.MaxThreads);
-  Limits.MaxTeams = uint32_t(
-      std::min<uint64_t>(GridMax / Limits.MaxThreads, uint64_t(1) << 20));
-  // libomptarget 16's AMDGPU default: four teams per compute unit, also
-  // the cap on teams derived from a loop's trip count.
+  // The agent's limits, and libomptarget 16's AMDGPU grid values: at most
+  // 1024 threads and 2^20 teams, 256 threads by default, and four teams
+  // per compute unit by default, also the cap on teams derived from a
+  // loop's trip count. The framework bounds each by the others
+  // (deriveLaunchLimits).
+  Limits.MaxThreads = MaxWorkgroupSize;
+  Limits.ThreadsCap = 1024;
+  Limits.MaxTeams = UINT32_MAX;
+  Limits.TeamsCap = uint32_t(1) << 20;
+  Limits.MaxGridThreads = GridMax;
+  Limits.DefaultThreads = 256;
   Limits.DefaultTeams = std::max<uint32_t>(1, ComputeUnits) * 4;
-  Limits.DefaultTeams = std::min(Limits.DefaultTeams, Limits.MaxTeams);
   Limits.WarpSize = WavefrontSize;
   Limits.HostCanAccessDeviceMemory = false;
   Limits.MaxDynamicSharedMemory = MaxGroupSegmentSize;
@@ -129,8 +133,8 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
       return Queue.takeError();
     Queues.push_back(std::move(*Queue));
   }
-  Kernargs = std::make_unique<AMDGPUKernargPoolTy>(
-      Api, Ctx.KernargPool, Gpu.Agent, DeviceId, Plugin.getPinnedBudget());
+  Kernargs = std::make_unique<AMDGPUKernargPoolTy>(Api, Ctx.KernargPool,
+                                                   Gpu.Agent, DeviceId, Budget);
   return Kernargs->init();
 }
 
@@ -193,7 +197,7 @@ IOFastpathTy *AMDGPUDeviceTy::getIOFastpathImpl() {
     return nullptr;
   if (!Fastpath)
     Fastpath = std::make_unique<AMDGPUFastpathTy>(
-        *this, Ctx.Api, Plugin.getSys(), AMDGPUFastpathSettingsTy::fromEnv());
+        *this, Ctx.Api, Sys, AMDGPUFastpathSettingsTy::fromEnv());
   return Fastpath.get();
 }
 

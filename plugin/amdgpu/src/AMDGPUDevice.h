@@ -13,6 +13,7 @@
 
 #include "AMDGPUContext.h"
 #include "AMDGPUFastpath.h"
+#include "AMDGPUKernargPool.h"
 #include "AMDGPUKernel.h"
 #include "AMDGPUQueue.h"
 #include "AMDGPUSettings.h"
@@ -34,9 +35,13 @@ class AMDGPUImageTy;
 /// One GPU.
 class AMDGPUDeviceTy final : public GenericDeviceTy {
 public:
+  /// GPU \p DeviceId of \p Ctx. Its kernel-argument arenas reserve in
+  /// \p Budget, and its file fastpath makes its system calls through
+  /// \p Sys; both must outlive the device.
   AMDGPUDeviceTy(GenericPluginTy &Plugin, int32_t DeviceId,
-                 AMDGPUContextTy &Ctx)
-      : GenericDeviceTy(Plugin, DeviceId), Ctx(Ctx), Gpu(Ctx.Gpus[DeviceId]) {}
+                 AMDGPUContextTy &Ctx, PinnedBudgetTy &Budget, SysTy &Sys)
+      : GenericDeviceTy(Plugin, DeviceId), Ctx(Ctx), Gpu(Ctx.Gpus[DeviceId]),
+        Budget(Budget), Sys(Sys) {}
   ~AMDGPUDeviceTy() override;
 
   /// The GPU agent.
@@ -93,6 +98,10 @@ private:
 
   AMDGPUContextTy &Ctx;
   const AMDGPUAgentInfoTy &Gpu;
+  /// The pinned budget the kernel-argument arenas reserve in.
+  PinnedBudgetTy &Budget;
+  /// The system calls of the file fastpath.
+  SysTy &Sys;
 
   // Properties read at initialisation.
   std::string ProductName;

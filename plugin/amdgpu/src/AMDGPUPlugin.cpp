@@ -75,7 +75,10 @@ protected:
 
   Expected<std::unique_ptr<GenericDeviceTy>>
   createDeviceImpl(int32_t DeviceId) override {
-    return std::make_unique<AMDGPUDeviceTy>(*this, DeviceId, *Ctx);
+    // The plugin owns the services its devices use, and hands each device
+    // the ones it needs.
+    return std::make_unique<AMDGPUDeviceTy>(*this, DeviceId, *Ctx,
+                                            getPinnedBudget(), getSys());
   }
 
   bool isImageCompatibleImpl(const __tgt_device_image &Image,

@@ -18,43 +18,22 @@ namespace amdgpu {
 struct AMDGPUSettingsTy {
   /// LIBOMPTARGET_STACK_SIZE: private bytes per work-item added for kernels
   /// with dynamic stacks. A size (K/M/G suffixes) from 0 to 1M; default 1024.
-  uint64_t DynamicStackSize = DynamicStackSizeDefault;
-  static constexpr const char *DynamicStackSizeVar =
-      settingDecl(SettingId::AMDGPUStackSize).Name;
-  static constexpr uint64_t DynamicStackSizeDefault =
-      settingDecl(SettingId::AMDGPUStackSize).Default;
-  static constexpr uint64_t DynamicStackSizeMin =
-      settingDecl(SettingId::AMDGPUStackSize).Min;
-  static constexpr uint64_t DynamicStackSizeMax =
-      settingDecl(SettingId::AMDGPUStackSize).Max;
+  uint64_t DynamicStackSize = settingDecl(SettingId::AMDGPUStackSize).Default;
 
   /// LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES: HSA queues per device, shared by
   /// the streams round-robin. An integer from 1 to 64; default 4.
-  int64_t NumQueues = NumQueuesDefault;
-  static constexpr const char *NumQueuesVar =
-      settingDecl(SettingId::AMDGPUNumQueues).Name;
-  static constexpr int64_t NumQueuesDefault =
-      settingDecl(SettingId::AMDGPUNumQueues).Default;
-  static constexpr int64_t NumQueuesMin =
-      settingDecl(SettingId::AMDGPUNumQueues).Min;
-  static constexpr int64_t NumQueuesMax =
-      settingDecl(SettingId::AMDGPUNumQueues).Max;
+  int64_t NumQueues = settingDecl(SettingId::AMDGPUNumQueues).Default;
 
   /// LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE: packets per queue, as asked; the
   /// device rounds it to a power of two within the agent's maximum. An
   /// integer from 64 to queueSizeMax(the agent's maximum); default 512.
-  int64_t QueueSize = QueueSizeDefault;
-  static constexpr const char *QueueSizeVar =
-      settingDecl(SettingId::AMDGPUQueueSize).Name;
-  static constexpr int64_t QueueSizeDefault =
-      settingDecl(SettingId::AMDGPUQueueSize).Default;
-  static constexpr int64_t QueueSizeMin =
-      settingDecl(SettingId::AMDGPUQueueSize).Min;
+  int64_t QueueSize = settingDecl(SettingId::AMDGPUQueueSize).Default;
   /// The largest valid QueueSize for an agent whose queues hold at most
   /// \p AgentQueueMax packets (0 when the agent does not say): never below
-  /// QueueSizeMin.
+  /// the declared minimum.
   static constexpr int64_t queueSizeMax(uint32_t AgentQueueMax) {
-    return AgentQueueMax > QueueSizeMin ? AgentQueueMax : QueueSizeMin;
+    constexpr int64_t Min = settingDecl(SettingId::AMDGPUQueueSize).Min;
+    return AgentQueueMax > Min ? AgentQueueMax : Min;
   }
 
   /// Read every variable above once, in the order they are declared, for an
@@ -68,11 +47,7 @@ struct AMDGPUFastpathSettingsTy {
   /// LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM: the fastpath also tries
   /// regular files on filesystems it has not been verified on (not only xfs
   /// and ext4 data=ordered). Boolean; default off.
-  bool AnyFilesystem = AnyFilesystemDefault;
-  static constexpr const char *AnyFilesystemVar =
-      settingDecl(SettingId::AMDGPUAnyFilesystem).Name;
-  static constexpr bool AnyFilesystemDefault =
-      settingDecl(SettingId::AMDGPUAnyFilesystem).Default != 0;
+  bool AnyFilesystem = settingDecl(SettingId::AMDGPUAnyFilesystem).Default != 0;
 
   /// Read the variable above once; an invalid value is reported on stderr
   /// and gives the default.

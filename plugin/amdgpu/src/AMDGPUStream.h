@@ -13,6 +13,7 @@
 #define OFFLOADIO_AMDGPU_AMDGPUSTREAM_H
 
 #include "AMDGPUContext.h"
+#include "AMDGPUKernargPool.h"
 #include "AMDGPUKernel.h"
 #include "AMDGPUQueue.h"
 #include "AMDGPUSignal.h"

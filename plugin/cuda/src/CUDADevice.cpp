@@ -96,13 +96,15 @@ Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
   if (!SharedPerBlock)
     return SharedPerBlock.takeError();
 
-  L.MaxThreads = uint32_t(std::max(*BlockDim, 1));
-  L.MaxTeams = uint32_t(std::max(*GridDim, 1));
+  // The device's limits (a negative attribute reads as none), and
   // libomptarget 16's NVPTX grid values: 128 threads per team, and 3200
   // teams when the program says nothing, also the cap on teams derived
-  // from a loop's trip count (computeLaunchDims has the rules).
-  L.DefaultThreads = std::min<uint32_t>(128, L.MaxThreads);
-  L.DefaultTeams = std::min<uint32_t>(3200, L.MaxTeams);
+  // from a loop's trip count. The framework bounds each by the others
+  // (deriveLaunchLimits, LaunchGeometry.h).
+  L.MaxThreads = uint32_t(std::max(*BlockDim, 0));
+  L.MaxTeams = uint32_t(std::max(*GridDim, 0));
+  L.DefaultThreads = 128;
+  L.DefaultTeams = 3200;
   L.WarpSize = uint32_t(std::max(*Warp, 1));
   L.HostCanAccessDeviceMemory = false;
 
@@ -124,9 +126,9 @@ Error CUDADeviceTy::applyContextLimits() {
     CUlimit Limit;
     const char *Name;
   } Limits[] = {
-      {CUDASettingsTy::StackSizeVar, Settings.StackSize, CU_LIMIT_STACK_SIZE,
-       "CU_LIMIT_STACK_SIZE"},
-      {CUDASettingsTy::HeapSizeVar, Settings.HeapSize,
+      {settingDecl(SettingId::CUDAStackSize).Name, Settings.StackSize,
+       CU_LIMIT_STACK_SIZE, "CU_LIMIT_STACK_SIZE"},
+      {settingDecl(SettingId::CUDAHeapSize).Name, Settings.HeapSize,
        CU_LIMIT_MALLOC_HEAP_SIZE, "CU_LIMIT_MALLOC_HEAP_SIZE"},
   };
   for (auto &L : Limits) {

@@ -18,45 +18,21 @@ struct CUDASettingsTy {
   /// OFFLOADIO_CUDA_GRAPHS: kernels launched again on a stream are replayed
   /// from one-node graphs (where the driver has the graph functions).
   /// Boolean; default on.
-  bool Graphs = GraphsDefault;
-  static constexpr const char *GraphsVar =
-      settingDecl(SettingId::CUDAGraphs).Name;
-  static constexpr bool GraphsDefault =
-      settingDecl(SettingId::CUDAGraphs).Default != 0;
+  bool Graphs = settingDecl(SettingId::CUDAGraphs).Default != 0;
 
   /// OFFLOADIO_CUDA_COMPLETION_FLAG: streams write a word to pinned host
   /// memory after their work, and synchronize polls it. Boolean; default on.
-  bool CompletionFlag = CompletionFlagDefault;
-  static constexpr const char *CompletionFlagVar =
-      settingDecl(SettingId::CUDACompletionFlag).Name;
-  static constexpr bool CompletionFlagDefault =
-      settingDecl(SettingId::CUDACompletionFlag).Default != 0;
+  bool CompletionFlag = settingDecl(SettingId::CUDACompletionFlag).Default != 0;
 
   /// LIBOMPTARGET_STACK_SIZE: CU_LIMIT_STACK_SIZE in bytes per thread. A
   /// size (K/M/G suffixes) from 0 to UINT64_MAX; default 0, which keeps the
   /// driver's default.
-  uint64_t StackSize = StackSizeDefault;
-  static constexpr const char *StackSizeVar =
-      settingDecl(SettingId::CUDAStackSize).Name;
-  static constexpr uint64_t StackSizeDefault =
-      settingDecl(SettingId::CUDAStackSize).Default;
-  static constexpr uint64_t StackSizeMin =
-      settingDecl(SettingId::CUDAStackSize).Min;
-  static constexpr uint64_t StackSizeMax =
-      settingDecl(SettingId::CUDAStackSize).Max;
+  uint64_t StackSize = settingDecl(SettingId::CUDAStackSize).Default;
 
   /// LIBOMPTARGET_HEAP_SIZE: CU_LIMIT_MALLOC_HEAP_SIZE in bytes. A size
   /// (K/M/G suffixes) from 0 to UINT64_MAX; default 0, which keeps the
   /// driver's default.
-  uint64_t HeapSize = HeapSizeDefault;
-  static constexpr const char *HeapSizeVar =
-      settingDecl(SettingId::CUDAHeapSize).Name;
-  static constexpr uint64_t HeapSizeDefault =
-      settingDecl(SettingId::CUDAHeapSize).Default;
-  static constexpr uint64_t HeapSizeMin =
-      settingDecl(SettingId::CUDAHeapSize).Min;
-  static constexpr uint64_t HeapSizeMax =
-      settingDecl(SettingId::CUDAHeapSize).Max;
+  uint64_t HeapSize = settingDecl(SettingId::CUDAHeapSize).Default;
 
   /// Read every variable above once, in the order they are declared;
   /// invalid values are reported on stderr and give the default.

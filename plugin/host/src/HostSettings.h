@@ -17,13 +17,7 @@ namespace host {
 struct HostSettingsTy {
   /// OFFLOADIO_HOST_NUM_DEVICES: devices of the plugin; four like the stock
   /// plugin, more or fewer for tests. An integer from 1 to 64; default 4.
-  int64_t NumDevices = NumDevicesDefault;
-  static constexpr const SettingDeclTy &NumDevicesDecl =
-      settingDecl(SettingId::HostNumDevices);
-  static constexpr const char *NumDevicesVar = NumDevicesDecl.Name;
-  static constexpr int64_t NumDevicesDefault = NumDevicesDecl.Default;
-  static constexpr int64_t NumDevicesMin = NumDevicesDecl.Min;
-  static constexpr int64_t NumDevicesMax = NumDevicesDecl.Max;
+  int64_t NumDevices = settingDecl(SettingId::HostNumDevices).Default;
 
   /// Read every variable above once; invalid values are reported on stderr
   /// and give the default.

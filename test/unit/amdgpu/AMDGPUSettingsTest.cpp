@@ -26,15 +26,22 @@ namespace {
 
 using SettingsTy = AMDGPUSettingsTy;
 using FastpathSettingsTy = AMDGPUFastpathSettingsTy;
+constexpr const char *DynamicStackSizeVar =
+    settingDecl(SettingId::AMDGPUStackSize).Name;
+constexpr const char *NumQueuesVar =
+    settingDecl(SettingId::AMDGPUNumQueues).Name;
+constexpr const char *AnyFilesystemVar =
+    settingDecl(SettingId::AMDGPUAnyFilesystem).Name;
+constexpr const char *QueueSizeVar =
+    settingDecl(SettingId::AMDGPUQueueSize).Name;
 
 /// An agent queue limit like that of current GPUs.
 constexpr uint32_t AgentQueueMax = 131072;
 
 class AMDGPUSettingsTest : public ::testing::Test {
 protected:
-  ScopedEnvTy Env{SettingsTy::DynamicStackSizeVar, SettingsTy::NumQueuesVar,
-                  SettingsTy::QueueSizeVar,
-                  FastpathSettingsTy::AnyFilesystemVar};
+  ScopedEnvTy Env{DynamicStackSizeVar, NumQueuesVar, QueueSizeVar,
+                  AnyFilesystemVar};
   std::string Stderr;
 
   SettingsTy read(uint32_t QueueMax = AgentQueueMax) {
@@ -63,34 +70,34 @@ TEST_F(AMDGPUSettingsTest, DefaultsWhenUnset) {
 }
 
 TEST_F(AMDGPUSettingsTest, ValidValuesAtTheEndsOfEachRange) {
-  ScopedEnvTy::set(SettingsTy::DynamicStackSizeVar, "1M");
-  ScopedEnvTy::set(SettingsTy::NumQueuesVar, "64");
-  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "131072");
+  ScopedEnvTy::set(DynamicStackSizeVar, "1M");
+  ScopedEnvTy::set(NumQueuesVar, "64");
+  ScopedEnvTy::set(QueueSizeVar, "131072");
   SettingsTy S = read();
   EXPECT_EQ(S.DynamicStackSize, 1u << 20);
   EXPECT_EQ(S.NumQueues, 64);
   EXPECT_EQ(S.QueueSize, 131072);
   EXPECT_EQ(Stderr, "");
 
-  ScopedEnvTy::set(SettingsTy::DynamicStackSizeVar, "0");
-  ScopedEnvTy::set(SettingsTy::NumQueuesVar, "1");
+  ScopedEnvTy::set(DynamicStackSizeVar, "0");
+  ScopedEnvTy::set(NumQueuesVar, "1");
   // Not a power of two: the device rounds it, the setting keeps it.
-  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "100");
+  ScopedEnvTy::set(QueueSizeVar, "100");
   S = read();
   EXPECT_EQ(S.DynamicStackSize, 0u);
   EXPECT_EQ(S.NumQueues, 1);
   EXPECT_EQ(S.QueueSize, 100);
   EXPECT_EQ(Stderr, "");
 
-  ScopedEnvTy::set(FastpathSettingsTy::AnyFilesystemVar, "yes");
+  ScopedEnvTy::set(AnyFilesystemVar, "yes");
   EXPECT_TRUE(readFastpath().AnyFilesystem);
   EXPECT_EQ(Stderr, "");
 }
 
 TEST_F(AMDGPUSettingsTest, InvalidValuesGiveTheDefaultAndAreReported) {
-  ScopedEnvTy::set(SettingsTy::DynamicStackSizeVar, "2M");
-  ScopedEnvTy::set(SettingsTy::NumQueuesVar, "0");
-  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "32");
+  ScopedEnvTy::set(DynamicStackSizeVar, "2M");
+  ScopedEnvTy::set(NumQueuesVar, "0");
+  ScopedEnvTy::set(QueueSizeVar, "32");
   SettingsTy S = read();
   EXPECT_EQ(S.DynamicStackSize, 1024u);
   EXPECT_EQ(S.NumQueues, 4);
@@ -100,15 +107,15 @@ TEST_F(AMDGPUSettingsTest, InvalidValuesGiveTheDefaultAndAreReported) {
   EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE='32'"));
   EXPECT_EQ(std::count(Stderr.begin(), Stderr.end(), '\n'), 3) << Stderr;
 
-  ScopedEnvTy::set(SettingsTy::NumQueuesVar, "65");
-  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "many");
+  ScopedEnvTy::set(NumQueuesVar, "65");
+  ScopedEnvTy::set(QueueSizeVar, "many");
   S = read();
   EXPECT_EQ(S.NumQueues, 4);
   EXPECT_EQ(S.QueueSize, 512);
   EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES='65'"));
   EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE='many'"));
 
-  ScopedEnvTy::set(FastpathSettingsTy::AnyFilesystemVar, "sometimes");
+  ScopedEnvTy::set(AnyFilesystemVar, "sometimes");
   EXPECT_FALSE(readFastpath().AnyFilesystem);
   EXPECT_TRUE(
       contains(Stderr, "LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM='sometimes'"));
@@ -120,14 +127,14 @@ TEST_F(AMDGPUSettingsTest, QueueSizeRangeFollowsTheAgent) {
   EXPECT_EQ(SettingsTy::queueSizeMax(64), 64);
   EXPECT_EQ(SettingsTy::queueSizeMax(4096), 4096);
 
-  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "4096");
+  ScopedEnvTy::set(QueueSizeVar, "4096");
   EXPECT_EQ(read(4096).QueueSize, 4096);
   EXPECT_EQ(Stderr, "");
-  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "4097");
+  ScopedEnvTy::set(QueueSizeVar, "4097");
   EXPECT_EQ(read(4096).QueueSize, 512);
   EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE='4097'"));
   // An agent that states no limit allows only the minimum.
-  ScopedEnvTy::set(SettingsTy::QueueSizeVar, "64");
+  ScopedEnvTy::set(QueueSizeVar, "64");
   EXPECT_EQ(read(0).QueueSize, 64);
   EXPECT_EQ(Stderr, "");
 }

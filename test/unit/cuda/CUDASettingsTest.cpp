@@ -24,11 +24,15 @@ using offloadio::test::ScopedEnvTy;
 namespace {
 
 using SettingsTy = CUDASettingsTy;
+constexpr const char *GraphsVar = settingDecl(SettingId::CUDAGraphs).Name;
+constexpr const char *CompletionFlagVar =
+    settingDecl(SettingId::CUDACompletionFlag).Name;
+constexpr const char *StackSizeVar = settingDecl(SettingId::CUDAStackSize).Name;
+constexpr const char *HeapSizeVar = settingDecl(SettingId::CUDAHeapSize).Name;
 
 class CUDASettingsTest : public ::testing::Test {
 protected:
-  ScopedEnvTy Env{SettingsTy::GraphsVar, SettingsTy::CompletionFlagVar,
-                  SettingsTy::StackSizeVar, SettingsTy::HeapSizeVar};
+  ScopedEnvTy Env{GraphsVar, CompletionFlagVar, StackSizeVar, HeapSizeVar};
   std::string Stderr;
 
   SettingsTy read() {
@@ -52,10 +56,10 @@ TEST_F(CUDASettingsTest, DefaultsWhenUnset) {
 }
 
 TEST_F(CUDASettingsTest, ValidValues) {
-  ScopedEnvTy::set(SettingsTy::GraphsVar, "off");
-  ScopedEnvTy::set(SettingsTy::CompletionFlagVar, "NO");
-  ScopedEnvTy::set(SettingsTy::StackSizeVar, "64K");
-  ScopedEnvTy::set(SettingsTy::HeapSizeVar, "1G");
+  ScopedEnvTy::set(GraphsVar, "off");
+  ScopedEnvTy::set(CompletionFlagVar, "NO");
+  ScopedEnvTy::set(StackSizeVar, "64K");
+  ScopedEnvTy::set(HeapSizeVar, "1G");
   SettingsTy S = read();
   EXPECT_FALSE(S.Graphs);
   EXPECT_FALSE(S.CompletionFlag);
@@ -63,10 +67,10 @@ TEST_F(CUDASettingsTest, ValidValues) {
   EXPECT_EQ(S.HeapSize, 1u << 30);
   EXPECT_EQ(Stderr, "");
 
-  ScopedEnvTy::set(SettingsTy::GraphsVar, "1");
-  ScopedEnvTy::set(SettingsTy::CompletionFlagVar, "on");
-  ScopedEnvTy::set(SettingsTy::StackSizeVar, "0");
-  ScopedEnvTy::set(SettingsTy::HeapSizeVar, "18446744073709551615");
+  ScopedEnvTy::set(GraphsVar, "1");
+  ScopedEnvTy::set(CompletionFlagVar, "on");
+  ScopedEnvTy::set(StackSizeVar, "0");
+  ScopedEnvTy::set(HeapSizeVar, "18446744073709551615");
   S = read();
   EXPECT_TRUE(S.Graphs);
   EXPECT_TRUE(S.CompletionFlag);
@@ -76,10 +80,10 @@ TEST_F(CUDASettingsTest, ValidValues) {
 }
 
 TEST_F(CUDASettingsTest, InvalidValuesGiveTheDefaultAndAreReported) {
-  ScopedEnvTy::set(SettingsTy::GraphsVar, "maybe");
-  ScopedEnvTy::set(SettingsTy::CompletionFlagVar, "2");
-  ScopedEnvTy::set(SettingsTy::StackSizeVar, "lots");
-  ScopedEnvTy::set(SettingsTy::HeapSizeVar, "-1");
+  ScopedEnvTy::set(GraphsVar, "maybe");
+  ScopedEnvTy::set(CompletionFlagVar, "2");
+  ScopedEnvTy::set(StackSizeVar, "lots");
+  ScopedEnvTy::set(HeapSizeVar, "-1");
   SettingsTy S = read();
   EXPECT_TRUE(S.Graphs);
   EXPECT_TRUE(S.CompletionFlag);

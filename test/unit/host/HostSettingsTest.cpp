@@ -21,10 +21,12 @@ using offloadio::test::contains;
 using offloadio::test::ScopedEnvTy;
 
 namespace {
+constexpr const char *NumDevicesVar =
+    settingDecl(SettingId::HostNumDevices).Name;
 
 class HostSettingsTest : public ::testing::Test {
 protected:
-  ScopedEnvTy Env{HostSettingsTy::NumDevicesVar};
+  ScopedEnvTy Env{NumDevicesVar};
   std::string Stderr;
 
   HostSettingsTy read() {
@@ -44,7 +46,7 @@ TEST_F(HostSettingsTest, ValidValues) {
                              {"2", 2},
                              {"0x10", 16},
                              {"64", 64}}) {
-    ScopedEnvTy::set(HostSettingsTy::NumDevicesVar, Text);
+    ScopedEnvTy::set(NumDevicesVar, Text);
     EXPECT_EQ(read().NumDevices, Value) << Text;
     EXPECT_EQ(Stderr, "") << Text;
   }
@@ -52,7 +54,7 @@ TEST_F(HostSettingsTest, ValidValues) {
 
 TEST_F(HostSettingsTest, InvalidValuesGiveTheDefaultAndAreReported) {
   for (const char *Text : {"0", "65", "-3", "four", ""}) {
-    ScopedEnvTy::set(HostSettingsTy::NumDevicesVar, Text);
+    ScopedEnvTy::set(NumDevicesVar, Text);
     EXPECT_EQ(read().NumDevices, 4) << Text;
     EXPECT_TRUE(contains(Stderr, std::string("OFFLOADIO_HOST_NUM_DEVICES='") +
                                      Text + "'"));

@@ -19,7 +19,8 @@
 //
 // A reservation that would take the account past its cap first asks the
 // holders registered with this handle (PinnedReclaimableTy: the file
-// engine's rings, the staging pools) to give back the memory they hold but
+// engine's rings, the staging pools, the AMDGPU kernel-argument arenas
+// beyond each device's first) to give back the memory they hold but
 // do not use now, then tries again; only then does it fail with
 // OutOfResources and a message naming OFFLOADIO_PINNED_MAX. What a holder
 // does then is chosen at each of its calls (OnRefusalTy, PinnedPool.h):
@@ -53,7 +54,9 @@ struct PinnedBudgetStatsTy {
   uint64_t Cap = 0;      ///< Most bytes the process's plugins may pin.
   uint64_t Used = 0;     ///< Bytes reserved now.
   uint64_t Peak = 0;     ///< Most bytes reserved at once so far.
-  uint64_t Refusals = 0; ///< Reservations refused for lack of room.
+  /// Requests refused for lack of room, each once however often it
+  /// asked again (PinnedTryTy).
+  uint64_t Refusals = 0;
 };
 
 /// Bytes reserved in a budget, given back when the reservation is destroyed
@@ -103,6 +106,16 @@ public:
   virtual size_t busyBytes() const { return 0; }
 };
 
+/// Which try of one request a reserve() is: the stats count a request
+/// that the budget refuses once (PinnedBudgetStatsTy::Refusals), however
+/// often it asks again (a smaller share, after a wait).
+enum class PinnedTryTy {
+  /// The request's first try: a refusal counts.
+  First,
+  /// The request asks again after a refusal, which counted then.
+  Again,
+};
+
 /// A handle on a pinned-memory account; one per plugin instance.
 class PinnedBudgetTy {
 public:
@@ -125,10 +138,11 @@ public:
   /// Reserve \p Bytes for \p Purpose (named in the error). When the
   /// account would exceed its cap, every registered holder but \p Self
   /// gives back its idle memory first; fails with OutOfResources if that
-  /// does not make room. The caller must hold no lock that a holder's
-  /// reclaimIdle() takes.
+  /// does not make room, counted in the stats unless \p Try is Again. The
+  /// caller must hold no lock that a holder's reclaimIdle() takes.
   Expected<PinnedReservationTy> reserve(size_t Bytes, llvm::StringRef Purpose,
-                                        PinnedReclaimableTy *Self = nullptr);
+                                        PinnedReclaimableTy *Self = nullptr,
+                                        PinnedTryTy Try = PinnedTryTy::First);
 
   /// Ask \p Holder for its idle memory when a reservation is refused, until
   /// removeReclaimable(). The holder must be removed before it is destroyed

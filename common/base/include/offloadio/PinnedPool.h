@@ -117,6 +117,9 @@ struct PinnedRequestTy {
   /// Shrink and ShrinkThenWait: the least the caller can work with (0: a
   /// ShrinkGranule; never more than Bytes).
   size_t MinBytes = 0;
+  /// Again when the caller asks again for what the budget refused it
+  /// before (a MakeDo that then waits): the refusal counted then.
+  PinnedTryTy Try = PinnedTryTy::First;
 };
 
 /// Pinned host memory of one allocator, every byte reserved in one budget.
@@ -142,7 +145,8 @@ public:
   Expected<PinnedLeaseTy> acquire(size_t Bytes, OnRefusalTy OnRefusal,
                                   llvm::StringRef Purpose,
                                   PinnedReclaimableTy *Self = nullptr) {
-    return acquire(PinnedRequestTy{Bytes, OnRefusal, Purpose, Self, 0});
+    return acquire(PinnedRequestTy{Bytes, OnRefusal, Purpose, Self, 0,
+                                   PinnedTryTy::First});
   }
 
   /// The budget the pool reserves in.
@@ -151,9 +155,10 @@ public:
 
 private:
   /// Reserve \p Bytes, or a smaller share down to \p MinBytes where the
-  /// budget refuses (Shrink).
+  /// budget refuses (Shrink); \p Try as the budget's reserve() takes it.
   Expected<PinnedReservationTy> reserve(const PinnedRequestTy &Request,
-                                        bool Smaller, size_t MinBytes);
+                                        bool Smaller, size_t MinBytes,
+                                        PinnedTryTy Try);
 
   PinnedBudgetTy &Budget;
   PinnedAllocatorTy &Allocator;

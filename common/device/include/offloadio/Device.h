@@ -38,7 +38,10 @@ namespace offloadio {
 class GenericPluginTy;
 class IOFastpathTy;
 
-/// Static properties a backend reports for its device.
+/// Static properties a backend reports for its device. The launch figures
+/// are the device's and its vendor's numbers as the backend reports them;
+/// GenericDeviceTy::init() makes them the device's launch limits
+/// (deriveLaunchLimits, LaunchGeometry.h), which getLimits() returns.
 struct DeviceLimitsTy {
   uint32_t MaxTeams = 1;          ///< Upper bound on teams per launch.
   uint32_t MaxThreads = 1;        ///< Upper bound on threads per team.
@@ -48,6 +51,13 @@ struct DeviceLimitsTy {
   uint32_t DefaultThreads = 1;    ///< Threads when the program says nothing.
   /// Threads the device runtime keeps for a generic-mode team's main thread.
   uint32_t WarpSize = 1;
+  /// The vendor's bound on threads per team, below the device's.
+  uint32_t ThreadsCap = UINT32_MAX;
+  /// The vendor's bound on teams per launch, below the device's.
+  uint32_t TeamsCap = UINT32_MAX;
+  /// Most threads of one launch (teams x threads); 0: only MaxTeams bounds
+  /// the teams.
+  uint64_t MaxGridThreads = 0;
   bool HostCanAccessDeviceMemory = false; ///< Device pointers are host addresses.
   /// Most dynamic shared (group) memory a launch may get: the upper bound
   /// of LIBOMPTARGET_SHARED_MEMORY_SIZE.

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Kernels: the generic part computes the launch geometry and the argument
-// pointers; the backend enqueues the launch on a stream. The geometry rules
-// are those of LLVM 16's NextGen plugins, so that a program sees the teams
-// and threads it sees with the stock plugin.
+// Kernels: the generic part computes the argument pointers and has the
+// launch geometry computed (LaunchGeometry.h); the backend enqueues the
+// launch on a stream.
 #ifndef OFFLOADIO_KERNEL_H
 #define OFFLOADIO_KERNEL_H
 
 #include "offloadio/ABI.h"
 #include "offloadio/Error.h"
+#include "offloadio/LaunchGeometry.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -20,26 +20,6 @@ namespace offloadio {
 class GenericDeviceTy;
 class StreamTy;
 class DeviceImageTy;
-struct DeviceLimitsTy;
-
-/// Grid of one launch.
-struct LaunchDimsTy {
-  uint32_t NumTeams = 1;   ///< Blocks / work-groups.
-  uint32_t NumThreads = 1; ///< Threads per team, as launched.
-};
-
-/// The values clang 16 stores in the int8 global <kernel>_exec_mode
-/// (OMPTgtExecModeFlags).
-enum class ExecModeTy : int8_t {
-  /// One thread of the team's last warp runs the region and wakes the
-  /// others for parallel regions.
-  Generic = 1,
-  /// Every thread runs the region.
-  SPMD = 2,
-  /// Generic code that the compiler turned into SPMD code.
-  GenericSPMD = 3,
-};
-
 /// Printable name of \p Mode.
 const char *execModeName(ExecModeTy Mode);
 
@@ -48,19 +28,6 @@ const char *execModeName(ExecModeTy Mode);
 /// Errors: a record of the wrong size or with an unknown value.
 Expected<ExecModeTy> readExecMode(llvm::StringRef ImageBytes,
                                   llvm::StringRef KernelName);
-
-/// The geometry of one launch, by libomptarget 16's rules:
-/// - threads: the thread_limit clause, plus one warp in generic mode (the
-///   main thread's, so that parallel regions get the threads asked for),
-///   else the device default; capped by the device and the kernel;
-/// - teams: the num_teams clause capped by the device; else, with a loop
-///   trip count, one team per thread-block of iterations in SPMD mode and
-///   one per distribute iteration in generic and generic-SPMD mode; long
-///   loops are capped at the device default so that teams are reused.
-/// \p KernelMaxThreads is the largest block the compiled kernel allows.
-LaunchDimsTy computeLaunchDims(const DeviceLimitsTy &Limits,
-                               uint32_t KernelMaxThreads, ExecModeTy Mode,
-                               const KernelArgsTy &KernelArgs);
 
 /// A kernel of a loaded image. Its address is the handle libomptarget
 /// passes back to launch_kernel.
