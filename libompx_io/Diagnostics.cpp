@@ -2,7 +2,7 @@
 #include "Diagnostics.h"
 #include "PluginDirectory.h"
 #include "offloadio/Envar.h"
-#include "offloadio/LaunchRank.h"
+#include "offloadio/MessagePrefix.h"
 
 #include <atomic>
 #include <cstdint>
@@ -20,9 +20,7 @@ int ompxio::fail(int Errno, std::string Message) {
   return -1;
 }
 
-std::string ompxio::linePrefix() {
-  return "ompx-io" + offloadio::processTag(::getpid());
-}
+std::string ompxio::linePrefix() { return offloadio::libraryLinePrefix(); }
 
 bool ompxio::infoEnabled() {
   // The plugins' readers (Settings.def): a value they refuse is refused

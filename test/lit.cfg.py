@@ -69,14 +69,15 @@ config.offloadio_src_root = os.path.dirname(test_dir)
 # Targets
 # --------------------------------------------------------------------------
 
-# triple -> (plugin base name, plugin-kind feature)
-OFFLOAD_TARGETS = {
-    "x86_64-pc-linux-gnu": ("x86_64", "host-plugin"),
-    "nvptx64-nvidia-cuda": ("cuda", "cuda"),
-    "amdgcn-amd-amdhsa": ("amdgpu", "amdgpu"),
-}
+# triple -> (plugin base name, plugin-kind feature), the host's first: the
+# one list of tools/targets/offload-targets.def.
+sys.path.insert(0, os.path.join(config.offloadio_src_root, "test", "support"))
+from offload_targets import read_offload_targets  # noqa: E402
 
-target_triple = lit_config.params.get("target", "x86_64-pc-linux-gnu")
+OFFLOAD_TARGETS = read_offload_targets(config.offloadio_src_root)
+HOST_TRIPLE = next(iter(OFFLOAD_TARGETS))
+
+target_triple = lit_config.params.get("target", HOST_TRIPLE)
 if target_triple not in OFFLOAD_TARGETS:
     lit_config.fatal(
         "offload-io: unsupported target '%s' (supported: %s)"
@@ -94,8 +95,8 @@ compile_only = lit.util.pythonize_bool(lit_config.params.get("compile_only", Fal
 # --------------------------------------------------------------------------
 
 # lit's ShTest, keeping sanitizer reports (test/support/offloadio_lit.py). It
-# lives in a module because lit sends the format to its worker processes.
-sys.path.insert(0, os.path.join(config.offloadio_src_root, "test", "support"))
+# lives in a module (test/support is on sys.path, see Targets) because lit
+# sends the format to its worker processes.
 from offloadio_lit import OffloadShTest  # noqa: E402
 
 # --------------------------------------------------------------------------
@@ -160,7 +161,7 @@ if not os.path.exists(plugin_file):
 config.available_features.add(target_triple)
 config.available_features.add(plugin_feature)
 config.available_features.add("clang-16")
-if target_triple == "x86_64-pc-linux-gnu":
+if target_triple == HOST_TRIPLE:
     config.available_features.add("unified_shared_memory")
 
 # What the amdgpu plugin finds in a run that does not use the emulation:

@@ -35,7 +35,8 @@ LAYERS=(base io device)
 # LLVM-free helpers it shares with the plugins.
 LIBOMPX_IO_ALLOWED=(offloadio/ExtensionABI.h offloadio/ExtensionLookup.h
                     offloadio/StaticTLS.h
-                    offloadio/LaunchRank.h offloadio/Envar.h
+                    offloadio/LaunchRank.h offloadio/MessagePrefix.h
+                    offloadio/Envar.h
                     offloadio/LastErrorStore.h offloadio/CreatorProcess.h
                     offloadio/io/SysCalls.h offloadio/io/FullTransfer.h
                     offloadio/io/IOPathNames.h

@@ -35,13 +35,16 @@
 import os
 import re
 import subprocess
+import sys
 
-# triple (without upstream's -LTO / -JIT-LTO suffixes) -> plugin base name
-PLUGIN_NAMES = {
-    "x86_64-pc-linux-gnu": "x86_64",
-    "nvptx64-nvidia-cuda": "cuda",
-    "amdgcn-amd-amdhsa": "amdgpu",
-}
+# triple (without upstream's -LTO / -JIT-LTO suffixes) -> plugin base name:
+# the one list of tools/targets/offload-targets.def.
+_src_root = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(_src_root, "test", "support"))
+from offload_targets import read_offload_targets  # noqa: E402
+
+PLUGIN_NAMES = {t: p for t, (p, _) in read_offload_targets(_src_root).items()}
 
 # Every target upstream's CMake knows (LIBOMPTARGET_ALL_TARGETS); tests name
 # them in triple-specific RUN lines, which lit.cfg turns into "echo

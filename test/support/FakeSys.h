@@ -115,6 +115,7 @@ public:
   size_t DioAlign = 4096;          ///< directIOAlignment.
   int ExtraFlags = 0;              ///< Status flags getFlags adds (O_APPEND).
   mode_t FileType = S_IFREG;       ///< The file type fstat reports.
+  int FstatErrno = 0;              ///< fstat fails with this errno.
   std::atomic<unsigned> Fstats{0}; ///< fstat calls made.
   dev_t FileSystem = 0;            ///< st_dev fstat reports, if not 0.
   size_t SizeLimit = SIZE_MAX;     ///< RLIMIT_FSIZE: writes stop there, EFBIG.
@@ -247,6 +248,10 @@ public:
   /// The descriptor is /dev/null; the file it stands for is of FileType.
   int fstat(int Fd, struct stat *St) override {
     ++Fstats;
+    if (FstatErrno) {
+      errno = FstatErrno;
+      return -1;
+    }
     if (int Rc = SysTy::fstat(Fd, St))
       return Rc;
     St->st_mode = (St->st_mode & ~S_IFMT) | FileType;

@@ -6,6 +6,8 @@
 // request.
 #include "IOEngineFixture.h"
 
+#include "offloadio/MessagePrefix.h"
+
 #include "gtest/gtest.h"
 
 using namespace offloadio;
@@ -179,8 +181,9 @@ TEST_F(IOEngineTest, FastpathLogsThroughTheEnginesLog) {
     auto N = read(Buf, 4096, 0);
     std::string Err = ::testing::internal::GetCapturedStderr();
     ASSERT_TRUE(bool(N));
-    EXPECT_EQ(Err.find("ompx-io device 0: logging fastpath looked at the "
-                       "file\n") != std::string::npos,
+    EXPECT_EQ(Err.find(linePrefix("fake", 0) +
+                       ": logging fastpath looked at the file\n") !=
+                  std::string::npos,
               Info)
         << Err;
   }

@@ -6,6 +6,8 @@
 // submission: validation, the choice of path, and the info line.
 #include "IOEngineFixture.h"
 
+#include "offloadio/MessagePrefix.h"
+
 #include "gtest/gtest.h"
 
 #include <random>
@@ -400,16 +402,16 @@ TEST_F(IOEngineTest, InfoPrintsOneLinePerTransfer) {
   ASSERT_TRUE(bool(N) && bool(M));
   llvm::consumeError(Refused.takeError());
   std::string Fd = std::to_string(this->Fd);
-  EXPECT_NE(
-      Err.find("ompx-io device 0: read 8192 bytes, fd " + Fd + " offset 0, "),
-      std::string::npos)
+  EXPECT_NE(Err.find(linePrefix("fake", 0) + ": read 8192 bytes, fd " + Fd +
+                     " offset 0, "),
+            std::string::npos)
       << Err;
   EXPECT_NE(Err.find(": direct path (the host can address the device buffer)"),
             std::string::npos)
       << Err;
-  EXPECT_NE(
-      Err.find("ompx-io device 0: write 100 bytes, fd " + Fd + " offset 50, "),
-      std::string::npos)
+  EXPECT_NE(Err.find(linePrefix("fake", 0) + ": write 100 bytes, fd " + Fd +
+                     " offset 50, "),
+            std::string::npos)
       << Err;
   EXPECT_EQ(std::count(Err.begin(), Err.end(), '\n'), 2) << Err;
 }

@@ -3,7 +3,11 @@
 // The checks every fastpath shares (IOFastpathRules.h): the mount table's
 // file-system rule, on mountinfo files written here and on the file-system
 // magic when the table has no entry; the alignment of a transfer and of a
-// descriptor; and a fastpath's verdicts on storage devices.
+// descriptor; a fastpath's verdicts on storage devices; and the acceptance
+// of a request and of its chunks (IOFastpathChecksTy) on the shared fake
+// syscalls, each refusal on its own.
+#include "FakeSys.h"
+
 #include "offloadio/io/IOFastpathRules.h"
 #include "offloadio/io/SysCalls.h"
 
@@ -16,6 +20,7 @@
 #include <unistd.h>
 
 using namespace offloadio;
+using offloadio::unittest::MemoryFileSysTy;
 
 namespace {
 
@@ -113,20 +118,13 @@ TEST(IOFastpathRulesTest, MisalignmentNamesEachBadPart) {
   EXPECT_EQ(Addr.describe("offset", "address Y"), "address Y");
 }
 
-/// Syscalls whose O_DIRECT alignment is the test's.
-class AlignmentSysTy : public SysTy {
-public:
-  size_t Alignment = 0;
-  size_t directIOAlignment(int) override { return Alignment; }
-};
-
 TEST(IOFastpathRulesTest, TransferAlignmentIsTheLargerOfVendorAndDescriptor) {
-  AlignmentSysTy Sys;
-  Sys.Alignment = 512;
+  MemoryFileSysTy Sys;
+  Sys.DioAlign = 512;
   EXPECT_EQ(directTransferAlignment(Sys, 3, 4096), 4096u);
-  Sys.Alignment = 0;
+  Sys.DioAlign = 0;
   EXPECT_EQ(directTransferAlignment(Sys, 3, 4096), 4096u);
-  Sys.Alignment = 16384;
+  Sys.DioAlign = 16384;
   EXPECT_EQ(directTransferAlignment(Sys, 3, 4096), 16384u);
 }
 
@@ -145,6 +143,204 @@ TEST(IOFastpathRulesTest, VerdictsKeepTheFirstDecisionUntilARefusal) {
   EXPECT_EQ(V.decide(A, ""), "failed with ENODEV");
   EXPECT_EQ(V.decide(B, "on tmpfs"), "on tmpfs");
   EXPECT_EQ(V.refused(), 2u);
+}
+
+//===----------------------------------------------------------------------===//
+// IOFastpathChecksTy
+//===----------------------------------------------------------------------===//
+
+/// A pointer as the checks print it.
+std::string ptrText(const void *Ptr) {
+  char Buffer[32];
+  std::snprintf(Buffer, sizeof(Buffer), "%p", Ptr);
+  return Buffer;
+}
+
+/// The checks of a vendor "DMA" over the in-memory file of MemoryFileSysTy
+/// (a /dev/null descriptor that fstat reports as a regular file on device
+/// 8:4), into an 8 KiB "device" allocation; the caller's descriptor has
+/// O_DIRECT. Each test breaks one thing.
+class IOFastpathChecksTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    ASSERT_GE(Fd, 0);
+    Sys.CallerDirect = true;
+    Sys.FileSystem = makedev(8, 4);
+    Rules.Vendor = "DMA";
+    Rules.Alignment = 4096;
+    Alloc = AllocationInfoTy{Memory, sizeof(Memory), AllocKindTy::Device};
+  }
+  void TearDown() override { ::close(Fd); }
+
+  /// Whether a fresh IOFastpathChecksTy of Rules accepts; its reason in Why.
+  bool accepts(const void *Ptr, size_t Count, off_t Offset) {
+    IOFastpathChecksTy Checks(Sys, Rules);
+    Why.clear();
+    return Checks.accepts(Fd, Ptr, Count, Offset, Alloc, 3, Why);
+  }
+
+  // 8 KiB aligned: a test asks for an O_DIRECT alignment of 8 KiB.
+  alignas(8192) static inline char Memory[2 * 4096];
+  MemoryFileSysTy Sys;
+  IOFastpathRulesTy Rules;
+  std::optional<AllocationInfoTy> Alloc;
+  int Fd = -1;
+  std::string Why;
+};
+
+TEST_F(IOFastpathChecksTest, AcceptsAnAlignedRequestIntoDeviceMemory) {
+  EXPECT_TRUE(accepts(Memory, 4096, 8192)) << Why;
+  EXPECT_EQ(Why, "");
+  // omp_target_alloc's memory (DEFAULT) is device memory too.
+  Alloc->Kind = AllocKindTy::Default;
+  EXPECT_TRUE(accepts(Memory + 4096, 4096, 0)) << Why;
+}
+
+TEST_F(IOFastpathChecksTest, RefusesNothingToTransfer) {
+  EXPECT_FALSE(accepts(Memory, 0, 0));
+  EXPECT_EQ(Why, "nothing to transfer");
+}
+
+TEST_F(IOFastpathChecksTest, RefusesADescriptorWithoutODirect) {
+  Sys.CallerDirect = false;
+  EXPECT_FALSE(accepts(Memory, 4096, 0));
+  EXPECT_EQ(Why, "fd " + std::to_string(Fd) + " is not open with O_DIRECT");
+}
+
+TEST_F(IOFastpathChecksTest, SaysWhyTheFlagsAreUnknown) {
+  IOFastpathChecksTy Checks(Sys, Rules);
+  EXPECT_FALSE(Checks.accepts(-1, Memory, 4096, 0, Alloc, 3, Why));
+  EXPECT_EQ(Why, std::string("fcntl(fd -1, F_GETFL) failed: ") +
+                     std::strerror(EBADF));
+}
+
+TEST_F(IOFastpathChecksTest, RefusesMemoryThatIsNotTheDevices) {
+  Alloc.reset();
+  EXPECT_FALSE(accepts(Memory, 4096, 0));
+  EXPECT_EQ(Why, "buffer " + ptrText(Memory) + " is not memory of device 3");
+  Alloc = AllocationInfoTy{Memory, sizeof(Memory), AllocKindTy::Host};
+  EXPECT_FALSE(accepts(Memory, 4096, 0));
+  EXPECT_EQ(Why, "buffer " + ptrText(Memory) +
+                     " is host memory, DMA needs device memory");
+  Alloc->Kind = AllocKindTy::Shared;
+  EXPECT_FALSE(accepts(Memory, 4096, 0));
+  EXPECT_EQ(Why, "buffer " + ptrText(Memory) +
+                     " is shared memory, DMA needs device memory");
+}
+
+TEST_F(IOFastpathChecksTest, RefusesARangePastTheAllocation) {
+  EXPECT_FALSE(accepts(Memory + 4096, 8192, 0));
+  EXPECT_EQ(Why, "8192 bytes at " + ptrText(Memory + 4096) +
+                     " run past the end of its 8192-byte allocation");
+}
+
+TEST_F(IOFastpathChecksTest, SaysWhyFstatFailed) {
+  Sys.FstatErrno = EIO;
+  EXPECT_FALSE(accepts(Memory, 4096, 0));
+  EXPECT_EQ(Why, "fstat of fd " + std::to_string(Fd) +
+                     " failed: " + std::strerror(EIO));
+}
+
+TEST_F(IOFastpathChecksTest, ServesOnlyTheFileTypesOfTheRules) {
+  std::string FdText = "fd " + std::to_string(Fd);
+  Sys.FileType = S_IFIFO;
+  EXPECT_FALSE(accepts(Memory, 4096, 0));
+  EXPECT_EQ(Why, FdText + " is not a regular file");
+  Sys.FileType = S_IFBLK;
+  EXPECT_FALSE(accepts(Memory, 4096, 0));
+  EXPECT_EQ(Why, FdText + " is not a regular file");
+  Rules.BlockDevices = true;
+  EXPECT_TRUE(accepts(Memory, 4096, 0)) << Why;
+  Sys.FileType = S_IFIFO;
+  EXPECT_FALSE(accepts(Memory, 4096, 0));
+  EXPECT_EQ(Why, FdText + " is neither a regular file nor a block device");
+}
+
+TEST_F(IOFastpathChecksTest, NamesEachMisalignedPart) {
+  EXPECT_FALSE(accepts(Memory + 512, 4096 + 100, 4096 + 7));
+  EXPECT_EQ(Why, "DMA needs 4096-byte alignment; not aligned: file offset "
+                 "4103, size 4196, buffer " +
+                     ptrText(Memory + 512));
+  // The descriptor's O_DIRECT alignment, when larger, is the one needed.
+  Sys.DioAlign = 8192;
+  EXPECT_FALSE(accepts(Memory, 8192, 4096));
+  EXPECT_EQ(Why, "DMA needs 8192-byte alignment; not aligned: file offset "
+                 "4096");
+  EXPECT_TRUE(accepts(Memory, 8192, 8192)) << Why;
+}
+
+TEST_F(IOFastpathChecksTest, AppliesTheFilesystemRuleOnlyIfAsked) {
+  MountInfoFileTy Info(Table);
+  Rules.MountInfo = Info.path();
+  // 8:4 is tmpfs: served without the rule ...
+  EXPECT_TRUE(accepts(Memory, 4096, 0)) << Why;
+  // ... refused with it, but a block device has no file-system rule.
+  Rules.FilesystemRule = true;
+  Rules.FilesystemRuleText = Rule;
+  EXPECT_FALSE(accepts(Memory, 4096, 0));
+  EXPECT_EQ(Why, std::string("the file is on tmpfs at /scratch") + Rule);
+  Rules.BlockDevices = true;
+  Sys.FileType = S_IFBLK;
+  EXPECT_TRUE(accepts(Memory, 4096, 0)) << Why;
+  // 8:1 is xfs.
+  Sys.FileType = S_IFREG;
+  Sys.FileSystem = makedev(8, 1);
+  EXPECT_TRUE(accepts(Memory, 4096, 0)) << Why;
+}
+
+TEST_F(IOFastpathChecksTest, RefusedStorageStaysRefused) {
+  IOFastpathChecksTy Checks(Sys, Rules);
+  ASSERT_TRUE(Checks.accepts(Fd, Memory, 4096, 0, Alloc, 3, Why)) << Why;
+  EXPECT_EQ(Checks.refusedStorage(), 0u);
+  Checks.refuseStorage(makedev(8, 4), "DMA failed with ENODEV before");
+  EXPECT_EQ(Checks.refusedStorage(), 1u);
+  EXPECT_FALSE(Checks.accepts(Fd, Memory, 4096, 0, Alloc, 3, Why));
+  EXPECT_EQ(Why, "DMA failed with ENODEV before");
+  // Another file system is still served.
+  Sys.FileSystem = makedev(8, 1);
+  Why.clear();
+  EXPECT_TRUE(Checks.accepts(Fd, Memory, 4096, 0, Alloc, 3, Why)) << Why;
+}
+
+TEST_F(IOFastpathChecksTest, ChecksEachChunk) {
+  IOFastpathChecksTy Checks(Sys, Rules);
+  IOFastpathChunkTy Chunk;
+  ASSERT_FALSE(
+      bool(Checks.checkChunk("read", 3, Fd, Memory, 4096, 4096, Chunk)));
+  EXPECT_EQ(Chunk.Storage, makedev(8, 4));
+  EXPECT_EQ(Chunk.Alignment, 4096u);
+  EXPECT_TRUE(S_ISREG(Chunk.St.st_mode));
+
+  // A chunk the engine cut at an unaligned size: ENOTSUP, the staged path
+  // takes it.
+  ErrorDetailsTy D = takeErrorDetails(
+      Checks.checkChunk("write", 3, Fd, Memory, 1000, 4096, Chunk));
+  EXPECT_EQ(D.Errno, ENOTSUP);
+  EXPECT_EQ(D.Message, "DMA write on device 3: the chunk of 1000 bytes at "
+                       "file offset 4096 into " +
+                           ptrText(Memory) + " is not 4096-byte aligned: " +
+                           std::strerror(ENOTSUP));
+
+  // Storage refused since the request was accepted: ENOTSUP.
+  Checks.refuseStorage(makedev(8, 4), "DMA failed with EREMOTEIO before");
+  D = takeErrorDetails(
+      Checks.checkChunk("read", 3, Fd, Memory, 4096, 0, Chunk));
+  EXPECT_EQ(D.Errno, ENOTSUP);
+  EXPECT_EQ(D.Message,
+            std::string("DMA read on device 3: DMA failed with EREMOTEIO "
+                        "before: ") +
+                std::strerror(ENOTSUP));
+
+  // fstat failing is an error of the request, with fstat's errno.
+  Sys.FstatErrno = EIO;
+  D = takeErrorDetails(
+      Checks.checkChunk("read", 3, Fd, Memory, 4096, 0, Chunk));
+  EXPECT_EQ(D.Errno, EIO);
+  EXPECT_NE(
+      D.Message.find("DMA read on device 3: fstat of fd " + std::to_string(Fd)),
+      std::string::npos)
+      << D.Message;
 }
 
 } // namespace

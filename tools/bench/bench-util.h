@@ -10,6 +10,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "../targets/offload-targets.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -102,11 +104,20 @@ static inline void benchPrintPlugin(const char *Prefix) {
     printf("plugin: %s (%s)\n", S.Path, S.OffloadIO ? "offload-io" : "stock");
 }
 
-/// The plugin file prefix of an offload triple, from the compile-time
-/// BENCH_PLUGIN macro set by the run scripts (default x86_64).
-#ifndef BENCH_PLUGIN
-#define BENCH_PLUGIN "x86_64"
+/// The plugin file prefix ("libomptarget.rtl.x86_64") of the offload
+/// triple in the compile-time BENCH_TARGET macro set by the run scripts
+/// (default: the host's), from the one list of targets.
+static inline const char *benchPluginPrefix(void) {
+  static char Prefix[64];
+#ifdef BENCH_TARGET
+  const OffloadTarget *T = offloadTargetOf(BENCH_TARGET);
+#else
+  const OffloadTarget *T = offloadHostTarget();
 #endif
-#define BENCH_PLUGIN_PREFIX "libomptarget.rtl." BENCH_PLUGIN
+  snprintf(Prefix, sizeof(Prefix), "libomptarget.rtl.%s",
+           T ? T->Plugin : "unknown");
+  return Prefix;
+}
+#define BENCH_PLUGIN_PREFIX benchPluginPrefix()
 
 #endif // OFFLOADIO_BENCH_UTIL_H

@@ -18,6 +18,8 @@
 #   CLANG=/opt/llvm16/bin/clang LLVM_LIB=/opt/llvm16/lib
 
 bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=tools/targets/offload-targets.sh
+source "$bench_root/tools/targets/offload-targets.sh"
 build=${OFFLOADIO_BUILD_DIR:-$bench_root/build}
 CLANG=${CLANG:-clang-16}
 if [[ -z ${LLVM_LIB:-} ]]; then
@@ -37,29 +39,29 @@ bench_die() {
   exit 1
 }
 
-# bench_set_target TRIPLE: sets TARGET_FLAGS (array) and PLUGIN (the plugin
-# file's short name: x86_64, cuda, amdgpu).
+# bench_set_target TRIPLE: sets TARGET, TARGET_FLAGS (array) and PLUGIN (the
+# plugin file's short name, from tools/targets/offload-targets.sh).
 bench_set_target() {
   local triple=$1
+  PLUGIN=$(offload_target_plugin "$triple") ||
+    bench_die "unsupported --target '$triple' ($(offload_target_triples | paste -sd, | sed 's/,/, /g'))"
+  TARGET=$triple
   case $triple in
   x86_64-pc-linux-gnu)
-    PLUGIN=x86_64
     TARGET_FLAGS=(-fopenmp-targets=x86_64-pc-linux-gnu)
     ;;
   nvptx64-nvidia-cuda)
-    PLUGIN=cuda
     TARGET_FLAGS=(-fopenmp-targets=nvptx64-nvidia-cuda
       -Xopenmp-target=nvptx64-nvidia-cuda "-march=${OFFLOAD_ARCH:-sm_90}"
       "--cuda-path=$CUDA_PATH" "--libomptarget-nvptx-bc-path=$LLVM_LIB"
       -Wno-unknown-cuda-version)
     ;;
   amdgcn-amd-amdhsa)
-    PLUGIN=amdgpu
     TARGET_FLAGS=(-fopenmp-targets=amdgcn-amd-amdhsa
       -Xopenmp-target=amdgcn-amd-amdhsa "-march=${OFFLOAD_ARCH:-gfx90a}")
     ;;
   *)
-    bench_die "unsupported --target '$triple' (x86_64-pc-linux-gnu, nvptx64-nvidia-cuda, amdgcn-amd-amdhsa)"
+    bench_die "no compile flags for --target '$triple' in tools/bench/common.sh"
     ;;
   esac
 }
@@ -81,7 +83,7 @@ bench_compile() {
   shift 2
   mkdir -p "$(dirname "$out")"
   "$CLANG" -O2 -Wall -pthread -fopenmp "${TARGET_FLAGS[@]}" \
-    -DBENCH_PLUGIN="\"$PLUGIN\"" -I"$bench_root/tools/bench" "$@" \
+    -DBENCH_TARGET="\"$TARGET\"" -I"$bench_root/tools/bench" "$@" \
     "$src" -o "$out" -L"$LLVM_LIB" -Wl,-rpath,"$LLVM_LIB" -ldl ||
     bench_die "compiling $src failed"
 }
@@ -162,7 +164,8 @@ bench_row() {
 bench_ompx_io_program() {
   local name=$1 file=$2
   shift 2
-  local triple=x86_64-pc-linux-gnu
+  local triple
+  triple=$(offload_host_triple)
   if [[ ${1:-} == --target ]]; then
     triple=${2:?--target needs a triple}
     shift 2

@@ -28,7 +28,7 @@ set -euo pipefail
 # shellcheck source=tools/bench/common.sh
 source "$(dirname "$0")/common.sh"
 
-triple=x86_64-pc-linux-gnu
+triple=$(offload_host_triple)
 size=2G
 file_size=
 repeat=3

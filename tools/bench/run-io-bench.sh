@@ -28,8 +28,9 @@ esac
 
 tool=$build/bin/ompx-io
 [[ -x $tool ]] || bench_die "$tool not found: build first (OFFLOADIO_BUILD_DIR=$build)"
-[[ -e $build/lib/libomptarget.rtl.x86_64.nextgen.so ]] ||
-  bench_die "our x86_64 plugin is missing from $build/lib"
+host_plugin=$(offload_host_plugin)
+[[ -e $build/lib/libomptarget.rtl.$host_plugin.nextgen.so ]] ||
+  bench_die "our $host_plugin plugin is missing from $build/lib"
 out=$build/tools-bench
 mkdir -p "$out"
 csv=$out/io-bench-host.csv

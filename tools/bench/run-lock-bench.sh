@@ -19,7 +19,7 @@ set -euo pipefail
 # shellcheck source=tools/bench/common.sh
 source "$(dirname "$0")/common.sh"
 
-triple=x86_64-pc-linux-gnu
+triple=$(offload_host_triple)
 args=()
 while [[ $# -gt 0 ]]; do
   case $1 in

@@ -130,54 +130,61 @@ static const char *sourceName(int Source) {
   return Source >= 0 && Source <= 2 ? Names[Source] : "unknown";
 }
 
-static void printSettingsJson(void) {
-  size_t N = 0;
-  ompx_io_setting_t *S = engineSettings(&N);
-  printf("[");
-  for (size_t I = 0; S && I < N; ++I) {
-    printf("%s\n    {\"name\": ", I ? "," : "");
-    jsonString(S[I].name);
-    printf(", \"value\": ");
-    jsonString(S[I].value);
-    printf(", \"default\": ");
-    jsonString(S[I].default_value);
-    printf(", \"env\": ");
-    jsonString(S[I].env_value);
-    printf(", \"valid\": ");
-    jsonString(S[I].valid);
-    printf(", \"source\": ");
-    jsonString(sourceName(S[I].source));
-    printf("}");
-  }
-  printf("%s]", S && N ? "\n  " : "");
-  free(S);
+/// One setting of either list, as the JSON prints it; Layer and Doc are
+/// NULL for the engine's list, which has neither.
+typedef struct {
+  const char *Name, *Layer, *Value, *Default, *Env, *Valid, *Doc;
+  int Origin; ///< An enum ompx_io_setting_source value.
+} SettingRow;
+
+/// Row \p I of an engine list (ompx_io_setting_t).
+static SettingRow engineRow(const void *List, size_t I) {
+  const ompx_io_setting_t *S = (const ompx_io_setting_t *)List + I;
+  SettingRow R = {S->name,      NULL,     S->value, S->default_value,
+                  S->env_value, S->valid, NULL,     S->source};
+  return R;
 }
 
-static void printAllSettingsJson(void) {
-  size_t N = 0;
-  ompx_io_setting_info_t *S = allSettings(&N);
+/// Row \p I of a list of every setting (ompx_io_setting_info_t).
+static SettingRow allRow(const void *List, size_t I) {
+  const ompx_io_setting_info_t *S = (const ompx_io_setting_info_t *)List + I;
+  SettingRow R = {S->name,      S->layer_name, S->value, S->default_value,
+                  S->env_value, S->valid,      S->doc,   S->origin};
+  return R;
+}
+
+/// The \p N settings of \p List (rows by \p Row) as a JSON array of
+/// objects: name, layer, value, default, env, valid, \p OriginKey and doc,
+/// each field the row has. Frees \p List.
+static void printSettingList(void *List, size_t N,
+                             SettingRow (*Row)(const void *, size_t),
+                             const char *OriginKey) {
   printf("[");
-  for (size_t I = 0; S && I < N; ++I) {
-    printf("%s\n    {\"name\": ", I ? "," : "");
-    jsonString(S[I].name);
-    printf(", \"layer\": ");
-    jsonString(S[I].layer_name);
-    printf(", \"value\": ");
-    jsonString(S[I].value);
-    printf(", \"default\": ");
-    jsonString(S[I].default_value);
-    printf(", \"env\": ");
-    jsonString(S[I].env_value);
-    printf(", \"valid\": ");
-    jsonString(S[I].valid);
-    printf(", \"origin\": ");
-    jsonString(sourceName(S[I].origin));
-    printf(", \"doc\": ");
-    jsonString(S[I].doc);
+  for (size_t I = 0; List && I < N; ++I) {
+    SettingRow R = Row(List, I);
+    const struct {
+      const char *Key, *Value;
+    } Fields[] = {{"name", R.Name},
+                  {"layer", R.Layer},
+                  {"value", R.Value},
+                  {"default", R.Default},
+                  {"env", R.Env},
+                  {"valid", R.Valid},
+                  {OriginKey, sourceName(R.Origin)},
+                  {"doc", R.Doc}};
+    printf("%s\n    {", I ? "," : "");
+    const char *Sep = "";
+    for (size_t F = 0; F < sizeof(Fields) / sizeof(Fields[0]); ++F) {
+      if (!Fields[F].Value)
+        continue;
+      printf("%s\"%s\": ", Sep, Fields[F].Key);
+      jsonString(Fields[F].Value);
+      Sep = ", ";
+    }
     printf("}");
   }
-  printf("%s]", S && N ? "\n  " : "");
-  free(S);
+  printf("%s]", List && N ? "\n  " : "");
+  free(List);
 }
 
 void printInfoJson(int NumDevices, int Initial, const PluginList *L,
@@ -203,9 +210,13 @@ void printInfoJson(int NumDevices, int Initial, const PluginList *L,
   printBudgetJson();
   printf(",\n  \"process_budget\": ");
   printProcessBudgetJson();
+  size_t N = 0;
   printf(",\n  \"settings\": ");
-  printSettingsJson();
+  ompx_io_setting_t *Engine = engineSettings(&N);
+  printSettingList(Engine, N, engineRow, "source");
   printf(",\n  \"all_settings\": ");
-  printAllSettingsJson();
+  N = 0;
+  ompx_io_setting_info_t *All = allSettings(&N);
+  printSettingList(All, N, allRow, "origin");
   printf("\n}\n");
 }

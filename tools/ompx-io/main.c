@@ -18,6 +18,8 @@
 #include "ompx_io.h"
 #include "ompx_version.h"
 
+#include "../targets/offload-targets.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,9 +50,14 @@ static void usage(FILE *Out) {
       "OMPX_IO_PATH=auto|direct|fastpath|staged, OMPX_IO_INFO.\n");
 }
 
-#ifndef OMPX_IO_TOOL_TARGETS
-#define OMPX_IO_TOOL_TARGETS "x86_64-pc-linux-gnu"
+/// The offload targets ompx-io is built for: CMake's list, or the host's.
+static const char *toolTargets(void) {
+#ifdef OMPX_IO_TOOL_TARGETS
+  return OMPX_IO_TOOL_TARGETS;
+#else
+  return offloadHostTarget()->Triple;
 #endif
+}
 
 int main(int Argc, char **Argv) {
   if (Argc >= 2 && !strcmp(Argv[1], "__child"))
@@ -65,7 +72,7 @@ int main(int Argc, char **Argv) {
   if (!strcmp(Cmd, "--version") || !strcmp(Cmd, "version")) {
     printf("ompx-io %s (libompx_io %s)\noffload targets: %s\n",
            OFFLOADIO_VERSION_STRING, ompx_io_version(NULL, NULL, NULL),
-           OMPX_IO_TOOL_TARGETS);
+           toolTargets());
     return 0;
   }
   if (!strcmp(Cmd, "info")) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Envar.h"
-#include "offloadio/LaunchRank.h"
+#include "offloadio/MessagePrefix.h"
 #include "offloadio/StaticTLS.h"
 
 #include <cerrno>

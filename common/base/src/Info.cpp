@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Info.h"
-#include "offloadio/LaunchRank.h"
+#include "offloadio/MessagePrefix.h"
 
 #include <cstdio>
 #include <unistd.h>
@@ -12,9 +12,7 @@ InfoTy::InfoTy(std::string Name, uint32_t Flags)
 
 void InfoTy::emit(int32_t DeviceId, const std::string &Msg,
                   bool IsError) const {
-  std::string Line = linePrefix(PluginName);
-  if (DeviceId >= 0)
-    Line += " device " + std::to_string(DeviceId);
+  std::string Line = linePrefix(PluginName, DeviceId);
   Line += IsError ? ": error: " : ": ";
   Line += Msg;
   Line += '\n';

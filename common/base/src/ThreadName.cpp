@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/ThreadName.h"
+#include "offloadio/MessagePrefix.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -31,6 +32,6 @@ void offloadio::nameStartedThreadOrWarn(std::thread &Thread,
                                         llvm::StringRef Prefix,
                                         unsigned Index) {
   if (auto Err = nameThread(Thread.native_handle(), Prefix, Index))
-    llvm::errs() << "offload-io: warning: "
-                 << takeErrorMessage(std::move(Err)) << "\n";
+    llvm::errs() << linePrefix("")
+                 << ": warning: " << takeErrorMessage(std::move(Err)) << "\n";
 }

@@ -10,6 +10,7 @@
 // CApiSettings.cpp.
 #include "offloadio/CApiSupport.h"
 #include "offloadio/ExtensionABI.h"
+#include "offloadio/MessagePrefix.h"
 #include "offloadio/Plugin.h"
 #include "offloadio/io/IOEngine.h"
 
@@ -53,10 +54,8 @@ namespace {
 /// Leave \p Message (of a failure on \p DeviceId, -1: none) for
 /// __tgt_rtl_ompx_take_last_error, naming the plugin and the device.
 void keepExtensionError(int32_t DeviceId, const std::string &Message) {
-  std::string Kept = "offload-io(" + thePlugin().getName() + ")";
-  if (DeviceId >= 0)
-    Kept += " device " + std::to_string(DeviceId);
-  Kept += ": " + Message;
+  std::string Kept =
+      pluginMessageSource(thePlugin().getName(), DeviceId) + ": " + Message;
   ExtensionErrorsTy::record(std::move(Kept));
 }
 

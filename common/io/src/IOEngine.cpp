@@ -13,7 +13,7 @@ using namespace offloadio;
 IOEngineTy::IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
                        IOConfigTy Config, IOWorkerPoolTy &Workers)
     : Workers(Workers), Device(Device), Sys(Sys), Config(Config),
-      Log(Device.getDeviceId(), Config.Info),
+      Log(Device.getPluginName(), Device.getDeviceId(), Config.Info),
       Served(Queue, Paths, Device, Config.RingDepth) {
   Paths[unsigned(IOPathTy::HostAddressable)] =
       makeHostAddressablePath(Device, Sys, Stats);

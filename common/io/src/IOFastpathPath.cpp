@@ -4,6 +4,7 @@
 // EREMOTEIO or ENOTSUP moves the rest of the request to the staged path,
 // counted and explained, and the file system is not offered to the vendor
 // again.
+#include "offloadio/MessagePrefix.h"
 #include "offloadio/io/IODevice.h"
 #include "offloadio/io/IOFastpath.h"
 #include "offloadio/io/IOPathBackend.h"
@@ -20,8 +21,11 @@ using namespace offloadio;
 IOFastpathTy::~IOFastpathTy() = default;
 
 void IOLogTy::print(const std::string &Msg) const {
-  if (Enabled)
-    std::fprintf(stderr, "ompx-io device %d: %s\n", DeviceId, Msg.c_str());
+  if (!Enabled)
+    return;
+  // One write, so that lines of concurrent workers never interleave.
+  std::string Line = linePrefix(PluginName, DeviceId) + ": " + Msg + "\n";
+  std::fwrite(Line.data(), 1, Line.size(), stderr);
 }
 
 namespace {

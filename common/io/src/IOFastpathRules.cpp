@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/io/IOFastpathRules.h"
+#include "offloadio/io/IORefusedFileSystems.h"
 #include "offloadio/io/Sys.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -7,8 +8,11 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
@@ -140,4 +144,126 @@ unsigned IOStorageVerdictsTy::refused() const {
   for (auto &[Key, Why] : Verdicts)
     N += !Why.empty();
   return N;
+}
+
+namespace {
+
+/// A pointer as printf's %p writes it (as the engine's info lines do).
+std::string ptrText(const void *Ptr) {
+  char Buffer[32];
+  std::snprintf(Buffer, sizeof(Buffer), "%p", Ptr);
+  return Buffer;
+}
+
+} // namespace
+
+IOFastpathChecksTy::IOFastpathChecksTy(SysTy &Sys, IOFastpathRulesTy Rules)
+    : Sys(Sys), Rules(std::move(Rules)) {}
+
+std::string IOFastpathChecksTy::storageRefusal(int Fd, const struct stat &St) {
+  dev_t Dev = IORefusedFileSystemsTy::keyOf(St);
+  if (std::optional<std::string> Known = Verdicts.find(Dev))
+    return *Known;
+  // Block devices have no file-system rule.
+  std::string Why;
+  if (S_ISREG(St.st_mode) && Rules.FilesystemRule)
+    Why = directDMAFilesystemRefusal(Fd, Dev, Rules.FilesystemRuleText,
+                                     Rules.MountInfo);
+  // A refusal recorded meanwhile wins over the file-system verdict.
+  return Verdicts.decide(Dev, std::move(Why));
+}
+
+bool IOFastpathChecksTy::accepts(int Fd, const void *DevPtr, size_t Count,
+                                 off_t Offset,
+                                 const std::optional<AllocationInfoTy> &Alloc,
+                                 int32_t DeviceId, std::string &Why) {
+  // Nothing to move: no vendor library needs loading for it.
+  if (!Count) {
+    Why = "nothing to transfer";
+    return false;
+  }
+  int Flags = Sys.getFlags(Fd);
+  if (Flags < 0) {
+    Why = llvm::formatv("fcntl(fd {0}, F_GETFL) failed: {1}", Fd,
+                        std::strerror(errno))
+              .str();
+    return false;
+  }
+  if (!(Flags & O_DIRECT)) {
+    Why = llvm::formatv("fd {0} is not open with O_DIRECT", Fd).str();
+    return false;
+  }
+  if (!Alloc) {
+    Why = llvm::formatv("buffer {0} is not memory of device {1}",
+                        ptrText(DevPtr), DeviceId)
+              .str();
+    return false;
+  }
+  if (!isDeviceKind(Alloc->Kind)) {
+    Why =
+        llvm::formatv("buffer {0} is {1} memory, {2} needs device memory",
+                      ptrText(DevPtr), allocKindName(Alloc->Kind), Rules.Vendor)
+            .str();
+    return false;
+  }
+  size_t Into = reinterpret_cast<uintptr_t>(DevPtr) -
+                reinterpret_cast<uintptr_t>(Alloc->Ptr);
+  if (Count > Alloc->Size - Into) {
+    Why = llvm::formatv("{0} bytes at {1} run past the end of its {2}-byte "
+                        "allocation",
+                        Count, ptrText(DevPtr), Alloc->Size)
+              .str();
+    return false;
+  }
+  struct stat St;
+  if (Sys.fstat(Fd, &St) != 0) {
+    Why = llvm::formatv("fstat of fd {0} failed: {1}", Fd, std::strerror(errno))
+              .str();
+    return false;
+  }
+  if (!S_ISREG(St.st_mode) && !(Rules.BlockDevices && S_ISBLK(St.st_mode))) {
+    Why = llvm::formatv(Rules.BlockDevices
+                            ? "fd {0} is neither a regular file nor a block "
+                              "device"
+                            : "fd {0} is not a regular file",
+                        Fd)
+              .str();
+    return false;
+  }
+  size_t Align = alignmentFor(Fd);
+  IOMisalignmentTy Misaligned =
+      IOMisalignmentTy::of(Align, Offset, Count, DevPtr);
+  if (Misaligned.any()) {
+    Why = Rules.Vendor + " needs " + std::to_string(Align) +
+          "-byte alignment; not aligned: " +
+          Misaligned.describe("file offset", "buffer " + ptrText(DevPtr));
+    return false;
+  }
+  Why = storageRefusal(Fd, St);
+  return Why.empty();
+}
+
+Error IOFastpathChecksTy::checkChunk(const char *Op, int32_t DeviceId, int Fd,
+                                     const void *DevPtr, size_t Count,
+                                     off_t Offset, IOFastpathChunkTy &Chunk) {
+  if (Sys.fstat(Fd, &Chunk.St) != 0)
+    return makeErrnoError(errno, "{0} {1} on device {2}: fstat of fd {3}",
+                          Rules.Vendor, Op, DeviceId, Fd);
+  Chunk.Storage = IORefusedFileSystemsTy::keyOf(Chunk.St);
+  // The engine splits a request into chunks; each must keep the alignment
+  // the whole request had (OMPX_IO_CHUNK_SIZE may not be a multiple).
+  Chunk.Alignment = alignmentFor(Fd);
+  if (IOMisalignmentTy::of(Chunk.Alignment, Offset, Count, DevPtr).any())
+    return makeErrnoError(ENOTSUP,
+                          "{0} {1} on device {2}: the chunk of {3} bytes at "
+                          "file offset {4} into {5} is not {6}-byte aligned",
+                          Rules.Vendor, Op, DeviceId, Count, int64_t(Offset),
+                          ptrText(DevPtr), Chunk.Alignment);
+  // accepts() decided on the storage; a vendor failure may have refused it
+  // since.
+  std::string Why = Verdicts.find(Chunk.Storage).value_or("");
+  if (!Why.empty())
+    return makeErrnoError(ENOTSUP, "{0} {1} on device {2}: {3}", Rules.Vendor,
+                          Op, DeviceId, Why);
+  return Error::success();
 }

@@ -3,7 +3,6 @@
 #include "AMDGPUDevice.h"
 
 #include "offloadio/io/IOCallLimit.h"
-#include "offloadio/io/IORefusedFileSystems.h"
 
 #include "llvm/ADT/ScopeExit.h"
 
@@ -49,22 +48,23 @@ const char *errnoName(int Errno) {
   }
 }
 
-/// A pointer as printf's %p writes it (as the engine's info lines do).
-std::string ptrText(const void *Ptr) {
-  char Buffer[32];
-  std::snprintf(Buffer, sizeof(Buffer), "%p", Ptr);
-  return Buffer;
-}
-
 /// "254:0".
 std::string deviceName(dev_t Dev) {
   return std::to_string(major(Dev)) + ":" + std::to_string(minor(Dev));
 }
 
-/// How AIS's file-system rule ends its refusals.
-constexpr const char *FilesystemRule =
-    ", and AIS serves only ext4 (data=ordered), xfs and block devices "
-    "(LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM=1 lifts this)";
+/// What AIS takes: hipFile's rules.
+IOFastpathRulesTy aisRules(bool AnyFilesystem) {
+  IOFastpathRulesTy Rules;
+  Rules.Vendor = "AIS";
+  Rules.Alignment = AMDGPUFastpathTy::PageAlignment;
+  Rules.BlockDevices = true;
+  Rules.FilesystemRule = !AnyFilesystem;
+  Rules.FilesystemRuleText =
+      ", and AIS serves only ext4 (data=ordered), xfs and block devices "
+      "(LIBOMPTARGET_AMDGPU_AIS_ANY_FILESYSTEM=1 lifts this)";
+  return Rules;
+}
 
 /// The size of the file or block device behind \p Fd.
 std::optional<uint64_t> fileSize(int Fd, const struct stat &St) {
@@ -93,7 +93,7 @@ AMDGPUFastpathTy::AMDGPUFastpathTy(AMDGPUDeviceTy &Device, const HSAApiTy &Api,
                                    SysTy &Sys,
                                    const AMDGPUFastpathSettingsTy &Settings)
     : Device(Device), Api(Api), Sys(Sys),
-      AnyFilesystem(Settings.AnyFilesystem) {}
+      Checks(Sys, aisRules(Settings.AnyFilesystem)) {}
 
 std::string AMDGPUFastpathTy::describe() {
   if (Disabled.load(std::memory_order_acquire)) {
@@ -102,22 +102,10 @@ std::string AMDGPUFastpathTy::describe() {
   }
   std::string Line = "hsa_amd_ais_file_read/write (O_DIRECT files, 4 KiB "
                      "aligned, device memory)";
-  unsigned Refused = Verdicts.refused();
+  unsigned Refused = Checks.refusedStorage();
   if (Refused)
     Line += "; " + std::to_string(Refused) + " storage device(s) refused";
   return Line;
-}
-
-std::string AMDGPUFastpathTy::storageRefusal(int Fd, const struct stat &St) {
-  dev_t Dev = IORefusedFileSystemsTy::keyOf(St);
-  if (std::optional<std::string> Known = Verdicts.find(Dev))
-    return *Known;
-  // Block devices have no filesystem rule; regular files follow hipFile's.
-  std::string Why;
-  if (S_ISREG(St.st_mode) && !AnyFilesystem)
-    Why = directDMAFilesystemRefusal(Fd, Dev, FilesystemRule);
-  // A failure recorded meanwhile wins over the filesystem verdict.
-  return Verdicts.decide(Dev, std::move(Why));
 }
 
 bool AMDGPUFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
@@ -128,95 +116,33 @@ bool AMDGPUFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
     Why = DisabledWhy;
     return false;
   }
-  int Flags = Sys.getFlags(Fd);
-  if (Flags < 0 || !(Flags & O_DIRECT)) {
-    Why = llvm::formatv("fd {0} is not open with O_DIRECT", Fd).str();
-    return false;
-  }
-  auto Alloc = Device.findAllocation(DevPtr);
-  if (!Alloc) {
-    Why = llvm::formatv("buffer {0} is not memory of device {1}",
-                        ptrText(DevPtr), Device.getDeviceId())
-              .str();
-    return false;
-  }
-  if (Alloc->Kind != AllocKindTy::Device && Alloc->Kind != AllocKindTy::Default) {
-    Why = llvm::formatv("buffer {0} is {1} memory, AIS needs device memory",
-                        ptrText(DevPtr), allocKindName(Alloc->Kind))
-              .str();
-    return false;
-  }
-  size_t Into = reinterpret_cast<uintptr_t>(DevPtr) - reinterpret_cast<uintptr_t>(Alloc->Ptr);
-  if (Count > Alloc->Size - Into) {
-    Why = llvm::formatv("{0} bytes at {1} run past the end of its {2}-byte "
-                        "allocation",
-                        Count, ptrText(DevPtr), Alloc->Size)
-              .str();
-    return false;
-  }
-  struct stat St;
-  if (Sys.fstat(Fd, &St) != 0) {
-    Why = llvm::formatv("fstat of fd {0} failed: {1}", Fd, std::strerror(errno))
-              .str();
-    return false;
-  }
-  if (!S_ISREG(St.st_mode) && !S_ISBLK(St.st_mode)) {
-    Why =
-        llvm::formatv("fd {0} is neither a regular file nor a block device", Fd)
-            .str();
-    return false;
-  }
-  size_t Align = alignmentFor(Fd);
-  IOMisalignmentTy Misaligned =
-      IOMisalignmentTy::of(Align, Offset, Count, DevPtr);
-  if (Misaligned.any()) {
-    Why = "AIS needs " + std::to_string(Align) +
-          "-byte alignment; not aligned: " +
-          Misaligned.describe("file offset", "buffer " + ptrText(DevPtr));
-    return false;
-  }
-  Why = storageRefusal(Fd, St);
-  return Why.empty();
+  return Checks.accepts(Fd, DevPtr, Count, Offset,
+                        Device.findAllocation(DevPtr), Device.getDeviceId(),
+                        Why);
 }
 
 Error AMDGPUFastpathTy::prepare(OpTy Op, int Fd, const void *DevPtr,
-                                size_t Count, off_t Offset, struct stat &St,
-                                size_t &Align) {
+                                size_t Count, off_t Offset,
+                                IOFastpathChunkTy &Chunk) {
   const char *OpName = Op == OpTy::Read ? "read" : "write";
   if (Disabled.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> Guard(Lock);
     return makeErrnoError(ENOTSUP, "AIS {0} on device {1}: {2}", OpName,
                           Device.getDeviceId(), DisabledWhy);
   }
-  if (Sys.fstat(Fd, &St) != 0)
-    return makeErrnoError(errno, "AIS {0} on device {1}: fstat of fd {2}",
-                          OpName, Device.getDeviceId(), Fd);
-  // The engine splits a request into chunks; each must keep the alignment
-  // the whole request had (OMPX_IO_CHUNK_SIZE may not be a multiple).
-  Align = alignmentFor(Fd);
-  if (IOMisalignmentTy::of(Align, Offset, Count, DevPtr).any())
-    return makeErrnoError(ENOTSUP,
-                          "AIS {0} on device {1}: the chunk of {2} bytes at "
-                          "file offset {3} into {4} is not {5}-byte aligned",
-                          OpName, Device.getDeviceId(), Count, int64_t(Offset),
-                          ptrText(DevPtr), Align);
-  std::string Why =
-      Verdicts.find(IORefusedFileSystemsTy::keyOf(St)).value_or("");
-  if (!Why.empty())
-    return makeErrnoError(ENOTSUP, "AIS {0} on device {1}: {2}", OpName,
-                          Device.getDeviceId(), Why);
-  return Error::success();
+  return Checks.checkChunk(OpName, Device.getDeviceId(), Fd, DevPtr, Count,
+                           Offset, Chunk);
 }
 
 Expected<size_t> AMDGPUFastpathTy::read(int Fd, void *DevPtr, size_t Count,
                                         off_t Offset, const IOLogTy &) {
-  struct stat St;
-  size_t Align = PageAlignment;
-  if (auto Err = prepare(OpTy::Read, Fd, DevPtr, Count, Offset, St, Align))
+  IOFastpathChunkTy Chunk;
+  if (auto Err = prepare(OpTy::Read, Fd, DevPtr, Count, Offset, Chunk))
     return std::move(Err);
+  size_t Align = Chunk.Alignment;
   // KFD fails a read that meets end of file with EIO: AIS reads the whole
   // pages before it, a bounce page the partial one.
-  std::optional<uint64_t> Size = fileSize(Fd, St);
+  std::optional<uint64_t> Size = fileSize(Fd, Chunk.St);
   if (!Size)
     return makeErrnoError(errno,
                           "AIS read on device {0}: size of block "
@@ -229,8 +155,7 @@ Expected<size_t> AMDGPUFastpathTy::read(int Fd, void *DevPtr, size_t Count,
   char *Dev = static_cast<char *>(DevPtr);
   size_t Done = 0;
   if (Whole) {
-    auto N = transfer(OpTy::Read, Fd, Dev, Whole, Offset,
-                      IORefusedFileSystemsTy::keyOf(St), Align);
+    auto N = transfer(OpTy::Read, Fd, Dev, Whole, Offset, Chunk.Storage, Align);
     if (!N)
       return N.takeError();
     Done = *N;
@@ -268,14 +193,13 @@ Expected<size_t> AMDGPUFastpathTy::read(int Fd, void *DevPtr, size_t Count,
 
 Error AMDGPUFastpathTy::write(int Fd, const void *DevPtr, size_t Count,
                               off_t Offset, const IOLogTy &) {
-  struct stat St;
-  size_t Align = PageAlignment;
-  if (auto Err = prepare(OpTy::Write, Fd, DevPtr, Count, Offset, St, Align))
+  IOFastpathChunkTy Chunk;
+  if (auto Err = prepare(OpTy::Write, Fd, DevPtr, Count, Offset, Chunk))
     return Err;
   // The device memory is only read; the call takes a non-const pointer.
   auto N =
       transfer(OpTy::Write, Fd, static_cast<char *>(const_cast<void *>(DevPtr)),
-               Count, Offset, IORefusedFileSystemsTy::keyOf(St), Align);
+               Count, Offset, Chunk.Storage, Chunk.Alignment);
   if (!N)
     return N.takeError();
   return Error::success();
@@ -359,11 +283,11 @@ Error AMDGPUFastpathTy::failure(OpTy Op, int Fd, size_t Size, off_t Offset,
   case EREMOTEIO: {
     // No P2P DMA between this storage device and the GPU (or AIS is not
     // initialised on it): true for every later request too.
-    Verdicts.refuse(Storage,
-                    llvm::formatv("AIS failed with {0} for storage "
-                                  "device {1} before",
-                                  errnoName(Errno), deviceName(Storage))
-                        .str());
+    Checks.refuseStorage(Storage,
+                         llvm::formatv("AIS failed with {0} for storage "
+                                       "device {1} before",
+                                       errnoName(Errno), deviceName(Storage))
+                             .str());
     return makeErrnoError(Errno, "{0}", Where);
   }
   case ENOTSUP:

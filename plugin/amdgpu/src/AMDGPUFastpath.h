@@ -86,17 +86,10 @@ public:
 private:
   enum class OpTy { Read, Write };
 
-  /// The alignment of offsets, sizes and addresses for \p Fd.
-  size_t alignmentFor(int Fd) {
-    return directTransferAlignment(Sys, Fd, PageAlignment);
-  }
-  /// Why AIS cannot serve files on \p St's storage (filesystem rule, or an
-  /// earlier ENODEV/EREMOTEIO); empty if it can.
-  std::string storageRefusal(int Fd, const struct stat &St);
   /// Checks of one engine chunk before calling AIS; ENOTSUP errors (the
   /// engine falls back) for what accepts() would have refused.
   Error prepare(OpTy Op, int Fd, const void *DevPtr, size_t Count, off_t Offset,
-                struct stat &St, size_t &Align);
+                IOFastpathChunkTy &Chunk);
   /// Call AIS for [Offset, Offset + Count) in pieces; the bytes moved
   /// (short only if a read stopped early).
   Expected<size_t> transfer(OpTy Op, int Fd, char *DevPtr, size_t Count,
@@ -109,11 +102,9 @@ private:
   AMDGPUDeviceTy &Device;
   const HSAApiTy &Api;
   SysTy &Sys;
-  /// AMDGPUFastpathSettingsTy::AnyFilesystem.
-  const bool AnyFilesystem;
-
-  /// Verdict per storage device: empty when AIS may serve it, else why not.
-  IOStorageVerdictsTy Verdicts;
+  /// The checks every fastpath makes, with AIS's rules; they keep the
+  /// verdict per storage device.
+  IOFastpathChecksTy Checks;
   /// Set when the driver turned out to have no AIS at all.
   std::atomic<bool> Disabled{false};
   std::mutex Lock;

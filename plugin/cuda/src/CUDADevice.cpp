@@ -340,8 +340,8 @@ Expected<bool> CUDADeviceTy::enablePeerAccessImpl(GenericDeviceTy &Peer) {
 IOFastpathTy *CUDADeviceTy::getIOFastpathImpl() {
   std::lock_guard<std::mutex> Guard(FastpathLock);
   if (!Fastpath)
-    Fastpath =
-        std::make_unique<CUDAFastpathTy>(*this, Api, CUFileDriverTy::process());
+    Fastpath = std::make_unique<CUDAFastpathTy>(
+        *this, Api, CUFileDriverTy::process(), getPlugin().getSys());
   return Fastpath.get();
 }
 

@@ -9,10 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 using namespace offloadio;
@@ -100,21 +96,20 @@ bool isAligned(uint64_t Value) {
   return Value % CUDAFastpathTy::Alignment == 0;
 }
 
-/// What of offset, size and address is not aligned ("" when all are).
-std::string misalignment(const void *DevPtr, size_t Count, off_t Offset) {
-  IOMisalignmentTy M =
-      IOMisalignmentTy::of(CUDAFastpathTy::Alignment, Offset, Count, DevPtr);
-  if (!M.any())
-    return "";
-  return M.describe("offset",
-                    llvm::formatv("device address {0}", DevPtr).str());
+/// What cuFile takes: O_DIRECT regular files; which file systems is for
+/// handle registration to say.
+IOFastpathRulesTy cuFileRules() {
+  IOFastpathRulesTy Rules;
+  Rules.Vendor = "cuFile";
+  Rules.Alignment = CUDAFastpathTy::Alignment;
+  return Rules;
 }
 
 } // namespace
 
 CUDAFastpathTy::CUDAFastpathTy(CUDADeviceTy &Device, const CUDAApiTy &CUDA,
-                               CUFileDriverTy &Driver)
-    : Device(Device), CUDA(CUDA), Driver(Driver) {}
+                               CUFileDriverTy &Driver, SysTy &Sys)
+    : Device(Device), CUDA(CUDA), Driver(Driver), Checks(Sys, cuFileRules()) {}
 
 CUDAFastpathTy::~CUDAFastpathTy() {
   // The engine (and so every read and write) has stopped by now; handles
@@ -139,55 +134,11 @@ bool CUDAFastpathTy::accepts(int Fd, const void *DevPtr, size_t Count,
     return false;
   }
 
-  // The cheap checks come before anything is loaded, so that programs that
-  // cannot use the path never load libcufile.
-  if (!Count) {
-    Why = "nothing to transfer";
+  // The shared checks come before anything is loaded, so that programs
+  // that cannot use the path never load libcufile.
+  if (!Checks.accepts(Fd, DevPtr, Count, Offset, Device.findAllocation(DevPtr),
+                      Device.getDeviceId(), Why))
     return false;
-  }
-  auto Alloc = Device.findAllocation(DevPtr);
-  if (!Alloc) {
-    Why = llvm::formatv("buffer {0} is not memory of device {1}", DevPtr,
-                        Device.getDeviceId())
-              .str();
-    return false;
-  }
-  AllocKindTy Kind = Alloc->Kind;
-  if (Kind != AllocKindTy::Device && Kind != AllocKindTy::Default) {
-    Why = llvm::formatv("buffer {0} is {1} memory; cuFile's GPUDirect path "
-                        "serves device memory only",
-                        DevPtr, allocKindName(Kind))
-              .str();
-    return false;
-  }
-  std::string Bad = misalignment(DevPtr, Count, Offset);
-  if (!Bad.empty()) {
-    Why = Bad + " not a multiple of " + std::to_string(Alignment) +
-          " (GPUDirect Storage alignment)";
-    return false;
-  }
-  int Flags = ::fcntl(Fd, F_GETFL);
-  if (Flags < 0) {
-    Why = llvm::formatv("fcntl(fd {0}, F_GETFL): {1}", Fd, std::strerror(errno))
-              .str();
-    return false;
-  }
-  if (!(Flags & O_DIRECT)) {
-    Why = llvm::formatv("fd {0} is not opened with O_DIRECT, which cuFile's "
-                        "GPUDirect path needs",
-                        Fd)
-              .str();
-    return false;
-  }
-  struct stat St;
-  if (::fstat(Fd, &St) != 0) {
-    Why = llvm::formatv("fstat(fd {0}): {1}", Fd, std::strerror(errno)).str();
-    return false;
-  }
-  if (!S_ISREG(St.st_mode)) {
-    Why = llvm::formatv("fd {0} is not a regular file", Fd).str();
-    return false;
-  }
 
   bool Decided = false;
   const CUFileApiTy *Api = Driver.open([this] { return Device.setContext(); },
@@ -214,17 +165,10 @@ Expected<CUFileHandleTy> CUDAFastpathTy::prepare(const CUFileApiTy *&Api,
   if (!Api)
     return makeErrnoError(ENOTSUP, "cuFile is not open{0}{1}",
                           Why.empty() ? "" : ": ", Why);
-  // The engine splits requests into chunks; a chunk size that is not a
-  // multiple of the alignment gives chunks cuFile cannot take.
-  std::string Bad = misalignment(DevPtr, Count, Offset);
-  if (!Bad.empty())
-    return makeErrnoError(ENOTSUP,
-                          "cuFile {0} of {1} bytes: {2} not a "
-                          "multiple of {3}",
-                          Op, Count, Bad, Alignment);
-  struct stat St;
-  if (::fstat(Fd, &St) != 0)
-    return makeErrnoError(errno, "fstat(fd {0}) for a cuFile {1}", Fd, Op);
+  IOFastpathChunkTy Chunk;
+  if (auto Err = Checks.checkChunk(Op, Device.getDeviceId(), Fd, DevPtr, Count,
+                                   Offset, Chunk))
+    return std::move(Err);
   if (auto Err = Device.setContext())
     return std::move(Err);
 
@@ -250,7 +194,7 @@ Expected<CUFileHandleTy> CUDAFastpathTy::prepare(const CUFileApiTy *&Api,
     // the file system and send its files through staging from now on.
     note(llvm::formatv("cuFile fastpath off for file system {0}:{1}: {2}; "
                        "its files go through staging",
-                       major(St.st_dev), minor(St.st_dev), Reason)
+                       major(Chunk.Storage), minor(Chunk.Storage), Reason)
              .str(),
          Log);
     return makeErrnoError(ENOTSUP, "{0}", Reason);

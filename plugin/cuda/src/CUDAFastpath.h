@@ -5,7 +5,8 @@
 //
 // Nothing is loaded until a request could use the path: the library is
 // dlopened and the driver opened on the first request that passes the
-// cheap checks (device memory, O_DIRECT descriptor, 4 KiB alignment). A
+// checks every fastpath shares (IOFastpathChecksTy: O_DIRECT regular file,
+// device memory, 4 KiB or the descriptor's O_DIRECT alignment). A
 // machine without libcufile, or whose driver does not open, keeps the
 // reason and every later request says it. Registration of the descriptor
 // happens per read or write, on the engine's own descriptor: a failure
@@ -19,6 +20,7 @@
 #include "CUFileApi.h"
 
 #include "offloadio/io/IOFastpath.h"
+#include "offloadio/io/IOFastpathRules.h"
 
 #include <atomic>
 #include <functional>
@@ -81,8 +83,9 @@ public:
   /// The required alignment of file offset, size and device address.
   static constexpr size_t Alignment = 4096;
 
+  /// The shared checks make their syscalls on \p Sys.
   CUDAFastpathTy(CUDADeviceTy &Device, const CUDAApiTy &CUDA,
-                 CUFileDriverTy &Driver);
+                 CUFileDriverTy &Driver, SysTy &Sys);
   ~CUDAFastpathTy() override;
 
   const char *name() const override { return "cuFile"; }
@@ -102,7 +105,7 @@ private:
   };
 
   /// Everything a read or write does before the transfer: the driver, the
-  /// chunk's alignment, the file system's record, the context and the
+  /// chunk's checks (IOFastpathChecksTy::checkChunk), the context and the
   /// handle. Returns the handle (with a reference taken) or an error whose
   /// errno is ENOTSUP where the staged path should take over.
   Expected<CUFileHandleTy> prepare(const CUFileApiTy *&Api, const char *Op,
@@ -121,6 +124,8 @@ private:
   CUDADeviceTy &Device;
   const CUDAApiTy &CUDA;
   CUFileDriverTy &Driver;
+  /// The checks every fastpath makes, with cuFile's rules.
+  IOFastpathChecksTy Checks;
 
   mutable std::mutex Lock; ///< Guards Handles.
   std::map<int, HandleTy> Handles;

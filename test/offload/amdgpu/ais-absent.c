@@ -99,13 +99,13 @@ int main(int argc, char **argv) {
 // OFF: paths: rc 0 mask 0x4
 // OFF-NEXT: direct: device memory is not addressable by the host
 // OFF-NEXT: fastpath: the amdgpu plugin has no vendor storage DMA
-// OFF-NEXT: ompx-io device 0: read 1048576 bytes, fd {{[0-9]+}} offset 0, {{.*}}: staged path (fastpath: the amdgpu plugin has no vendor storage DMA; direct: device memory is not addressable by the host)
+// OFF-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: read 1048576 bytes, fd {{[0-9]+}} offset 0, {{.*}}: staged path (fastpath: the amdgpu plugin has no vendor storage DMA; direct: device memory is not addressable by the host)
 // OFF-NEXT: read: 1048576
 // OFF-NEXT: PASS: data exact
 // OFF-NEXT: bytes read: fastpath 0 staged 1048576 fallbacks 0
 // ON: paths: rc 0 mask 0x6
 // ON-NEXT: direct: device memory is not addressable by the host
-// ON-NEXT: ompx-io device 0: read 1048576 bytes, fd {{[0-9]+}} offset 0, {{.*}}: fastpath path (vendor storage DMA accepts the file and buffer)
+// ON-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: read 1048576 bytes, fd {{[0-9]+}} offset 0, {{.*}}: fastpath path (vendor storage DMA accepts the file and buffer)
 // ON-NEXT: read: 1048576
 // ON-NEXT: PASS: data exact
 // ON-NEXT: bytes read: fastpath 1048576 staged 0 fallbacks 0

@@ -123,10 +123,10 @@ int main(int argc, char **argv) {
 
 // CHECK: O_DIRECT: ok
 // CHECK-NEXT: paths: 0x6
-// CHECK-NEXT: ompx-io device 0: read 2097152 bytes, fd {{[0-9]+}} offset 0, {{.*}}: fastpath path (vendor storage DMA accepts the file and buffer)
-// NODEV-NEXT: ompx-io device 0: fastpath failed ([[CALL:hsa_amd_ais_file_read\(fd [0-9]+, [0-9]+ bytes, offset [0-9]+\) on device 0]]: No such device); retried on the staged path
-// REMOTE-NEXT: ompx-io device 0: fastpath failed ([[CALL:hsa_amd_ais_file_read\(fd [0-9]+, [0-9]+ bytes, offset [0-9]+\) on device 0]]: Remote I/O error); retried on the staged path
-// NOTTY-NEXT: ompx-io device 0: fastpath failed ([[CALL:hsa_amd_ais_file_read\(fd [0-9]+, [0-9]+ bytes, offset [0-9]+\) on device 0]]: ENOTTY: Operation not supported); retried on the staged path
+// CHECK-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: read 2097152 bytes, fd {{[0-9]+}} offset 0, {{.*}}: fastpath path (vendor storage DMA accepts the file and buffer)
+// NODEV-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: fastpath failed ([[CALL:hsa_amd_ais_file_read\(fd [0-9]+, [0-9]+ bytes, offset [0-9]+\) on device 0]]: No such device); retried on the staged path
+// REMOTE-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: fastpath failed ([[CALL:hsa_amd_ais_file_read\(fd [0-9]+, [0-9]+ bytes, offset [0-9]+\) on device 0]]: Remote I/O error); retried on the staged path
+// NOTTY-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: fastpath failed ([[CALL:hsa_amd_ais_file_read\(fd [0-9]+, [0-9]+ bytes, offset [0-9]+\) on device 0]]: ENOTTY: Operation not supported); retried on the staged path
 // CHECK-NOT: fastpath failed
 // CHECK: read: 2097152
 // CHECK-NEXT: PASS: read data exact
@@ -136,9 +136,9 @@ int main(int argc, char **argv) {
 // NODEV-NEXT: last_fallback: fastpath failed ([[CALL]]: No such device); retried on the staged path
 // REMOTE-NEXT: last_fallback: fastpath failed ([[CALL]]: Remote I/O error); retried on the staged path
 // NOTTY-NEXT: last_fallback: fastpath failed ([[CALL]]: ENOTTY: Operation not supported); retried on the staged path
-// NODEV-NEXT: ompx-io device 0: write 2097152 bytes, fd {{[0-9]+}} offset 2097152, {{.*}}: staged path (fastpath: AIS failed with ENODEV for storage device {{[0-9]+}}:{{[0-9]+}} before; direct: device memory is not addressable by the host)
-// REMOTE-NEXT: ompx-io device 0: write 2097152 bytes, fd {{[0-9]+}} offset 2097152, {{.*}}: staged path (fastpath: AIS failed with EREMOTEIO for storage device {{[0-9]+}}:{{[0-9]+}} before; direct: device memory is not addressable by the host)
-// NOTTY-NEXT: ompx-io device 0: write 2097152 bytes, fd {{[0-9]+}} offset 2097152, {{.*}}: staged path (fastpath: the amdgpu kernel driver has no AIS ioctl (ENOTTY; hipFile asks for amdgpu-dkms 30.20.1 or later); direct: device memory is not addressable by the host)
+// NODEV-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: write 2097152 bytes, fd {{[0-9]+}} offset 2097152, {{.*}}: staged path (fastpath: AIS failed with ENODEV for storage device {{[0-9]+}}:{{[0-9]+}} before; direct: device memory is not addressable by the host)
+// REMOTE-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: write 2097152 bytes, fd {{[0-9]+}} offset 2097152, {{.*}}: staged path (fastpath: AIS failed with EREMOTEIO for storage device {{[0-9]+}}:{{[0-9]+}} before; direct: device memory is not addressable by the host)
+// NOTTY-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: write 2097152 bytes, fd {{[0-9]+}} offset 2097152, {{.*}}: staged path (fastpath: the amdgpu kernel driver has no AIS ioctl (ENOTTY; hipFile asks for amdgpu-dkms 30.20.1 or later); direct: device memory is not addressable by the host)
 // CHECK-NEXT: write: 2097152
 // CHECK-NEXT: PASS: written data exact
 // CHECK-NEXT: writes: fastpath 0 staged 1

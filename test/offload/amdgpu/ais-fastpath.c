@@ -189,37 +189,37 @@ int main(int argc, char **argv) {
 // CHECK-NEXT: paths: 0x6
 // CHECK-NEXT: why: direct: device memory is not addressable by the host
 // CHECK-NEXT: PASS: omp_target_alloc memory is page aligned
-// CHECK-NEXT: ompx-io device 0: read 2097152 bytes, fd {{[0-9]+}} offset 0, 0x{{[0-9a-f]+}}: fastpath path (vendor storage DMA accepts the file and buffer)
+// CHECK-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: read 2097152 bytes, fd {{[0-9]+}} offset 0, 0x{{[0-9a-f]+}}: fastpath path (vendor storage DMA accepts the file and buffer)
 // CHECK-NEXT: read 2 MiB at 0: 2097152
 // CHECK-NEXT: PASS: data exact
 // CHECK-NEXT: aligned read: fastpath read 2097152 written 0 fallbacks 0
-// CHECK-NEXT: ompx-io device 0: read 2097152 bytes, fd {{[0-9]+}} offset 1048576, {{.*}}: fastpath path
+// CHECK-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: read 2097152 bytes, fd {{[0-9]+}} offset 1048576, {{.*}}: fastpath path
 // CHECK-NEXT: read 2 MiB at 1 MiB: 1060964
 // CHECK-NEXT: PASS: read up to end of file, data exact
 // CHECK-NEXT: read past end of file: fastpath read 1060964 written 0 fallbacks 0
-// CHECK-NEXT: ompx-io device 0: read 4096 bytes, fd {{[0-9]+}} offset 4194304, {{.*}}: fastpath path
+// CHECK-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: read 4096 bytes, fd {{[0-9]+}} offset 4194304, {{.*}}: fastpath path
 // CHECK-NEXT: read at 4 MiB: 0
-// CHECK-NEXT: ompx-io device 0: read 1048576 bytes, fd {{[0-9]+}} offset 4096, 0x{{[0-9a-f]+}}: staged path (fastpath: AIS needs 4096-byte alignment; not aligned: buffer 0x{{[0-9a-f]+}}200; direct: device memory is not addressable by the host)
+// CHECK-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: read 1048576 bytes, fd {{[0-9]+}} offset 4096, 0x{{[0-9a-f]+}}: staged path (fastpath: AIS needs 4096-byte alignment; not aligned: buffer 0x{{[0-9a-f]+}}200; direct: device memory is not addressable by the host)
 // CHECK-NEXT: read into buffer + 512: 1048576
 // CHECK-NEXT: PASS: data exact
 // CHECK-NEXT: misaligned buffer: staged read 1048576 written 0 fallbacks 0
-// CHECK-NEXT: ompx-io device 0: read 1048576 bytes, fd {{[0-9]+}} offset 0, {{.*}}: staged path (fastpath: fd {{[0-9]+}} is not open with O_DIRECT; direct: device memory is not addressable by the host)
+// CHECK-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: read 1048576 bytes, fd {{[0-9]+}} offset 0, {{.*}}: staged path (fastpath: fd {{[0-9]+}} is not open with O_DIRECT; direct: device memory is not addressable by the host)
 // CHECK-NEXT: read without O_DIRECT: 1048576
 // CHECK-NEXT: PASS: data exact
 // CHECK-NEXT: buffered descriptor: staged read 1048576 written 0 fallbacks 0
-// CHECK-NEXT: ompx-io device 0: read 1048576 bytes, fd {{[0-9]+}} offset 0, {{.*}}: direct path (the host can address the device buffer)
+// CHECK-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: read 1048576 bytes, fd {{[0-9]+}} offset 0, {{.*}}: direct path (the host can address the device buffer)
 // CHECK-NEXT: read into host memory: 1048576
 // CHECK-NEXT: PASS: data exact
 // CHECK-NEXT: host memory: direct read 1048576 written 0 fallbacks 0
-// CHECK-NEXT: ompx-io device 0: write 2097152 bytes, fd {{[0-9]+}} offset 3145728, {{.*}}: fastpath path (vendor storage DMA accepts the file and buffer)
+// CHECK-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: write 2097152 bytes, fd {{[0-9]+}} offset 3145728, {{.*}}: fastpath path (vendor storage DMA accepts the file and buffer)
 // CHECK-NEXT: write 2 MiB at 3 MiB: 2097152
 // CHECK-NEXT: PASS: written data exact
 // CHECK-NEXT: aligned write: fastpath read 0 written 2097152 fallbacks 0
-// CHECK-NEXT: ompx-io device 0: write 1048576 bytes, fd {{[0-9]+}} offset 5242880, {{.*}}: staged path (fastpath: AIS needs 4096-byte alignment; not aligned: buffer {{.*}})
+// CHECK-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: write 1048576 bytes, fd {{[0-9]+}} offset 5242880, {{.*}}: staged path (fastpath: AIS needs 4096-byte alignment; not aligned: buffer {{.*}})
 // CHECK-NEXT: write from buffer + 512: 1048576
 // CHECK-NEXT: PASS: written data exact
 // CHECK-NEXT: misaligned write: staged read 0 written 1048576 fallbacks 0
-// CHECK-NEXT: ompx-io device 0: read 1048576 bytes, fd {{[0-9]+}} offset 3145728, {{.*}}: fastpath path
+// CHECK-NEXT: offload-io(amdgpu)[{{[0-9]+}}] device 0: read 1048576 bytes, fd {{[0-9]+}} offset 3145728, {{.*}}: fastpath path
 // CHECK-NEXT: async read: 1048576
 // CHECK-NEXT: PASS: data exact
 // CHECK-NEXT: async read: fastpath read 1048576 written 0 fallbacks 0

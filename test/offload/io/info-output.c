@@ -54,16 +54,16 @@ int main(int argc, char **argv) {
 }
 
 // CHECK-LABEL: phase read
-// AUTO-NEXT: ompx-io device 0: read 65536 bytes, fd [[FD:[0-9]+]] offset 4096, 0x{{[0-9a-f]+}}: direct path (the host can address the device buffer)
-// FORCED-NEXT: ompx-io device 0: read 65536 bytes, fd [[FD:[0-9]+]] offset 4096, 0x{{[0-9a-f]+}}: [[PATH]] path (forced by OMPX_IO_PATH)
+// AUTO-NEXT: offload-io(x86_64)[{{[0-9]+}}] device 0: read 65536 bytes, fd [[FD:[0-9]+]] offset 4096, 0x{{[0-9a-f]+}}: direct path (the host can address the device buffer)
+// FORCED-NEXT: offload-io(x86_64)[{{[0-9]+}}] device 0: read 65536 bytes, fd [[FD:[0-9]+]] offset 4096, 0x{{[0-9a-f]+}}: [[PATH]] path (forced by OMPX_IO_PATH)
 // CHECK-NEXT: result 61440
 // CHECK-LABEL: phase write
-// AUTO-NEXT: ompx-io device 0: write 1000 bytes, fd [[FD]] offset 70000, 0x{{[0-9a-f]+}}: direct path (the host can address the device buffer)
-// FORCED-NEXT: ompx-io device 0: write 1000 bytes, fd [[FD]] offset 70000, 0x{{[0-9a-f]+}}: [[PATH]] path (forced by OMPX_IO_PATH)
+// AUTO-NEXT: offload-io(x86_64)[{{[0-9]+}}] device 0: write 1000 bytes, fd [[FD]] offset 70000, 0x{{[0-9a-f]+}}: direct path (the host can address the device buffer)
+// FORCED-NEXT: offload-io(x86_64)[{{[0-9]+}}] device 0: write 1000 bytes, fd [[FD]] offset 70000, 0x{{[0-9a-f]+}}: [[PATH]] path (forced by OMPX_IO_PATH)
 // CHECK-NEXT: result 1000
 // CHECK-LABEL: phase device 2
-// AUTO-NEXT: ompx-io device 2: read 512 bytes, fd [[FD]] offset 0, 0x{{[0-9a-f]+}}: direct path (the host can address the device buffer)
-// FORCED-NEXT: ompx-io device 2: read 512 bytes, fd [[FD]] offset 0, 0x{{[0-9a-f]+}}: [[PATH]] path (forced by OMPX_IO_PATH)
+// AUTO-NEXT: offload-io(x86_64)[{{[0-9]+}}] device 2: read 512 bytes, fd [[FD]] offset 0, 0x{{[0-9a-f]+}}: direct path (the host can address the device buffer)
+// FORCED-NEXT: offload-io(x86_64)[{{[0-9]+}}] device 2: read 512 bytes, fd [[FD]] offset 0, 0x{{[0-9a-f]+}}: [[PATH]] path (forced by OMPX_IO_PATH)
 // CHECK-NEXT: result 512
 // CHECK-LABEL: phase refused
 // CHECK-NEXT: result -1

@@ -6,7 +6,7 @@
 #ifndef OFFLOADIO_INFO_H
 #define OFFLOADIO_INFO_H
 
-#include "offloadio/LaunchRank.h"
+#include "offloadio/MessagePrefix.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"

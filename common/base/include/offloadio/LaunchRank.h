@@ -3,7 +3,8 @@
 // The rank of the process in the job that a parallel launcher (mpirun,
 // srun) started, for the prefix of the lines the plugins and libompx_io
 // print: with several ranks writing to one terminal or log, each line says
-// whose it is; and the plugins' line prefix built from it. Header-only:
+// whose it is (processTag; the prefixes themselves are MessagePrefix.h's).
+// Header-only:
 // libompx_io and the settings readers (Envar.h) use it without the
 // framework.
 #ifndef OFFLOADIO_LAUNCHRANK_H
@@ -49,18 +50,6 @@ inline std::string processTag(long Pid) {
   if (int Rank = launchRank(); Rank >= 0)
     Tag += " rank " + std::to_string(Rank);
   return Tag + "]";
-}
-
-/// The prefix of every line the plugins print: "offload-io(<plugin>)[<pid>]",
-/// or "offload-io[<pid>]" for \p PluginName "" (lines of no one plugin, such
-/// as setting warnings). The pid tells apart the lines of the processes of
-/// one job that share a terminal or a log (forked children, MPI ranks); it
-/// is read at each line, so that a forked child's lines carry its own.
-inline std::string linePrefix(const std::string &PluginName) {
-  std::string Prefix = "offload-io";
-  if (!PluginName.empty())
-    Prefix += "(" + PluginName + ")";
-  return Prefix + processTag(::getpid());
 }
 
 } // namespace offloadio

@@ -13,19 +13,21 @@
 
 namespace offloadio {
 
-/// The engine's info lines ("ompx-io device N: ..."), printed when
-/// OMPX_IO_INFO is set. Fastpaths write through it instead of reading the
-/// setting themselves.
+/// The engine's info lines ("offload-io(<plugin>)[<pid>] device N: ...",
+/// MessagePrefix.h), printed when OMPX_IO_INFO is set. Fastpaths write
+/// through it instead of reading the setting themselves.
 class IOLogTy {
 public:
-  IOLogTy(int32_t DeviceId, bool Enabled)
-      : DeviceId(DeviceId), Enabled(Enabled) {}
+  IOLogTy(std::string PluginName, int32_t DeviceId, bool Enabled)
+      : PluginName(std::move(PluginName)), DeviceId(DeviceId),
+        Enabled(Enabled) {}
   /// Whether lines are printed.
   bool enabled() const { return Enabled; }
   /// Print \p Msg as one line, if enabled.
   void print(const std::string &Msg) const;
 
 private:
+  std::string PluginName;
   int32_t DeviceId;
   bool Enabled;
 };
