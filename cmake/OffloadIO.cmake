@@ -65,7 +65,8 @@ function(offloadio_target_settings Target)
 endfunction()
 
 # add_offload_plugin(NAME <name> SOURCES ...): builds
-# libomptarget.rtl.<name>.nextgen.so exporting only __tgt_rtl* symbols,
+# libomptarget.rtl.<name>${OFFLOADIO_PLUGIN_FILE_SUFFIX}.so (the name the
+# libomptarget of the build looks for) exporting only __tgt_rtl* symbols,
 # linked -Bsymbolic so that RTLD_GLOBAL interposition cannot redirect our own
 # calls into another plugin. The target is recorded in the global property
 # OFFLOADIO_PLUGIN_TARGETS, where the plugin loader (plugin/loader/) and the
@@ -81,7 +82,7 @@ function(add_offload_plugin)
   # answers it with an already loaded object whose soname matches
   # (plugin/loader/, docs/install.md).
   set_target_properties(${Target} PROPERTIES
-    OUTPUT_NAME "omptarget.rtl.${P_NAME}.nextgen"
+    OUTPUT_NAME "omptarget.rtl.${P_NAME}${OFFLOADIO_PLUGIN_FILE_SUFFIX}"
     PREFIX "lib"
     INSTALL_RPATH "${LLVM_LIBRARY_DIR}")
   set_property(GLOBAL APPEND PROPERTY OFFLOADIO_PLUGIN_TARGETS ${Target})

@@ -146,7 +146,8 @@ for tool in ("FileCheck", "not"):
             % (tool, config.llvm_tools_dir)
         )
 
-plugin_file = os.path.join(plugin_dir, "libomptarget.rtl.%s.nextgen.so" % plugin_name)
+plugin_suffix = getattr(config, "offloadio_plugin_suffix", ".nextgen")
+plugin_file = os.path.join(plugin_dir, "libomptarget.rtl.%s%s.so" % (plugin_name, plugin_suffix))
 if not os.path.exists(plugin_file):
     lit_config.fatal(
         "offload-io: plugin for target %s not found: %s\n"

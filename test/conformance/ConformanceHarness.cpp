@@ -60,7 +60,8 @@ std::string pluginDir() {
 }
 
 std::string pluginPath(const std::string &Name) {
-  return pluginDir() + "/libomptarget.rtl." + Name + ".nextgen.so";
+  return pluginDir() + "/libomptarget.rtl." + Name +
+         OFFLOADIO_CONFORMANCE_PLUGIN_SUFFIX + ".so";
 }
 
 bool fileExists(const std::string &Path) {

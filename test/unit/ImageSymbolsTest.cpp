@@ -5,6 +5,7 @@
 // offsets) and a shared-object layout (values are addresses), globals in
 // file-backed and zero-filled sections, undefined driver functions, and
 // malformed symbols.
+#include "offloadio/DeviceRuntimeABI.h"
 #include "offloadio/ImageSymbols.h"
 #include "offloadio/Kernel.h"
 
@@ -151,6 +152,15 @@ ELFBuilderTy kernelImage(uint64_t DataAddress) {
 }
 
 class ImageSymbolsTest : public ::testing::TestWithParam<uint64_t> {};
+
+/// The execution mode libomptarget 16's conventions read for \p Kernel.
+Expected<ExecModeTy> readExecMode(llvm::StringRef Image,
+                                  llvm::StringRef Kernel) {
+  auto Config = findDeviceRuntimeABI(16)->readKernelConfig(Image, Kernel);
+  if (!Config)
+    return Config.takeError();
+  return Config->ExecMode;
+}
 
 TEST_P(ImageSymbolsTest, ReadsInitialBytesOfGlobals) {
   std::string Image = kernelImage(GetParam()).build();

@@ -90,7 +90,7 @@ public:
   /// Without \p KernelMaxThreads the kernel inherits the device's limit.
   FakeKernelTy(DeviceImageTy &Image, std::optional<uint32_t> KernelMaxThreads,
                ExecModeTy Mode = ExecModeTy::SPMD, bool Prints = false)
-      : GenericKernelTy(Image, "fake_kernel", Mode, Prints),
+      : GenericKernelTy(Image, "fake_kernel", KernelConfigTy{Mode}, Prints),
         KernelMaxThreads(KernelMaxThreads) {}
 
   struct LaunchTy {
@@ -366,7 +366,8 @@ TEST_F(KernelDimsTest, RandomInputsKeepTheRules) {
                           Pick({0, 1, 127, 128, 129, 1000, 1ULL << 25,
                                 1ULL << 32, UINT64_MAX}) +
                               Pick({0, 0, 3}));
-    LaunchDimsTy D = computeLaunchDims(L, KernelMax, Mode, A);
+    LaunchDimsTy D = computeLaunchDims(L, KernelMax, KernelConfigTy{Mode},
+                                       GeometryRulesTy{}, 32, A);
     SCOPED_TRACE(testing::Message()
                  << "round " << Round << ": mode " << execModeName(Mode)
                  << ", num_teams " << A.NumTeams[0] << ", thread_limit "

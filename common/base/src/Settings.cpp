@@ -73,6 +73,8 @@ DeviceSettingsTy DeviceSettingsTy::fromEnv(uint64_t MaxDynamicSharedMemory) {
   S.InitialEvents = unsigned(readIntSetting<SettingId::NumInitialEvents>());
   S.Transfers = TransferSettingsTy::fromEnv();
   S.DeviceRTLDebug = uint32_t(readIntSetting<SettingId::DeviceRTLDebug>());
+  S.MinThreadsForLowTripCount =
+      uint32_t(readIntSetting<SettingId::MinThreadsForLowTripCount>());
   S.SharedMemorySize = uint32_t(readSizeSetting<SettingId::SharedMemorySize>(
       {std::nullopt, std::nullopt,
        std::min<uint64_t>(MaxDynamicSharedMemory, UINT32_MAX)}));

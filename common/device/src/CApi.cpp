@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The LLVM 16 __tgt_rtl_* entry points: validate arguments, find the device,
-// call the framework, and turn llvm::Error into OFFLOAD_SUCCESS/OFFLOAD_FAIL
-// with one error line naming what failed. The plugin instance they create
-// also serves the offload-io extensions (CApiExtensions.cpp, CApiBatch.cpp,
+// The __tgt_rtl_* entry points that libomptarget 16, 17 and 18 share:
+// validate arguments, find the device, call the framework, and turn
+// llvm::Error into OFFLOAD_SUCCESS/OFFLOAD_FAIL with one error line naming
+// what failed. Those that differ between versions are in abi/ (one file per
+// difference, chosen by the build). The plugin instance they create also
+// serves the offload-io extensions (CApiExtensions.cpp, CApiBatch.cpp,
 // CApiSettings.cpp).
 #include "offloadio/ABI.h"
 #include "offloadio/CApiSupport.h"
@@ -17,12 +19,11 @@
 using namespace offloadio;
 
 
-namespace {
-
 /// The plugin instance. It is intentionally never destroyed: libomptarget
-/// calls deinit_plugin and unregister_lib from its own destructor, which
-/// runs after the exit handlers that would destroy a static object.
-GenericPluginTy &thePlugin() {
+/// calls deinit_plugin and unregister_lib from its own destructor (16, 17),
+/// or tears nothing down (18), after the exit handlers that would destroy a
+/// static object.
+GenericPluginTy &offloadio::thePlugin() {
   static GenericPluginTy *Plugin = [] {
     GenericPluginTy *P = createPlugin().release();
     if (auto Err = P->init())
@@ -33,8 +34,8 @@ GenericPluginTy &thePlugin() {
   return *Plugin;
 }
 
-/// Report \p Err (if any) for \p EntryPoint and convert it to a C status.
-int32_t report(Error Err, int32_t DeviceId, const char *EntryPoint) {
+int32_t offloadio::reportEntryPoint(Error Err, int32_t DeviceId,
+                                    const char *EntryPoint) {
   if (!Err)
     return OFFLOAD_SUCCESS;
   ErrorDetailsTy Details = takeErrorDetails(std::move(Err));
@@ -49,29 +50,6 @@ int32_t report(Error Err, int32_t DeviceId, const char *EntryPoint) {
   return OFFLOAD_FAIL;
 }
 
-/// Run \p Fn on initialised device \p DeviceId.
-template <typename FnTy>
-int32_t onDevice(int32_t DeviceId, const char *EntryPoint, FnTy Fn) {
-  TimeProfileTy::ScopeTy Timed(thePlugin().getProfile(), EntryPoint);
-  auto Device = thePlugin().getDevice(DeviceId);
-  if (!Device)
-    return report(Device.takeError(), DeviceId, EntryPoint);
-  return report(Fn(*Device), DeviceId, EntryPoint);
-}
-
-/// Run \p Fn on the device named by a *global* OpenMP device number.
-template <typename FnTy>
-int32_t onGlobalDevice(int32_t GlobalId, const char *EntryPoint, FnTy Fn) {
-  auto Local = thePlugin().resolveGlobalDeviceId(GlobalId);
-  if (!Local)
-    return report(Local.takeError(), GlobalId, EntryPoint);
-  if (auto Err = thePlugin().initDevice(*Local))
-    return report(std::move(Err), *Local, EntryPoint);
-  return onDevice(*Local, EntryPoint, Fn);
-}
-
-} // namespace
-
 OFFLOADIO_API int32_t __tgt_rtl_init_plugin() {
   // Device discovery problems were reported by thePlugin(); a plugin without
   // devices must still load so that libomptarget moves on quietly.
@@ -79,24 +57,8 @@ OFFLOADIO_API int32_t __tgt_rtl_init_plugin() {
   return OFFLOAD_SUCCESS;
 }
 
-OFFLOADIO_API int32_t __tgt_rtl_deinit_plugin() {
-  // Called once per unregistered library, and the plugin is used again
-  // afterwards: only wait for outstanding work. In a forked child (at its
-  // exit) flush() waits for nothing: the streams' threads are the parent's.
-  GenericPluginTy &Plugin = thePlugin();
-  if (Plugin.getProfile().enabled())
-    Plugin.getProfile().printAndReset(llvm::errs(), Plugin.getName());
-  return report(Plugin.flush(), -1, "deinit_plugin");
-}
-
 OFFLOADIO_API int32_t __tgt_rtl_is_valid_binary(__tgt_device_image *Image) {
   return Image && thePlugin().isValidBinary(*Image, nullptr);
-}
-
-OFFLOADIO_API int32_t __tgt_rtl_is_valid_binary_info(__tgt_device_image *Image,
-                                                     __tgt_image_info *Info) {
-  return Image &&
-         thePlugin().isValidBinary(*Image, Info ? Info->Arch : nullptr);
 }
 
 OFFLOADIO_API int32_t __tgt_rtl_supports_empty_images() { return 0; }
@@ -105,34 +67,8 @@ OFFLOADIO_API int32_t __tgt_rtl_number_of_devices() {
   return thePlugin().getNumDevices();
 }
 
-OFFLOADIO_API int64_t __tgt_rtl_init_requires(int64_t RequiresFlags) {
-  thePlugin().setRequiresFlags(RequiresFlags);
-  return RequiresFlags;
-}
-
 OFFLOADIO_API int32_t __tgt_rtl_init_device(int32_t DeviceId) {
-  return report(thePlugin().initDevice(DeviceId), DeviceId, "init_device");
-}
-
-OFFLOADIO_API int32_t __tgt_rtl_deinit_device(int32_t DeviceId) {
-  // Never called by libomptarget 16; devices live as long as the plugin.
-  return onDevice(DeviceId, "deinit_device",
-                  [](GenericDeviceTy &D) { return D.drain(); });
-}
-
-OFFLOADIO_API __tgt_target_table *
-__tgt_rtl_load_binary(int32_t DeviceId, __tgt_device_image *Image) {
-  __tgt_target_table *Table = nullptr;
-  onDevice(DeviceId, "load_binary", [&](GenericDeviceTy &D) -> Error {
-    if (!Image)
-      return makeError(ErrorCode::InvalidArgument, "null device image");
-    auto TableOrErr = D.loadBinary(*Image);
-    if (!TableOrErr)
-      return TableOrErr.takeError();
-    Table = *TableOrErr;
-    return Error::success();
-  });
-  return Table;
+  return reportEntryPoint(thePlugin().initDevice(DeviceId), DeviceId, "init_device");
 }
 
 OFFLOADIO_API void *__tgt_rtl_data_alloc(int32_t DeviceId, int64_t Size,
@@ -197,7 +133,7 @@ OFFLOADIO_API int32_t __tgt_rtl_data_exchange_async(
     __tgt_async_info *AsyncInfo) {
   auto Dst = thePlugin().getDevice(DstId);
   if (!Dst)
-    return report(Dst.takeError(), DstId, "data_exchange");
+    return reportEntryPoint(Dst.takeError(), DstId, "data_exchange");
   return onDevice(SrcId, "data_exchange", [&](GenericDeviceTy &D) {
     return D.dataExchange(SrcPtr, *Dst, DstPtr, Size, AsyncInfo);
   });
@@ -296,7 +232,7 @@ OFFLOADIO_API void __tgt_rtl_set_info_flag(uint32_t Flags) {
 OFFLOADIO_API void __tgt_rtl_print_device_info(int32_t DeviceId) {
   // llvm-omp-device-info may ask before the device was initialised.
   if (auto Err = thePlugin().initDevice(DeviceId)) {
-    report(std::move(Err), DeviceId, "print_device_info");
+    reportEntryPoint(std::move(Err), DeviceId, "print_device_info");
     return;
   }
   onDevice(DeviceId, "print_device_info", [](GenericDeviceTy &D) {
@@ -359,4 +295,12 @@ OFFLOADIO_API int32_t __tgt_rtl_data_unlock(int32_t GlobalId, void *HstPtr) {
   });
 }
 
-GenericPluginTy &offloadio::extensionPlugin() { return thePlugin(); }
+
+int32_t offloadio::flushPlugin(const char *EntryPoint) {
+  // In a forked child (at its exit) flush() waits for nothing: the
+  // streams' threads are the parent's.
+  GenericPluginTy &Plugin = thePlugin();
+  if (Plugin.getProfile().enabled())
+    Plugin.getProfile().printAndReset(llvm::errs(), Plugin.getName());
+  return reportEntryPoint(Plugin.flush(), -1, EntryPoint);
+}

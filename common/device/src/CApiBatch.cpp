@@ -35,10 +35,10 @@ BatchHandleTy &handleOf(void *Batch) {
 
 /// The file engine of local device \p DeviceId.
 Expected<IOEngineTy &> engineOf(int32_t DeviceId) {
-  auto Device = extensionPlugin().getDevice(DeviceId);
+  auto Device = thePlugin().getDevice(DeviceId);
   if (!Device)
     return Device.takeError();
-  return extensionPlugin().getIOEngine(*Device);
+  return thePlugin().getIOEngine(*Device);
 }
 
 } // namespace
@@ -77,7 +77,7 @@ OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_batch_start(int32_t Dev
 OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_batch_test(void *Batch) {
   // A share inherited from the parent never progresses here: "done", so
   // that the wait that follows reports the error (as __tgt_rtl_ompx_io_test).
-  if (extensionPlugin().inForkedChild())
+  if (thePlugin().inForkedChild())
     return 1;
   return handleOf(Batch).Batch->isDone();
 }
@@ -86,9 +86,9 @@ OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_batch_notify(void *Batc
                                                      void (*Fn)(void *),
                                                      void *Arg) {
   // A share inherited from the parent never completes here.
-  if (extensionPlugin().inForkedChild())
+  if (thePlugin().inForkedChild())
     return extensionErrno(
-        extensionPlugin().makeForkedError("an ompx_io batch"), -1);
+        thePlugin().makeForkedError("an ompx_io batch"), -1);
   if (auto Err = handleOf(Batch).Batch->notifyWhenDone({Fn, Arg}))
     return extensionErrno(std::move(Err), -1);
   return 0;
@@ -97,9 +97,9 @@ OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_batch_notify(void *Batc
 OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_io_batch_wait(void *Batch,
                                                    ompx_io_op_t *Ops,
                                                    uint64_t Count) {
-  if (extensionPlugin().inForkedChild())
+  if (thePlugin().inForkedChild())
     return extensionErrno(
-        extensionPlugin().makeForkedError("an ompx_io batch"), -1);
+        thePlugin().makeForkedError("an ompx_io batch"), -1);
   BatchHandleTy &H = handleOf(Batch);
   H.Results = H.Batch->wait();
   for (uint64_t I = 0; I < Count && I < H.Results.size(); ++I) {
@@ -126,7 +126,7 @@ OFFLOADIO_EXTENSION_DEFINITION uint64_t __tgt_rtl_ompx_io_batch_message(void *Ba
 OFFLOADIO_EXTENSION_DEFINITION void __tgt_rtl_ompx_io_batch_release(void *Batch) {
   // A share inherited from the parent is left alone: freeing it would wait
   // for workers that do not exist here.
-  if (extensionPlugin().inForkedChild())
+  if (thePlugin().inForkedChild())
     return;
   delete &handleOf(Batch);
 }

@@ -27,11 +27,6 @@ using namespace offloadio;
 // Extension calls: reached through the table (CApiExtensionTable.cpp), not
 // exported.
 
-namespace {
-/// The plugin instance of the C entry points (CApi.cpp).
-GenericPluginTy &thePlugin() { return extensionPlugin(); }
-} // namespace
-
 /// The local number of OpenMP device \p GlobalId, or -1 if not ours.
 OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_resolve_device(int32_t GlobalId) {
   auto Local = thePlugin().resolveGlobalDeviceId(GlobalId);

@@ -30,9 +30,6 @@ using namespace offloadio;
 // exported.
 
 namespace {
-/// The plugin instance of the C entry points (CApi.cpp).
-GenericPluginTy &thePlugin() { return extensionPlugin(); }
-
 /// Copy \p Text into the fixed C field \p Field, cut to fit.
 template <size_t N>
 void copySettingText(char (&Field)[N], const std::string &Text) {

@@ -142,15 +142,41 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
 Error GenericDeviceTy::writeDeviceEnvironment(DeviceImageTy &Image) {
   // An image without either global (no OpenMP device runtime linked)
   // needs none.
+  llvm::SmallVector<char, 48> Bytes =
+      Services.RuntimeABI.encodeDeviceEnvironment(DeviceEnv);
   for (const char *Symbol : DeviceEnvironmentSymbols) {
     auto Written =
-        writeImageGlobalImpl(Image, Symbol, &DeviceEnv, sizeof(DeviceEnv));
+        writeImageGlobalImpl(Image, Symbol, Bytes.data(), Bytes.size());
     if (!Written)
       return Written.takeError();
     if (*Written)
       return Error::success();
   }
   return Error::success();
+}
+
+Expected<KernelConfigTy>
+GenericDeviceTy::readKernelConfig(const DeviceImageTy &Image,
+                                  llvm::StringRef Name) const {
+  auto Config = Services.RuntimeABI.readKernelConfig(Image.getBytes(), Name);
+  if (!Config)
+    return makeError(ErrorCode::InvalidImage, "image {0} on device {1}: {2}",
+                     Image.getId(), DeviceId,
+                     takeErrorMessage(Config.takeError()));
+  return *Config;
+}
+
+Expected<void *>
+GenericDeviceTy::prepareLaunchEnvironment(const KernelConfigTy &Config,
+                                          StreamTy &Stream) {
+  if (!Config.needsReductionBuffer())
+    return launchEnvironmentSentinel();
+  return makeError(ErrorCode::Unsupported,
+                   "a kernel with a teams reduction needs a reduction buffer "
+                   "of {0} x {1} bytes on device {2}, which offload-io does "
+                   "not allocate yet",
+                   Config.ReductionDataSize, Config.ReductionBufferLength,
+                   DeviceId);
 }
 
 Error GenericDeviceTy::checkTransferArgs(const char *What, const void *Dst,

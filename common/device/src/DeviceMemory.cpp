@@ -49,7 +49,9 @@ Expected<void *> GenericDeviceTy::dataAlloc(int64_t Size, void *HstPtr,
     return std::move(Err);
   }
   UserAllocations.add(Ptr, Bytes, Kind);
-  if (HstPtr && Size > 0)
+  // libomptarget 16 names the mapped buffer here; later versions in
+  // data_notify_mapped (notifyDataMapped).
+  if (HstPtr && Size > 0 && !Services.RuntimeABI.notifiesMappedBuffers())
     if (auto Err = lockMappedBuffer(Ptr, HstPtr, size_t(Size))) {
       llvm::consumeError(dataDelete(Ptr, Kind));
       return std::move(Err);
@@ -168,7 +170,7 @@ Error GenericDeviceTy::freeLeakedMemory() {
   return Result;
 }
 
-Error GenericDeviceTy::lockMappedBuffer(void *TgtPtr, void *HstPtr,
+Error GenericDeviceTy::lockMappedBuffer(void *Key, void *HstPtr,
                                         size_t Size) {
   MappedLockPolicyTy Policy = Services.MappedLocks;
   if (Policy == MappedLockPolicyTy::Off)
@@ -184,15 +186,15 @@ Error GenericDeviceTy::lockMappedBuffer(void *TgtPtr, void *HstPtr,
     return Error::success();
   }
   std::lock_guard<std::mutex> Guard(MappedLocksLock);
-  MappedLocks[TgtPtr] = HstPtr;
+  MappedLocks[Key] = HstPtr;
   return Error::success();
 }
 
-Error GenericDeviceTy::unlockMappedBuffer(void *TgtPtr) {
+Error GenericDeviceTy::unlockMappedBuffer(void *Key) {
   void *HstPtr;
   {
     std::lock_guard<std::mutex> Guard(MappedLocksLock);
-    auto It = MappedLocks.find(TgtPtr);
+    auto It = MappedLocks.find(Key);
     if (It == MappedLocks.end())
       return Error::success();
     HstPtr = It->second;
@@ -201,7 +203,7 @@ Error GenericDeviceTy::unlockMappedBuffer(void *TgtPtr) {
   if (auto Err = Services.PinnedMap.unlock(HstPtr)) {
     // The region keeps its lock: a retried free must find it again.
     std::lock_guard<std::mutex> Guard(MappedLocksLock);
-    MappedLocks.try_emplace(TgtPtr, HstPtr);
+    MappedLocks.try_emplace(Key, HstPtr);
     return Err;
   }
   return Error::success();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Kernel.h"
 #include "offloadio/Device.h"
+#include "offloadio/DeviceRuntimeABI.h"
 #include "offloadio/ImageSymbols.h"
 #include "offloadio/Stream.h"
 
@@ -21,29 +22,6 @@ const char *offloadio::execModeName(ExecModeTy Mode) {
   return "unknown";
 }
 
-Expected<ExecModeTy> offloadio::readExecMode(llvm::StringRef ImageBytes,
-                                             llvm::StringRef KernelName) {
-  llvm::SmallString<128> Global(KernelName);
-  Global += "_exec_mode";
-  auto Bytes = readImageGlobal(ImageBytes, Global);
-  if (!Bytes)
-    return Bytes.takeError();
-  // Kernels that clang's OpenMP code generation did not make have none.
-  if (!*Bytes)
-    return ExecModeTy::SPMD;
-  if ((*Bytes)->size() != 1)
-    return makeError(ErrorCode::InvalidImage,
-                     "global '{0}' has {1} bytes, expected 1", Global,
-                     (*Bytes)->size());
-  int8_t Mode = int8_t((**Bytes)[0]);
-  if (Mode < int8_t(ExecModeTy::Generic) ||
-      Mode > int8_t(ExecModeTy::GenericSPMD))
-    return makeError(ErrorCode::InvalidImage,
-                     "kernel '{0}' has unknown execution mode {1}", KernelName,
-                     int(Mode));
-  return ExecModeTy(Mode);
-}
-
 GenericKernelTy::~GenericKernelTy() = default;
 
 uint32_t GenericKernelTy::getMaxThreads(const GenericDeviceTy &Device) const {
@@ -53,8 +31,10 @@ uint32_t GenericKernelTy::getMaxThreads(const GenericDeviceTy &Device) const {
 LaunchDimsTy
 GenericKernelTy::computeLaunchDims(const GenericDeviceTy &Device,
                                    const KernelArgsTy &KernelArgs) const {
-  return offloadio::computeLaunchDims(Device.getLimits(), getMaxThreads(Device),
-                                      ExecMode, KernelArgs);
+  return offloadio::computeLaunchDims(
+      Device.getLimits(), getMaxThreads(Device), Config,
+      Device.getServices().RuntimeABI.getGeometryRules(),
+      Device.getMinThreadsForLowTripCount(), KernelArgs);
 }
 
 Error GenericKernelTy::launch(GenericDeviceTy &Device, void **TgtArgs,
@@ -62,16 +42,27 @@ Error GenericKernelTy::launch(GenericDeviceTy &Device, void **TgtArgs,
                               const KernelArgsTy &KernelArgs,
                               StreamTy &Stream) {
   // NumArgs is the TgtArgs count (libomptarget overwrites it); inline
-  // storage keeps ordinary launches free of allocation.
-  uint32_t NumArgs = KernelArgs.NumArgs;
+  // storage keeps ordinary launches free of allocation. Where the device
+  // runtime expects it, the launch environment comes first.
+  const DeviceRuntimeABITy &RuntimeABI = Device.getServices().RuntimeABI;
+  const uint32_t Implicit =
+      RuntimeABI.passesLaunchEnvironment() && !isGlobalCtorDtorKernel(Name);
+  uint32_t NumArgs = KernelArgs.NumArgs + Implicit;
   llvm::SmallVector<void *, 32> Args(NumArgs);
-  for (uint32_t I = 0; I < NumArgs; ++I)
-    Args[I] = static_cast<char *>(TgtArgs[I]) + TgtOffsets[I];
+  if (Implicit) {
+    auto LaunchEnv = Device.prepareLaunchEnvironment(Config, Stream);
+    if (!LaunchEnv)
+      return LaunchEnv.takeError();
+    Args[0] = *LaunchEnv;
+  }
+  for (uint32_t I = 0; I < KernelArgs.NumArgs; ++I)
+    Args[Implicit + I] = static_cast<char *>(TgtArgs[I]) + TgtOffsets[I];
   LaunchDimsTy Dims = computeLaunchDims(Device, KernelArgs);
   Device.getServices().Info.print(
       InfoPluginKernel, Device.getDeviceId(),
       "launch kernel {0} with {1} args, {2} teams x {3} threads in {4} mode",
-      Name, NumArgs, Dims.NumTeams, Dims.NumThreads, execModeName(ExecMode));
+      Name, NumArgs, Dims.NumTeams, Dims.NumThreads,
+      execModeName(Config.ExecMode));
   if (auto Err =
           launchImpl(Device, Args.data(), NumArgs, Dims, KernelArgs, Stream))
     return Err;

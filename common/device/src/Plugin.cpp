@@ -11,7 +11,8 @@ GenericPluginTy::GenericPluginTy(std::string Name)
     : Settings(PluginSettingsTy::fromEnv()),
       Info(std::move(Name), Settings.InfoFlags), Profile(Settings.Profile),
       PinnedBudget(std::make_unique<PinnedBudgetTy>(Settings.PinnedMax)),
-      CopyThreads(Settings.CopyThreads) {}
+      CopyThreads(Settings.CopyThreads),
+      RuntimeABI(findDeviceRuntimeABI(builtLibomptargetVersion())) {}
 
 GenericPluginTy::~GenericPluginTy() = default;
 
@@ -35,9 +36,9 @@ Expected<IOEngineTy &> GenericPluginTy::getIOEngine(GenericDeviceTy &Device) {
 }
 
 DeviceServicesTy GenericPluginTy::getDeviceServices() {
-  return DeviceServicesTy{getName(), Info,        Profile,
-                          PinnedMap, *this,       CopyThreads,
-                          Settings.MappedLocks};
+  return DeviceServicesTy{getName(),   Info,        Profile,
+                          PinnedMap,   *this,       CopyThreads,
+                          Settings.MappedLocks, *RuntimeABI};
 }
 
 unsigned GenericPluginTy::getNumIOWorkers() {

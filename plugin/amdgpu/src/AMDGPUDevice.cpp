@@ -322,17 +322,15 @@ AMDGPUDeviceTy::constructKernelImpl(DeviceImageTy &GenericImage,
   if (auto Err = Query(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK,
                        &DynamicStack, "the dynamic call stack flag"))
     return std::move(Err);
-  auto ExecMode = readExecMode(Image.getBytes(), Name);
-  if (!ExecMode)
-    return makeError(ErrorCode::InvalidImage, "image {0} on device {1}: {2}",
-                     Image.getId(), DeviceId,
-                     takeErrorMessage(ExecMode.takeError()));
+  auto Config = readKernelConfig(Image, Name);
+  if (!Config)
+    return Config.takeError();
   const AMDGPUKernelMetadataTy *Metadata = Image.getMetadata(Name);
   if (Metadata) {
     KernargSize = std::max(KernargSize, Metadata->KernargSegmentSize);
     DynamicStack |= Metadata->UsesDynamicStack;
   }
-  return std::make_unique<AMDGPUKernelTy>(Image, Name.str(), *ExecMode,
+  return std::make_unique<AMDGPUKernelTy>(Image, Name.str(), *Config,
                                           Object, KernargSize, GroupSize,
                                           PrivateSize, DynamicStack, Metadata);
 }

@@ -35,11 +35,12 @@ struct AMDGPUKernelMetadataTy;
 /// A kernel of an AMDGPU image.
 class AMDGPUKernelTy final : public GenericKernelTy {
 public:
-  AMDGPUKernelTy(DeviceImageTy &Image, std::string Name, ExecModeTy ExecMode,
+  AMDGPUKernelTy(DeviceImageTy &Image, std::string Name,
+                 const KernelConfigTy &Config,
                  uint64_t KernelObject, uint32_t KernargSize,
                  uint32_t GroupSize, uint32_t PrivateSize, bool DynamicStack,
                  const AMDGPUKernelMetadataTy *Metadata)
-      : GenericKernelTy(Image, std::move(Name), ExecMode),
+      : GenericKernelTy(Image, std::move(Name), Config),
         KernelObject(KernelObject),
         KernargSize(KernargSize), GroupSize(GroupSize),
         PrivateSize(PrivateSize), DynamicStack(DynamicStack),

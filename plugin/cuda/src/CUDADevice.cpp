@@ -198,8 +198,11 @@ Expected<std::unique_ptr<GenericKernelTy>>
 CUDADeviceTy::constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) {
   if (auto Err = setContext())
     return std::move(Err);
+  auto Config = readKernelConfig(Image, Name);
+  if (!Config)
+    return Config.takeError();
   auto Kernel = CUDAKernelTy::create(Api, static_cast<CUDAImageTy &>(Image),
-                                     Name, DeviceId);
+                                     Name, *Config, DeviceId);
   if (!Kernel)
     return Kernel.takeError();
   return std::unique_ptr<GenericKernelTy>(std::move(*Kernel));

@@ -11,23 +11,19 @@ using namespace offloadio;
 using namespace offloadio::cuda;
 
 CUDAKernelTy::CUDAKernelTy(CUDAImageTy &Image, std::string Name,
-                           CUfunction Function, ExecModeTy ExecMode,
+                           CUfunction Function, const KernelConfigTy &Config,
                            uint32_t MaxThreads)
-    : GenericKernelTy(Image, std::move(Name), ExecMode, Image.callsPrintf()),
+    : GenericKernelTy(Image, std::move(Name), Config, Image.callsPrintf()),
       Function(Function), MaxThreads(MaxThreads) {}
 
 Expected<std::unique_ptr<CUDAKernelTy>>
 CUDAKernelTy::create(const CUDAApiTy &Api, CUDAImageTy &Image,
-                     llvm::StringRef Name, int32_t DeviceId) {
+                     llvm::StringRef Name, const KernelConfigTy &Config,
+                     int32_t DeviceId) {
   auto Function = Image.getFunction(Name);
   if (!Function)
     return Function.takeError();
 
-  auto ExecMode = readExecMode(Image.getBytes(), Name);
-  if (!ExecMode)
-    return makeError(ErrorCode::InvalidImage, "image {0} on device {1}: {2}",
-                     Image.getId(), DeviceId,
-                     takeErrorMessage(ExecMode.takeError()));
 
   int Threads = 0;
   if (auto Err = checkCU(
@@ -39,7 +35,7 @@ CUDAKernelTy::create(const CUDAApiTy &Api, CUDAImageTy &Image,
           DeviceId))
     return std::move(Err);
   return std::unique_ptr<CUDAKernelTy>(
-      new CUDAKernelTy(Image, Name.str(), *Function, *ExecMode,
+      new CUDAKernelTy(Image, Name.str(), *Function, Config,
                        uint32_t(std::max(Threads, 1))));
 }
 

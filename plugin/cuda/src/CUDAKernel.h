@@ -18,13 +18,12 @@ class CUDAImageTy;
 /// One kernel of a loaded module.
 class CUDAKernelTy final : public GenericKernelTy {
 public:
-  /// Look up kernel \p Name in \p Image and read its execution mode and
-  /// thread limit. Kernels of images that call the printf runtime write
-  /// device output.
-  static Expected<std::unique_ptr<CUDAKernelTy>> create(const CUDAApiTy &Api,
-                                                        CUDAImageTy &Image,
-                                                        llvm::StringRef Name,
-                                                        int32_t DeviceId);
+  /// Look up kernel \p Name, configured as \p Config says, in \p Image
+  /// and read its thread limit. Kernels of images that call the printf
+  /// runtime write device output.
+  static Expected<std::unique_ptr<CUDAKernelTy>>
+  create(const CUDAApiTy &Api, CUDAImageTy &Image, llvm::StringRef Name,
+         const KernelConfigTy &Config, int32_t DeviceId);
 
 protected:
   Error launchImpl(GenericDeviceTy &Device, void **Args, uint32_t NumArgs,
@@ -34,7 +33,7 @@ protected:
 
 private:
   CUDAKernelTy(CUDAImageTy &Image, std::string Name, CUfunction Function,
-               ExecModeTy ExecMode, uint32_t MaxThreads);
+               const KernelConfigTy &Config, uint32_t MaxThreads);
 
   CUfunction Function;
   /// Largest block the compiled code allows (registers per thread).

@@ -47,7 +47,10 @@ HostDeviceTy::constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) {
   auto Fn = static_cast<HostImageTy &>(Image).lookup(Name);
   if (!Fn)
     return Fn.takeError();
-  return std::make_unique<HostKernelTy>(Image, Name.str(), *Fn);
+  auto Config = readKernelConfig(Image, Name);
+  if (!Config)
+    return Config.takeError();
+  return std::make_unique<HostKernelTy>(Image, Name.str(), *Fn, *Config);
 }
 
 Expected<void *> HostDeviceTy::getGlobalAddressImpl(DeviceImageTy &Image,

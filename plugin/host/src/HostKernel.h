@@ -19,8 +19,9 @@ namespace host {
 /// A kernel of a host image.
 class HostKernelTy final : public GenericKernelTy, public HostLaunchTy {
 public:
-  HostKernelTy(DeviceImageTy &Image, std::string Name, void *Fn)
-      : GenericKernelTy(Image, std::move(Name)), Fn(Fn) {}
+  HostKernelTy(DeviceImageTy &Image, std::string Name, void *Fn,
+               const KernelConfigTy &Config)
+      : GenericKernelTy(Image, std::move(Name), Config), Fn(Fn) {}
 
   /// Worker-side call of the function.
   Error run(void *const *Args, uint32_t NumArgs) const override;

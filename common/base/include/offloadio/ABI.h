@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The data types that cross the LLVM 16 libomptarget <-> plugin boundary,
-// declared from the layouts in the ABI fact sheet. Only this file and
-// CApi.cpp know the C ABI; everything else uses the C++ framework.
+// The data types that cross the libomptarget <-> plugin boundary of LLVM
+// 16, 17 and 18, declared from the layouts in the ABI fact sheets; where a
+// type belongs to some versions only, its comment says which. Only this
+// file and the entry points (common/device/src/CApi*.cpp, abi/) know the C
+// ABI; everything else uses the C++ framework.
 #ifndef OFFLOADIO_ABI_H
 #define OFFLOADIO_ABI_H
 
@@ -42,12 +44,21 @@ struct __tgt_target_table {
   __tgt_offload_entry *EntriesEnd;   ///< One past the last.
 };
 
-/// Extra information clang-16 puts in an OffloadBinary.
+/// Extra information clang 16 and 17 put in an OffloadBinary
+/// (is_valid_binary_info; gone in 18).
 struct __tgt_image_info {
   const char *Arch; ///< Target architecture, "" for x86_64.
 };
 
+/// The handle of a loaded image that load_binary answers in libomptarget
+/// 18, passed back by value to get_function and get_global.
+struct __tgt_device_binary {
+  uintptr_t handle;
+};
+
 /// The caller's handle for asynchronous work; Queue != NULL means pending.
+/// libomptarget 18's is larger (fields the plugin never reads follow):
+/// only Queue may be used.
 struct __tgt_async_info {
   void *Queue;
 };

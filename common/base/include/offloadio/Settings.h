@@ -91,6 +91,10 @@ struct DeviceSettingsTy {
   /// LIBOMPTARGET_DEVICE_RTL_DEBUG: the device runtime's debug kind; 0 to
   /// INT32_MAX, default 0.
   uint32_t DeviceRTLDebug = 0;
+  /// LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT: fewest threads per team
+  /// of a short SPMD loop (libomptarget 17 and later).
+  uint32_t MinThreadsForLowTripCount =
+      settingDecl(SettingId::MinThreadsForLowTripCount).Default;
   /// LIBOMPTARGET_SHARED_MEMORY_SIZE: dynamic shared memory of each launch;
   /// 0 to the device's MaxDynamicSharedMemory, default 0.
   uint32_t SharedMemorySize = 0;

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// What the files of the plugin's C entry points (common/device/src/CApi*.cpp)
-// share: the plugin instance (CApi.cpp), the errno report of the extensions
-// and their last-error store (CApiExtensions.cpp). Only those files include
-// this.
+// What the files of the plugin's C entry points (common/device/src/CApi*.cpp
+// and the version-specific ones of common/device/src/abi/) share: the plugin
+// instance and the status report of the entry points (CApi.cpp), the errno
+// report of the extensions and their last-error store (CApiExtensions.cpp).
+// Only those files include this.
 #ifndef OFFLOADIO_CAPISUPPORT_H
 #define OFFLOADIO_CAPISUPPORT_H
 
+#include "offloadio/Device.h"
 #include "offloadio/Error.h"
 #include "offloadio/ExtensionABI.h"
 #include "offloadio/LastErrorStore.h"
+#include "offloadio/Plugin.h"
+#include "offloadio/Profile.h"
 
 #include <cstdint>
 
@@ -34,7 +38,39 @@ struct ExtensionErrorOwnerTag;
 using ExtensionErrorsTy = LastErrorStoreTy<ExtensionErrorOwnerTag>;
 
 /// The plugin instance of the C entry points, created by the first of them.
-GenericPluginTy &extensionPlugin();
+GenericPluginTy &thePlugin();
+
+/// Report \p Err (if any) of \p EntryPoint on local device \p DeviceId
+/// (-1: none) and convert it to libomptarget's status.
+int32_t reportEntryPoint(Error Err, int32_t DeviceId, const char *EntryPoint);
+
+/// Run \p Fn on initialised local device \p DeviceId, timed as
+/// \p EntryPoint.
+template <typename FnTy>
+int32_t onDevice(int32_t DeviceId, const char *EntryPoint, FnTy Fn) {
+  TimeProfileTy::ScopeTy Timed(thePlugin().getProfile(), EntryPoint);
+  auto Device = thePlugin().getDevice(DeviceId);
+  if (!Device)
+    return reportEntryPoint(Device.takeError(), DeviceId, EntryPoint);
+  return reportEntryPoint(Fn(*Device), DeviceId, EntryPoint);
+}
+
+/// Run \p Fn on the device named by a *global* OpenMP device number.
+template <typename FnTy>
+int32_t onGlobalDevice(int32_t GlobalId, const char *EntryPoint, FnTy Fn) {
+  auto Local = thePlugin().resolveGlobalDeviceId(GlobalId);
+  if (!Local)
+    return reportEntryPoint(Local.takeError(), GlobalId, EntryPoint);
+  if (auto Err = thePlugin().initDevice(*Local))
+    return reportEntryPoint(std::move(Err), *Local, EntryPoint);
+  return onDevice(*Local, EntryPoint, Fn);
+}
+
+/// Wait for the plugin's outstanding work and print its profile
+/// (OFFLOADIO_PROFILE): what libomptarget 16 and 17 ask at deinit_plugin,
+/// and what the plugin does itself at exit under 18. Idempotent; the
+/// plugin stays usable.
+int32_t flushPlugin(const char *EntryPoint);
 
 /// Turn \p Err of an extension call on local device \p DeviceId (-1: none)
 /// into an errno value and keep its message for

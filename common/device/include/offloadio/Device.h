@@ -171,6 +171,28 @@ public:
   const TransferPolicyTy &getTransferPolicy() const { return Policy; }
   /// The device runtime's environment, filled at init.
   const DeviceEnvironmentTy &getDeviceEnvironment() const { return DeviceEnv; }
+  /// What \p Image records about kernel \p Name's launches, read by the
+  /// conventions of the libomptarget served; the error names the image and
+  /// the device.
+  Expected<KernelConfigTy> readKernelConfig(const DeviceImageTy &Image,
+                                            llvm::StringRef Name) const;
+  /// data_notify_mapped (libomptarget 17 and 18): lock the newly mapped
+  /// \p HstPtr as LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS says.
+  Error notifyDataMapped(void *HstPtr, size_t Size) {
+    return lockMappedBuffer(HstPtr, HstPtr, Size);
+  }
+  /// data_notify_unmapped: drop the lock notifyDataMapped took, if any.
+  Error notifyDataUnmapped(void *HstPtr) { return unlockMappedBuffer(HstPtr); }
+  /// LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT, read at init.
+  uint32_t getMinThreadsForLowTripCount() const {
+    return Settings.MinThreadsForLowTripCount;
+  }
+  /// The implicit first argument of a launch of a kernel configured as
+  /// \p Config on \p Stream, where the device runtime takes one
+  /// (DeviceRuntimeABITy::passesLaunchEnvironment): the sentinel when the
+  /// kernel needs no reduction buffer.
+  Expected<void *> prepareLaunchEnvironment(const KernelConfigTy &Config,
+                                            StreamTy &Stream);
 
   /// Stream pool access for components of common/ (transfer engines).
   Expected<StreamTy *> acquireStream() { return Streams.acquire(); }
@@ -350,10 +372,13 @@ private:
   Error retrieveDeviceToHost(void *HstPtr, const void *TgtPtr, size_t Size,
                              AsyncInfoWrapperTy &Wrapper);
 
-  /// Lock the host buffer of a new mapping if the policy asks for it.
-  Error lockMappedBuffer(void *TgtPtr, void *HstPtr, size_t Size);
-  /// Release the lock taken by lockMappedBuffer for \p TgtPtr, if any.
-  Error unlockMappedBuffer(void *TgtPtr);
+  /// Lock the host buffer of a new mapping if the policy asks for it,
+  /// remembered under \p Key: its device buffer under libomptarget 16
+  /// (released at data_delete), the host buffer itself under 17 and 18
+  /// (released at data_notify_unmapped).
+  Error lockMappedBuffer(void *Key, void *HstPtr, size_t Size);
+  /// Release the lock taken by lockMappedBuffer under \p Key, if any.
+  Error unlockMappedBuffer(void *Key);
   /// Register host-kind memory as externally pinned in the plugin's map.
   Error onAllocated(void *Ptr, size_t Size, AllocKindTy Kind);
   /// Unregister it; fails while user locks inside it remain.

@@ -6,6 +6,7 @@
 #ifndef OFFLOADIO_DEVICESERVICES_H
 #define OFFLOADIO_DEVICESERVICES_H
 
+#include "offloadio/DeviceRuntimeABI.h"
 #include "offloadio/Info.h"
 #include "offloadio/ParallelFor.h"
 #include "offloadio/PinnedMemoryMap.h"
@@ -35,6 +36,8 @@ struct DeviceServicesTy {
   ParallelForTy &CopyThreads;
   /// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS.
   MappedLockPolicyTy MappedLocks;
+  /// The device-runtime conventions of the libomptarget served.
+  const DeviceRuntimeABITy &RuntimeABI;
 };
 
 } // namespace offloadio

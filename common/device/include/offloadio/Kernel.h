@@ -23,23 +23,17 @@ class DeviceImageTy;
 /// Printable name of \p Mode.
 const char *execModeName(ExecModeTy Mode);
 
-/// The execution mode clang recorded for kernel \p KernelName in
-/// \p ImageBytes; SPMD when the image has none (as libomptarget 16 does).
-/// Errors: a record of the wrong size or with an unknown value.
-Expected<ExecModeTy> readExecMode(llvm::StringRef ImageBytes,
-                                  llvm::StringRef KernelName);
-
 /// A kernel of a loaded image. Its address is the handle libomptarget
 /// passes back to launch_kernel.
 class GenericKernelTy {
 public:
-  /// A kernel whose code runs in \p ExecMode; \p WritesDeviceOutput when
-  /// it may call the device printf, whose output the backend flushes once
-  /// the launch is complete.
+  /// A kernel configured as \p Config says (its image's record, read by
+  /// DeviceRuntimeABITy::readKernelConfig); \p WritesDeviceOutput when it
+  /// may call the device printf, whose output the backend flushes once the
+  /// launch is complete.
   GenericKernelTy(DeviceImageTy &Image, std::string Name,
-                  ExecModeTy ExecMode = ExecModeTy::SPMD,
-                  bool WritesDeviceOutput = false)
-      : Image(Image), Name(std::move(Name)), ExecMode(ExecMode),
+                  KernelConfigTy Config = {}, bool WritesDeviceOutput = false)
+      : Image(Image), Name(std::move(Name)), Config(Config),
         WritesDeviceOutput(WritesDeviceOutput) {}
   virtual ~GenericKernelTy();
 
@@ -48,7 +42,9 @@ public:
   /// The image that holds the kernel.
   DeviceImageTy &getImage() const { return Image; }
   /// The execution mode.
-  ExecModeTy getExecMode() const { return ExecMode; }
+  ExecModeTy getExecMode() const { return Config.ExecMode; }
+  /// What the image records about the kernel's launches.
+  const KernelConfigTy &getConfig() const { return Config; }
   /// Whether the kernel may write device printf output.
   bool writesDeviceOutput() const { return WritesDeviceOutput; }
 
@@ -75,7 +71,7 @@ protected:
 private:
   DeviceImageTy &Image;
   std::string Name;
-  ExecModeTy ExecMode;
+  KernelConfigTy Config;
   bool WritesDeviceOutput;
 };
 

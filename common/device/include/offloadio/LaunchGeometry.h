@@ -5,8 +5,9 @@
 // and those of each launch (computeLaunchDims). Backends only report their
 // device's numbers in DeviceLimitsTy (Device.h); kernels only report the
 // largest team their code allows (GenericKernelTy::getMaxThreads). The
-// rules are those of LLVM 16's NextGen plugins, so that a program sees the
-// teams and threads it sees with the stock plugin.
+// rules are those of the stock NextGen plugins of the libomptarget version
+// served (GeometryRulesTy says where they differ), so that a program sees
+// the teams and threads it sees with the stock plugin.
 #ifndef OFFLOADIO_LAUNCHGEOMETRY_H
 #define OFFLOADIO_LAUNCHGEOMETRY_H
 
@@ -36,6 +37,45 @@ enum class ExecModeTy : int8_t {
   GenericSPMD = 3,
 };
 
+/// What a kernel's image records about how it must be launched.
+struct KernelConfigTy {
+  ExecModeTy ExecMode = ExecModeTy::SPMD;
+  /// The image records no configuration for the kernel (libomptarget 18:
+  /// no <kernel>_kernel_environment, as for every host kernel): its
+  /// num_teams and thread_limit clauses are taken as they are.
+  bool IsBare = false;
+  /// Fewest threads per team the kernel wants; 0: not recorded.
+  uint32_t MinThreads = 0;
+  /// Most threads per team the kernel's code allows; 0: not recorded.
+  uint32_t MaxThreads = 0;
+  /// Bytes of one team's reduction data, and how many teams' data the
+  /// reduction buffer holds; both non-zero when the kernel has a teams
+  /// reduction that needs a buffer from the plugin (libomptarget 18).
+  uint32_t ReductionDataSize = 0;
+  uint32_t ReductionBufferLength = 0;
+
+  /// Whether a launch must allocate a reduction buffer.
+  bool needsReductionBuffer() const {
+    return ReductionDataSize && ReductionBufferLength;
+  }
+};
+
+/// Where the launch-geometry rules of libomptarget versions differ.
+struct GeometryRulesTy {
+  /// 17 and later: an SPMD loop too short to give every default team a
+  /// full block of threads gets fewer threads per team, down to
+  /// LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT, and more teams.
+  bool LowTripCountThreads = false;
+  /// 18: the thread_limit clause disables that lowering.
+  bool ThreadLimitClauseKeepsThreads = false;
+  /// 18: a bare kernel (KernelConfigTy::IsBare) gets its num_teams and
+  /// thread_limit clauses unclamped.
+  bool BareKernelsTakeClauses = false;
+  /// 18: the kernel's recorded MinThreads raises, and MaxThreads lowers,
+  /// the threads per team.
+  bool KernelThreadBounds = false;
+};
+
 /// Turn what a backend reported in \p Limits into the device's launch
 /// limits, in place:
 /// - MaxThreads: the device's, within ThreadsCap, at least 1;
@@ -49,7 +89,9 @@ enum class ExecModeTy : int8_t {
 void deriveLaunchLimits(DeviceLimitsTy &Limits, uint32_t OmpNumTeams,
                         uint32_t OmpTeamsThreadLimit);
 
-/// The geometry of one launch, by libomptarget 16's rules:
+/// The geometry of one launch, by libomptarget 16's rules, changed as
+/// \p Rules say for later versions (\p MinThreadsForLowTripCount is
+/// LIBOMPTARGET_MIN_THREADS_FOR_LOW_TRIP_COUNT):
 /// - threads: the thread_limit clause, plus one warp in generic mode (the
 ///   main thread's, so that parallel regions get the threads asked for),
 ///   else the device default; capped by the device and the kernel;
@@ -59,7 +101,10 @@ void deriveLaunchLimits(DeviceLimitsTy &Limits, uint32_t OmpNumTeams,
 ///   loops are capped at the device default so that teams are reused.
 /// \p KernelMaxThreads is the largest block the compiled kernel allows.
 LaunchDimsTy computeLaunchDims(const DeviceLimitsTy &Limits,
-                               uint32_t KernelMaxThreads, ExecModeTy Mode,
+                               uint32_t KernelMaxThreads,
+                               const KernelConfigTy &Config,
+                               const GeometryRulesTy &Rules,
+                               uint32_t MinThreadsForLowTripCount,
                                const KernelArgsTy &KernelArgs);
 
 } // namespace offloadio

@@ -71,6 +71,12 @@ public:
   /// Map the *global* device number libomptarget passes to data_lock,
   /// data_unlock and the interop entry points to our local number.
   Expected<int32_t> resolveGlobalDeviceId(int32_t GlobalId);
+  /// set_device_offset (libomptarget 18): the global number of local
+  /// device 0, which makes the probe unnecessary.
+  void setGlobalDeviceOffset(int32_t Offset) {
+    std::lock_guard<std::mutex> Guard(ProbeLock);
+    GlobalIdOffset = Offset;
+  }
   /// data_alloc hook of the id probe; returns true when the call belonged
   /// to a probe and must not allocate.
   bool interceptProbeAlloc(int32_t LocalId, void *&Result);
@@ -87,6 +93,11 @@ public:
     // whichever threads first use each device, so concurrently.
     RequiresFlags.store(Flags, std::memory_order_relaxed);
   }
+  /// The device-runtime conventions of the libomptarget served: those of
+  /// the version the build's entry points serve, unless a test says
+  /// otherwise before the first device is initialised.
+  const DeviceRuntimeABITy &getRuntimeABI() const { return *RuntimeABI; }
+  void setRuntimeABI(const DeviceRuntimeABITy &ABI) { RuntimeABI = &ABI; }
   /// The flags of the last init_requires.
   int64_t getRequiresFlags() const {
     return RequiresFlags.load(std::memory_order_relaxed);
@@ -183,6 +194,7 @@ private:
   bool Initialized = false;
   int32_t NumDevices = 0;
   std::atomic<int64_t> RequiresFlags{OMP_REQ_UNDEFINED};
+  const DeviceRuntimeABITy *RuntimeABI;
   std::mutex InitLock;
   std::vector<std::unique_ptr<GenericDeviceTy>> Devices;
   /// The file service of each initialised device, installed in it by

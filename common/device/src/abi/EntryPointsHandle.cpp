@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+//
+// The entry points of libomptarget 18 that 16 and 17 do not have or have
+// with another signature: load_binary answers a handle of the loaded image,
+// from which libomptarget asks for each kernel and global by name;
+// init_requires answers 0 (anything else fails the device); the offset of
+// the plugin's first device arrives through set_device_offset; and with no
+// deinit_plugin the plugin waits for its work at exit itself.
+#include "offloadio/ABI.h"
+#include "offloadio/CApiSupport.h"
+#include "offloadio/DeviceImage.h"
+
+#include <cstring>
+
+using namespace offloadio;
+
+namespace {
+
+/// The entry of the image behind \p Binary named \p Name, or null.
+const __tgt_offload_entry *findEntry(__tgt_device_binary Binary,
+                                     const char *Name) {
+  auto *Table = reinterpret_cast<const __tgt_target_table *>(Binary.handle);
+  if (!Table || !Name)
+    return nullptr;
+  for (const __tgt_offload_entry *E = Table->EntriesBegin;
+       E != Table->EntriesEnd; ++E)
+    if (E->name && std::strcmp(E->name, Name) == 0)
+      return E;
+  return nullptr;
+}
+
+/// Answer entry \p Name's address of \p Binary in \p Out for \p EntryPoint.
+int32_t answerEntry(__tgt_device_binary Binary, const char *Name, void **Out,
+                    const char *EntryPoint, const char *What) {
+  if (!Out)
+    return reportEntryPoint(
+        makeError(ErrorCode::InvalidArgument, "null {0} out-pointer", What),
+        -1, EntryPoint);
+  const __tgt_offload_entry *Entry = findEntry(Binary, Name);
+  if (!Entry)
+    return reportEntryPoint(makeError(ErrorCode::NotFound,
+                                      "the image has no {0} named '{1}'", What,
+                                      Name ? Name : "(null)"),
+                            -1, EntryPoint);
+  *Out = Entry->addr;
+  return OFFLOAD_SUCCESS;
+}
+
+/// Waits for outstanding work at exit: libomptarget 18 has no
+/// deinit_plugin. The plugin stays usable for calls made after this (the
+/// program's own exit handlers may still unregister its images).
+__attribute__((destructor)) void flushAtExit() {
+  (void)flushPlugin("exit");
+}
+
+} // namespace
+
+OFFLOADIO_API int32_t __tgt_rtl_load_binary(int32_t DeviceId,
+                                            __tgt_device_image *Image,
+                                            __tgt_device_binary *Binary) {
+  if (Binary)
+    Binary->handle = 0;
+  return onDevice(DeviceId, "load_binary", [&](GenericDeviceTy &D) -> Error {
+    if (!Image || !Binary)
+      return makeError(ErrorCode::InvalidArgument,
+                       "null device image {0} or binary out-pointer {1}",
+                       static_cast<void *>(Image),
+                       static_cast<void *>(Binary));
+    auto TableOrErr = D.loadBinary(*Image);
+    if (!TableOrErr)
+      return TableOrErr.takeError();
+    Binary->handle = reinterpret_cast<uintptr_t>(*TableOrErr);
+    return Error::success();
+  });
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_get_function(__tgt_device_binary Binary,
+                                             const char *Name, void **Kernel) {
+  return answerEntry(Binary, Name, Kernel, "get_function", "kernel");
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_get_global(__tgt_device_binary Binary,
+                                           uint64_t Size, const char *Name,
+                                           void **DevicePtr) {
+  return answerEntry(Binary, Name, DevicePtr, "get_global", "global");
+}
+
+OFFLOADIO_API int64_t __tgt_rtl_init_requires(int64_t RequiresFlags) {
+  thePlugin().setRequiresFlags(RequiresFlags);
+  return 0;
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_set_device_offset(int32_t DeviceOffset) {
+  thePlugin().setGlobalDeviceOffset(DeviceOffset);
+  return OFFLOAD_SUCCESS;
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_use_auto_zero_copy(int32_t DeviceId) {
+  // Copies stay copies: none of our devices maps host memory instead.
+  return 0;
+}
+
+OFFLOADIO_API int32_t __tgt_rtl_initialize_record_replay(
+    int32_t DeviceId, int64_t MemorySize, void *VAddr, bool IsRecord,
+    bool SaveOutput, uint64_t *ReqPtrArgOffset) {
+  return reportEntryPoint(
+      makeError(ErrorCode::Unsupported,
+                "kernel record and replay (LIBOMPTARGET_RECORD) is not "
+                "supported by offload-io; unset it or use the stock plugin"),
+      DeviceId, "initialize_record_replay");
+}
