@@ -8,6 +8,7 @@
 #include "llvm/ADT/SmallString.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace offloadio;
 
@@ -29,6 +30,24 @@ Expected<ExecModeTy> checkExecMode(int8_t Mode, llvm::StringRef KernelName) {
   return ExecModeTy(Mode);
 }
 
+/// The bytes of kernel \p KernelName's record <kernel><Suffix> in
+/// \p ImageBytes; none when the image has no such record. Error: a record
+/// of another size than \p Size.
+Expected<std::optional<llvm::StringRef>>
+readKernelRecord(llvm::StringRef ImageBytes, llvm::StringRef KernelName,
+                 llvm::StringRef Suffix, size_t Size) {
+  llvm::SmallString<128> Global(KernelName);
+  Global += Suffix;
+  auto Bytes = readImageGlobal(ImageBytes, Global);
+  if (!Bytes)
+    return Bytes.takeError();
+  if (*Bytes && (*Bytes)->size() != Size)
+    return makeError(ErrorCode::InvalidImage,
+                     "global '{0}' has {1} bytes, expected {2}", Global,
+                     (*Bytes)->size(), Size);
+  return *Bytes;
+}
+
 /// Append the bytes of \p Value.
 template <typename T>
 void appendBytes(llvm::SmallVector<char, 48> &Out, T Value) {
@@ -46,9 +65,7 @@ public:
   Expected<KernelConfigTy>
   readKernelConfig(llvm::StringRef ImageBytes,
                    llvm::StringRef KernelName) const override {
-    llvm::SmallString<128> Global(KernelName);
-    Global += "_exec_mode";
-    auto Bytes = readImageGlobal(ImageBytes, Global);
+    auto Bytes = readKernelRecord(ImageBytes, KernelName, "_exec_mode", 1);
     if (!Bytes)
       return Bytes.takeError();
     KernelConfigTy Config;
@@ -56,10 +73,6 @@ public:
     // SPMD, as the stock plugins assume.
     if (!*Bytes)
       return Config;
-    if ((*Bytes)->size() != 1)
-      return makeError(ErrorCode::InvalidImage,
-                       "global '{0}' has {1} bytes, expected 1", Global,
-                       (*Bytes)->size());
     auto Mode = checkExecMode(int8_t((**Bytes)[0]), KernelName);
     if (!Mode)
       return Mode.takeError();
@@ -131,9 +144,8 @@ public:
   Expected<KernelConfigTy>
   readKernelConfig(llvm::StringRef ImageBytes,
                    llvm::StringRef KernelName) const override {
-    llvm::SmallString<128> Global(KernelName);
-    Global += "_kernel_environment";
-    auto Bytes = readImageGlobal(ImageBytes, Global);
+    auto Bytes = readKernelRecord(ImageBytes, KernelName,
+                                  "_kernel_environment", KernelEnvironmentSize);
     if (!Bytes)
       return Bytes.takeError();
     KernelConfigTy Config;
@@ -142,10 +154,6 @@ public:
       return Config;
     }
     llvm::StringRef Env = **Bytes;
-    if (Env.size() != KernelEnvironmentSize)
-      return makeError(ErrorCode::InvalidImage,
-                       "global '{0}' has {1} bytes, expected {2}", Global,
-                       Env.size(), KernelEnvironmentSize);
     auto Mode = checkExecMode(int8_t(Env[ExecModeOffset]), KernelName);
     if (!Mode)
       return Mode.takeError();
