@@ -84,8 +84,7 @@ namespace offloadio::conformance {
   X(int32_t, load_binary, int32_t, __tgt_device_image *,                       \
     __tgt_device_binary *)                                                     \
   X(int32_t, get_function, __tgt_device_binary, const char *, void **)         \
-  X(int32_t, get_global, __tgt_device_binary, uint64_t, const char *,          \
-    void **)                                                                   \
+  X(int32_t, get_global, __tgt_device_binary, uint64_t, const char *, void **) \
   X(int32_t, set_device_offset, int32_t)                                       \
   X(int32_t, use_auto_zero_copy, int32_t)                                      \
   X(int32_t, initialize_record_replay, int32_t, int64_t, void *, bool, bool,   \

@@ -39,8 +39,8 @@ public:
     // The host addresses of the entries: anything unique will do.
     Entries = {{&HostKernel, const_cast<char *>(KernelName), 0, 0, 0},
                {&HostGlobal, const_cast<char *>(GlobalName), sizeof(int), 0, 0},
-               {&HostFirstArg, const_cast<char *>(FirstArgName),
-                sizeof(void *), 0, 0}};
+               {&HostFirstArg, const_cast<char *>(FirstArgName), sizeof(void *),
+                0, 0}};
     Image.ImageStart = Bytes.data();
     Image.ImageEnd = Bytes.data() + Bytes.size();
     Image.EntriesBegin = Entries.data();

@@ -57,7 +57,8 @@ TEST(RuntimeABIConventions, WhatEachVersionPassesAndNotifies) {
   EXPECT_FALSE(abi(16).notifiesMappedBuffers());
   EXPECT_TRUE(abi(17).notifiesMappedBuffers());
   EXPECT_TRUE(abi(18).notifiesMappedBuffers());
-  EXPECT_EQ(launchEnvironmentSentinel(), reinterpret_cast<void *>(~uintptr_t(0)));
+  EXPECT_EQ(launchEnvironmentSentinel(),
+            reinterpret_cast<void *>(~uintptr_t(0)));
 }
 
 TEST(RuntimeABIConventions, CtorAndDtorKernelsAreRecognisedByName) {
@@ -89,8 +90,7 @@ TEST(RuntimeABIConventions, GeometryRulesPerVersion) {
 /// right), with the configuration fields at their offsets.
 std::string kernelEnvironment(int8_t ExecMode, int32_t MinThreads,
                               int32_t MaxThreads, int32_t ReductionDataSize,
-                              int32_t ReductionBufferLength,
-                              size_t Size = 48) {
+                              int32_t ReductionBufferLength, size_t Size = 48) {
   std::string Env(std::max<size_t>(Size, 28), '\0');
   Env[0] = 2; // UseGenericStateMachine: unknown.
   Env[1] = 2; // MayUseNestedParallelism: unknown.
@@ -204,13 +204,16 @@ TEST(RuntimeABIConventions, KernelsWithoutAnEnvironmentAreBareUnder18) {
 
 TEST(RuntimeABIConventions, BadKernelRecordsAreErrorsNamingTheGlobal) {
   ELFBuilderTy B;
-  B.addDataGlobal("short_kernel_environment", kernelEnvironment(2, 1, 1, 0, 0, 28));
-  B.addDataGlobal("long_kernel_environment", kernelEnvironment(2, 1, 1, 0, 0, 49));
+  B.addDataGlobal("short_kernel_environment",
+                  kernelEnvironment(2, 1, 1, 0, 0, 28));
+  B.addDataGlobal("long_kernel_environment",
+                  kernelEnvironment(2, 1, 1, 0, 0, 49));
   B.addDataGlobal("off_by_one_kernel_environment",
                   kernelEnvironment(2, 1, 1, 0, 0, 47));
   B.addDataGlobal("zero_kernel_environment", kernelEnvironment(0, 1, 1, 0, 0));
   B.addDataGlobal("four_kernel_environment", kernelEnvironment(4, 1, 1, 0, 0));
-  B.addDataGlobal("minus_kernel_environment", kernelEnvironment(-1, 1, 1, 0, 0));
+  B.addDataGlobal("minus_kernel_environment",
+                  kernelEnvironment(-1, 1, 1, 0, 0));
   B.addBssGlobal("bss_kernel_environment", 48);
   B.addDataGlobal("wide_exec_mode", std::string("\x02\x00", 2));
   B.addDataGlobal("four_exec_mode", "\x04");
@@ -269,9 +272,9 @@ TEST(RuntimeABIConventions, DeviceEnvironmentLayoutPerVersion) {
   ASSERT_EQ(E16.size(), 16u);
   ASSERT_EQ(E17.size(), 24u);
   ASSERT_EQ(E18.size(), 48u);
-  for (llvm::ArrayRef<char> E : {llvm::ArrayRef<char>(E16),
-                                 llvm::ArrayRef<char>(E17),
-                                 llvm::ArrayRef<char>(E18)}) {
+  for (llvm::ArrayRef<char> E :
+       {llvm::ArrayRef<char>(E16), llvm::ArrayRef<char>(E17),
+        llvm::ArrayRef<char>(E18)}) {
     EXPECT_EQ(fieldAt<uint32_t>(E, 0), 0x11u);
     EXPECT_EQ(fieldAt<uint32_t>(E, 4), 3u);
     EXPECT_EQ(fieldAt<uint32_t>(E, 8), 2u);
@@ -348,8 +351,7 @@ struct StockModelTy {
       uint64_t Trip = Args.Tripcount;
       if (Trip > 0) {
         if (SPMD && Version >= 17) {
-          uint32_t MinThreads =
-              std::min(MinThreadsForLowTripCount, NumThreads);
+          uint32_t MinThreads = std::min(MinThreadsForLowTripCount, NumThreads);
           if (Trip >= Default * NumThreads || ThreadsFromUser) {
             TripBlocks = (Trip - 1) / NumThreads + 1;
           } else if (Trip >= Default * MinThreads) {
@@ -538,12 +540,9 @@ TEST(RuntimeABIConventionsGeometry, RandomLaunchesMatchTheStockModel) {
         uint32_t(Pick({0, 0, 0, 1, 64, 256, Upto(4096)})),
         Pick({0, 1, Upto(64), Upto(20000), Upto(1u << 24), Upto(1ull << 40)}));
 
-    StockModelTy Stock{Version,
-                       std::min(L.MaxThreads, KernelMax),
-                       L.MaxTeams,
-                       L.DefaultThreads,
-                       L.DefaultTeams,
-                       L.WarpSize,
+    StockModelTy Stock{Version,        std::min(L.MaxThreads, KernelMax),
+                       L.MaxTeams,     L.DefaultThreads,
+                       L.DefaultTeams, L.WarpSize,
                        MinLow};
     LaunchDimsTy Want = Stock.launch(C, A);
     LaunchDimsTy Got = dims(Version, L, C, A, KernelMax, MinLow);
@@ -552,16 +551,15 @@ TEST(RuntimeABIConventionsGeometry, RandomLaunchesMatchTheStockModel) {
       ADD_FAILURE() << "libomptarget " << Version << ": got " << Got.NumTeams
                     << " x " << Got.NumThreads << ", stock gives "
                     << Want.NumTeams << " x " << Want.NumThreads
-                    << "\n  device: max " << L.MaxTeams << " x "
-                    << L.MaxThreads << ", default " << L.DefaultTeams << " x "
+                    << "\n  device: max " << L.MaxTeams << " x " << L.MaxThreads
+                    << ", default " << L.DefaultTeams << " x "
                     << L.DefaultThreads << ", warp " << L.WarpSize
                     << "; kernel max " << KernelMax << "; low-trip min "
                     << MinLow << "\n  kernel: mode " << int(C.ExecMode)
-                    << (C.IsBare ? " bare" : "") << ", threads "
-                    << C.MinThreads << ".." << C.MaxThreads
-                    << "\n  launch: num_teams " << A.NumTeams[0]
-                    << ", thread_limit " << A.ThreadLimit[0] << ", trip "
-                    << A.Tripcount;
+                    << (C.IsBare ? " bare" : "") << ", threads " << C.MinThreads
+                    << ".." << C.MaxThreads << "\n  launch: num_teams "
+                    << A.NumTeams[0] << ", thread_limit " << A.ThreadLimit[0]
+                    << ", trip " << A.Tripcount;
       break;
     }
   }
