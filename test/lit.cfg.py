@@ -13,7 +13,16 @@
 # The site configuration defines
 #   config.offloadio_src_root, config.offloadio_obj_root,
 #   config.offloadio_plugin_dir, config.offloadio_hsa_emu_dir,
-#   config.llvm_tools_dir, config.llvm_lib_dir, config.clang, config.cuda_path.
+#   config.offloadio_llvm_abi (the libomptarget version the build serves:
+#   16, 17 or 18), config.offloadio_plugin_suffix (".nextgen" for 16, else
+#   empty), config.llvm_tools_dir, config.llvm_lib_dir, config.clang,
+#   config.cuda_path.
+#
+# Features of the libomptarget version: "llvm-16", "llvm-17" or "llvm-18",
+# and "clang-<version>" for the compiler of the same LLVM. Where a test
+# checks what libomptarget itself prints, whose prefix changed in 18, its
+# CHECK lines say [[LIBOMPTARGET]] and its FileCheck gets
+# %libomptarget-prefix-def ("Libomptarget" before 18, "omptarget" from 18 on).
 #
 # Select the offload target with  lit -Dtarget=<triple> <build>/test
 # (default x86_64-pc-linux-gnu).  With -Dcompile_only=1 the tests are only
@@ -22,7 +31,7 @@
 # amdgcn every test that runs on an AMD GPU or on the HSA emulation is
 # selected (tools/amdgcn-arch-check.sh builds them for every AMD architecture).
 # Environment overrides for the toolchain:
-#   OFFLOADIO_CLANG       compiler used for the tests (clang-16)
+#   OFFLOADIO_CLANG       compiler used for the tests (clang-<version>)
 #   OFFLOADIO_CLANGXX     C++ compiler (default: OFFLOADIO_CLANG --driver-mode=g++)
 #   OFFLOADIO_LLVM_TOOLS  directory holding FileCheck, not, llvm-omp-device-info
 #   OFFLOADIO_LLVM_LIB    LLVM library directory (libomp, libomptarget, stock plugins)
@@ -146,7 +155,9 @@ for tool in ("FileCheck", "not"):
             % (tool, config.llvm_tools_dir)
         )
 
-plugin_suffix = getattr(config, "offloadio_plugin_suffix", ".nextgen")
+# Site configurations older than the version fields served libomptarget 16.
+llvm_abi = int(getattr(config, "offloadio_llvm_abi", "16") or "16")
+plugin_suffix = getattr(config, "offloadio_plugin_suffix", ".nextgen" if llvm_abi == 16 else "")
 plugin_file = os.path.join(plugin_dir, "libomptarget.rtl.%s%s.so" % (plugin_name, plugin_suffix))
 if not os.path.exists(plugin_file):
     lit_config.fatal(
@@ -161,7 +172,8 @@ if not os.path.exists(plugin_file):
 
 config.available_features.add(target_triple)
 config.available_features.add(plugin_feature)
-config.available_features.add("clang-16")
+config.available_features.add("clang-%d" % llvm_abi)
+config.available_features.add("llvm-%d" % llvm_abi)
 if target_triple == HOST_TRIPLE:
     config.available_features.add("unified_shared_memory")
 
@@ -328,7 +340,11 @@ build_plugin_check()
 # Compiler flags
 # --------------------------------------------------------------------------
 
-openmp_flags = "-fopenmp -pthread -fno-openmp-implicit-rpath"
+openmp_flags = "-fopenmp -pthread"
+# clang 16 adds an rpath to its own library directory unless told not to;
+# 17 dropped that, and the option with it.
+if llvm_abi == 16:
+    openmp_flags += " -fno-openmp-implicit-rpath"
 # The generated ompx_version.h lies in the build's include directory.
 include_flags = "-I%s -I%s -I%s" % (
     os.path.join(src_root, "include"),
@@ -368,7 +384,7 @@ checkpoint_link = " ".join(
     [os.path.join(src_root, "examples", "checkpoint", "DeviceFill.c")]
     + checkpoint_libs
     + ["-L" + plugin_dir, "-lompx_io", "-L" + config.llvm_lib_dir,
-       "-l:libLLVM-16.so.1", "-lstdc++", "-lm"]
+       "-l:libLLVM-%d.so.1" % llvm_abi, "-lstdc++", "-lm"]
 )
 # ompx-io bench --plot renders with gnuplot.
 if shutil.which("gnuplot"):
@@ -489,6 +505,15 @@ subs += [
     ("%ompx-io", config.offloadio_run_env + " " + ompx_io_tool),
     ("%checkpoint-link", checkpoint_link),
     ("%lsan-env", lsan_env),
+    # What libomptarget's own messages start with ("Libomptarget message:",
+    # "Libomptarget fatal error 1:"): "omptarget" from 18 on. A FileCheck
+    # given %libomptarget-prefix-def matches it as [[LIBOMPTARGET]].
+    ("%libomptarget-prefix-def",
+     "-DLIBOMPTARGET=" + ("omptarget" if llvm_abi >= 18 else "Libomptarget")),
+    ("%llvm-abi", str(llvm_abi)),
+    # What comes before ".so" in our plugins' file names (".nextgen" for
+    # 16): [[PLUGIN_SUFFIX]] to a FileCheck given %plugin-suffix-def.
+    ("%plugin-suffix-def", "-DPLUGIN_SUFFIX=" + plugin_suffix),
 ]
 
 # Longest names first so that no name is replaced by a shorter prefix; the

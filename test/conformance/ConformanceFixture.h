@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Plugin conformance: dlopen each built libomptarget.rtl.<name>.nextgen.so
-// and drive its exported __tgt_rtl_* entry points directly, the way
-// libomptarget 16 does, so that what is checked is the C ABI a program meets
-// and not the C++ framework behind it. Every case runs once per plugin.
+// Plugin conformance: dlopen each built plugin (libomptarget.rtl.<name>.so,
+// with ".nextgen" before ".so" for libomptarget 16) and drive its exported
+// __tgt_rtl_* entry points directly, the way the libomptarget version the
+// build serves does (ConformanceABI.h says where the versions differ), so
+// that what is checked is the C ABI a program meets and not the C++
+// framework behind it. Every case runs once per plugin.
 //
 // Which plugins: OFFLOADIO_CONFORMANCE_PLUGINS (a comma list of names such as
 // "x86_64,cuda") if set, else every plugin found in the plugin folder
@@ -26,6 +28,8 @@
 // failures and instantiates the cases once per plugin.
 #ifndef OFFLOADIO_TEST_CONFORMANCE_CONFORMANCEFIXTURE_H
 #define OFFLOADIO_TEST_CONFORMANCE_CONFORMANCEFIXTURE_H
+
+#include "ConformanceABI.h"
 
 #include "offloadio/ABI.h"
 
@@ -56,49 +60,9 @@ constexpr size_t MiB = 1024 * KiB;
 // The entry points
 //===----------------------------------------------------------------------===//
 
-// Every entry point LLVM 16's libomptarget looks up, with the signature it
-// calls it with (include/rtl.h and the NextGen PluginInterface.cpp).
-#define OFFLOADIO_ENTRY_POINTS(X)                                              \
-  X(int32_t, init_plugin, void)                                                \
-  X(int32_t, deinit_plugin, void)                                              \
-  X(int32_t, is_valid_binary, __tgt_device_image *)                            \
-  X(int32_t, is_valid_binary_info, __tgt_device_image *, __tgt_image_info *)   \
-  X(int32_t, supports_empty_images, void)                                      \
-  X(int32_t, number_of_devices, void)                                          \
-  X(int64_t, init_requires, int64_t)                                           \
-  X(int32_t, init_device, int32_t)                                             \
-  X(int32_t, deinit_device, int32_t)                                           \
-  X(__tgt_target_table *, load_binary, int32_t, __tgt_device_image *)          \
-  X(void *, data_alloc, int32_t, int64_t, void *, int32_t)                     \
-  X(int32_t, data_delete, int32_t, void *, int32_t)                            \
-  X(int32_t, data_submit, int32_t, void *, void *, int64_t)                    \
-  X(int32_t, data_submit_async, int32_t, void *, void *, int64_t,              \
-    __tgt_async_info *)                                                        \
-  X(int32_t, data_retrieve, int32_t, void *, void *, int64_t)                  \
-  X(int32_t, data_retrieve_async, int32_t, void *, void *, int64_t,            \
-    __tgt_async_info *)                                                        \
-  X(int32_t, is_data_exchangable, int32_t, int32_t)                            \
-  X(int32_t, data_exchange, int32_t, void *, int32_t, void *, int64_t)         \
-  X(int32_t, data_exchange_async, int32_t, void *, int32_t, void *, int64_t,   \
-    __tgt_async_info *)                                                        \
-  X(int32_t, launch_kernel, int32_t, void *, void **, ptrdiff_t *,             \
-    KernelArgsTy *, __tgt_async_info *)                                        \
-  X(int32_t, synchronize, int32_t, __tgt_async_info *)                         \
-  X(int32_t, query_async, int32_t, __tgt_async_info *)                         \
-  X(int32_t, create_event, int32_t, void **)                                   \
-  X(int32_t, record_event, int32_t, void *, __tgt_async_info *)                \
-  X(int32_t, wait_event, int32_t, void *, __tgt_async_info *)                  \
-  X(int32_t, sync_event, int32_t, void *)                                      \
-  X(int32_t, destroy_event, int32_t, void *)                                   \
-  X(void, set_info_flag, uint32_t)                                             \
-  X(void, print_device_info, int32_t)                                          \
-  X(int32_t, init_async_info, int32_t, __tgt_async_info **)                    \
-  X(int32_t, init_device_info, int32_t, __tgt_device_info *, const char **)    \
-  X(int32_t, data_lock, int32_t, void *, int64_t, void **)                     \
-  X(int32_t, data_unlock, int32_t, void *)
-
-/// The names libomptarget 16 looks up; the stock nextgen plugins export
-/// exactly these (the ABI fact sheet, section 2).
+/// The names the libomptarget version under test looks up
+/// (OFFLOADIO_ENTRY_POINTS of ConformanceABI.h); its stock plugins export
+/// exactly these.
 const std::set<std::string> &expectedExports();
 
 /// One dlopened plugin. Loaded once per process and never closed, as

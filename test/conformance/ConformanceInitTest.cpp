@@ -96,8 +96,9 @@ namespace {
 } // namespace
 
 TEST_P(PluginConformance, ExportsExactlyTheTgtRtlEntryPoints) {
-  // Every dynamic export is a __tgt_rtl* name: the 33 entry points
-  // libomptarget 16 looks up, all present, plus, in our plugins, the one
+  // Every dynamic export is a __tgt_rtl* name: the entry points the
+  // libomptarget version of this build looks up (ConformanceABI.h), all
+  // present, plus, in our plugins, the one
   // discovery entry point of the project's extensions,
   // __tgt_rtl_ompx_extensions (README),
   // where no libomptarget will ever look; the extension calls are reached
@@ -130,7 +131,8 @@ TEST_P(PluginConformance, ExportsExactlyTheTgtRtlEntryPoints) {
   };
   EXPECT_TRUE(Foreign.empty()) << "exports beyond __tgt_rtl*: " << Join(Foreign);
   EXPECT_TRUE(Unknown.empty())
-      << "__tgt_rtl_* names that are neither libomptarget 16 entry points "
+      << "__tgt_rtl_* names that are neither entry points of libomptarget "
+      << ConformanceABIVersion << " "
          "nor the extensions' discovery entry point (extension calls are "
          "reached through its table, not exported): "
       << Join(Unknown);
@@ -161,7 +163,8 @@ TEST_P(PluginConformance, InitTwiceIsHarmless) {
   ASSERT_NE(P->init_device, nullptr);
   EXPECT_EQ(P->init_device(0), OFFLOAD_SUCCESS);
   EXPECT_EQ(P->init_device(0), OFFLOAD_SUCCESS);
-  // init_requires runs before every init_device; its result is ignored.
+  // init_requires runs before every init_device (its answer: see
+  // InitRequiresAnswersAsTheVersionExpects).
   ASSERT_NE(P->init_requires, nullptr);
   P->init_requires(offloadio::OMP_REQ_NONE);
   EXPECT_EQ(P->init_device(0), OFFLOAD_SUCCESS);
@@ -170,6 +173,22 @@ TEST_P(PluginConformance, InitTwiceIsHarmless) {
   void *Tgt = P->data_alloc(0, 64, nullptr, KindDefault);
   ASSERT_NE(Tgt, nullptr);
   EXPECT_EQ(P->data_delete(0, Tgt, KindDefault), OFFLOAD_SUCCESS);
+}
+
+TEST_P(PluginConformance, InitRequiresAnswersAsTheVersionExpects) {
+  // 16 and 17 ignore the answer (the stock plugins echo the flags); 18
+  // hides every device whose init_requires answers anything but 0.
+  ASSERT_NE(P->init_requires, nullptr);
+  for (int64_t Flags :
+       {int64_t(offloadio::OMP_REQ_NONE),
+        int64_t(offloadio::OMP_REQ_UNIFIED_SHARED_MEMORY),
+        int64_t(offloadio::OMP_REQ_NONE | offloadio::OMP_REQ_DYNAMIC_ALLOCATORS)})
+    EXPECT_EQ(P->init_requires(Flags), expectedInitRequiresAnswer(Flags))
+        << "flags 0x" << std::hex << Flags;
+  // Leave the plugin as the other cases expect it.
+  P->init_requires(offloadio::OMP_REQ_NONE);
+  if (NumDevices > 0)
+    EXPECT_EQ(P->init_device(0), OFFLOAD_SUCCESS);
 }
 
 TEST_P(PluginConformance, InitDeviceOutOfRangeFails) {

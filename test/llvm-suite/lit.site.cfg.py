@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # -*- Python -*-
 #
-# lit site configuration for LLVM 16's own libomptarget test suite
-# (openmp/libomptarget/test, fetched by tools/llvm-suite/fetch.sh), run
-# against one plugin: it sets what upstream's lit.site.cfg.in would have set
-# from CMake, points the test programs at the stock or our plugin, and loads
-# upstream's lit.cfg unchanged.  tools/llvm-suite/run.sh drives it:
+# lit site configuration for LLVM's own libomptarget test suite of LLVM 16,
+# 17 or 18 (openmp/libomptarget/test, fetched by tools/llvm-suite/fetch.sh),
+# run against one plugin: it sets what that version's lit.site.cfg.in would
+# have set from CMake, points the test programs at the stock or our plugin,
+# and loads upstream's lit.cfg unchanged.  tools/llvm-suite/run.sh drives it:
 #
 #   lit --param suite_dir=... --param exec_root=... --param plugin=ours ... \
 #       <this directory>
@@ -14,14 +14,17 @@
 #   suite_dir    upstream's test directory, the one holding lit.cfg (required)
 #   exec_root    directory for the compiled tests and their output (required)
 #   plugin       "ours" or "stock" (required)
+#   llvm_version the LLVM whose suite, libomptarget and compiler these are
+#                (16, 17 or 18; default 16)
 #   triple       offload target (default x86_64-pc-linux-gnu)
 #   plugin_dir   our build's library directory (required for "ours"; also
 #                kept off LD_LIBRARY_PATH for "stock")
 #   llvm_tools   directory with clang, FileCheck and not (default
-#                /usr/lib/llvm-16/bin)
+#                /usr/lib/llvm-<llvm_version>/bin)
 #   llvm_lib     directory with libomptarget, libomp and the stock plugins
-#                (default /usr/lib/llvm-16/lib)
-#   cc, cxx      compilers (default <llvm_tools>/clang-16, and cc in g++ mode)
+#                (default /usr/lib/llvm-<llvm_version>/lib)
+#   cc, cxx      compilers (default <llvm_tools>/clang-<llvm_version>, and cc
+#                in g++ mode)
 #   cuda_path    CUDA installation (default /usr/local/cuda), nvptx only
 #   cuda_arch    GPU architecture number for upstream's unified-memory
 #                feature test (default 90), nvptx only
@@ -69,11 +72,14 @@ def param(name, default=None):
 suite_dir = os.path.abspath(param("suite_dir"))
 exec_root = os.path.abspath(param("exec_root"))
 plugin = param("plugin")
+llvm_version = int(param("llvm_version", "16"))
+if llvm_version not in (16, 17, 18):
+    lit_config.fatal("llvm-suite: llvm_version must be 16, 17 or 18, not %d" % llvm_version)
 triple = param("triple", "x86_64-pc-linux-gnu")
 plugin_dir = lit_config.params.get("plugin_dir", "")
-llvm_tools = param("llvm_tools", "/usr/lib/llvm-16/bin")
-llvm_lib = param("llvm_lib", "/usr/lib/llvm-16/lib")
-cc = param("cc", os.path.join(llvm_tools, "clang-16"))
+llvm_tools = param("llvm_tools", "/usr/lib/llvm-%d/bin" % llvm_version)
+llvm_lib = param("llvm_lib", "/usr/lib/llvm-%d/lib" % llvm_version)
+cc = param("cc", os.path.join(llvm_tools, "clang-%d" % llvm_version))
 cxx = param("cxx", cc + " --driver-mode=g++")
 check_lib = param("check_lib")
 run_timeout = int(param("run_timeout", "120"))
@@ -88,7 +94,10 @@ if base_triple not in PLUGIN_NAMES:
     lit_config.fatal("llvm-suite: no plugin of ours for %s" % triple)
 if plugin not in ("ours", "stock"):
     lit_config.fatal("llvm-suite: plugin must be 'ours' or 'stock', not '%s'" % plugin)
-plugin_file = "libomptarget.rtl.%s.nextgen.so" % PLUGIN_NAMES[base_triple]
+# 16 looks for libomptarget.rtl.<name>.nextgen.so first; 17 and 18 know one
+# name per plugin.
+plugin_file = "libomptarget.rtl.%s%s.so" % (
+    PLUGIN_NAMES[base_triple], ".nextgen" if llvm_version == 16 else "")
 if plugin == "ours" and not os.path.exists(os.path.join(plugin_dir, plugin_file)):
     lit_config.fatal("llvm-suite: plugin=ours needs plugin_dir, our build's library directory "
                      "with %s; got '%s'" % (plugin_file, plugin_dir))
@@ -118,7 +127,8 @@ def omp_header_dir():
 
 
 # What upstream's lit.site.cfg.in sets, with the values its CMake would find
-# for a clang-16 build of libomptarget installed in llvm_lib.
+# for a build of libomptarget installed in llvm_lib by the clang of the same
+# LLVM.
 version = compiler_version()
 major, minor = version.split(".")[:2]
 config.test_c_compiler = cc
@@ -143,11 +153,34 @@ config.libomptarget_filecheck = os.path.join(llvm_tools, "FileCheck")
 config.libomptarget_not = os.path.join(llvm_tools, "not")
 # Debian's libomptarget is a release build: LIBOMPTARGET_DEBUG prints nothing.
 config.libomptarget_debug = lit_config.params.get("libomptarget_debug", "0") == "1"
+# What 17 and 18 add. OMPT: whether libomptarget was built with it, as its
+# export of the tool connector says (Debian's 17 and 18 are).
+with open(os.path.join(llvm_lib, "libomptarget.so"), "rb") as runtime:
+    config.has_libomptarget_ompt = b"ompt_libomptarget_connect" in runtime.read()
+# No GPU libc in Debian, and no Fortran compiler is given to the suite.
+config.libomptarget_has_libc = False
+config.llvm_enabled_projects = ["clang", "openmp"]
+config.test_fortran_compiler = ""
+config.bin_llvm_tools_dir = llvm_tools
+config.llvm_tools_dir = llvm_tools
+# 18 links every test with <llvm_library_intdir>/libomptarget.devicertl.a.
+config.llvm_library_dir = llvm_lib
+config.llvm_library_intdir = llvm_lib
+# 18's unified-memory feature for amdgcn looks at the first architecture.
+config.amdgpu_test_arch = lit_config.params.get("amdgpu_arch", "")
+if llvm_version == 17:
+    # 17's lit.cfg uses lit's LLVM helpers (tool substitutions), which its
+    # lit.site.cfg.in sets up.
+    import lit.llvm
+
+    lit.llvm.initialize(lit_config, config)
 
 # Which plugin the test programs load. libomptarget dlopens
-# libomptarget.rtl.<name>.nextgen.so by name, so the first directory on
-# LD_LIBRARY_PATH that has one wins: ours puts our build's first; stock has
-# only the LLVM directory (and nothing inherited that is our build's).
+# libomptarget.rtl.<name>.nextgen.so (16) or libomptarget.rtl.<name>.so (17,
+# 18, through libLLVM, whose RUNPATH does not reach the LLVM directory) by
+# name, so the first directory on LD_LIBRARY_PATH that has one wins: ours
+# puts our build's first; stock has only the LLVM directory (and nothing
+# inherited that is our build's).
 real_plugin_dir = os.path.realpath(plugin_dir) if plugin_dir else None
 inherited = [
     d for d in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep)

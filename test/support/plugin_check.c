@@ -7,9 +7,9 @@
 //     "libomptarget.rtl.<OFFLOADIO_EXPECT_PLUGIN>", and
 //   * every such object was loaded from OFFLOADIO_EXPECT_PLUGIN_DIR.
 //
-// libomptarget 16 silently falls back to the stock plugin from the LLVM
-// library directory when ours is rejected; this turns that into a failure
-// (message on stderr, exit status 97).  Without OFFLOADIO_EXPECT_PLUGIN in the
+// libomptarget (16, 17 and 18 alike) silently falls back to the stock
+// plugin from the LLVM library directory when ours is rejected; this turns
+// that into a failure (message on stderr, exit status 97).  Without OFFLOADIO_EXPECT_PLUGIN in the
 // environment it does nothing, so programs run by hand are unaffected.
 // With OFFLOADIO_PLUGIN_CHECK_LOG=<file>, every program that passes the
 // check appends "<pid> <program> <plugin>" to that file: a runner can then
@@ -25,8 +25,11 @@
 //     the shell too, so the check only judges processes that loaded
 //     libomptarget.  A process that loaded libomptarget but no plugin of
 //     that name passes only under OMP_TARGET_OFFLOAD=disabled, where
-//     libomptarget 16 loads no plugin at all by design; anywhere else it
-//     means the program ran on the host fallback, and fails.  A process
+//     libomptarget 16 and 17 load no plugin at all by design (18 loads and
+//     initialises its plugins all the same, so there the plugin must be
+//     ours as anywhere); anywhere else it means the program ran on the host
+//     fallback, and fails.  The version is that of the libomptarget.so.<N>
+//     the process loaded.  A process
 //     whose vendor runtime was told to show no device (CUDA_VISIBLE_DEVICES
 //     or ROCR_VISIBLE_DEVICES set and empty, for the cuda and amdgpu
 //     plugins) passes too: every plugin of that name, ours and the stock
@@ -110,11 +113,17 @@ static int offloadio_visit(struct dl_phdr_info *info, size_t size, void *data) {
 }
 
 #ifdef OFFLOADIO_PLUGIN_CHECK_PRELOAD
+// The major version of the libomptarget the process loaded (from its file
+// name, libomptarget.so.<N>[.<minor>]): 1 + N, so that a loaded runtime of
+// unknown version (libomptarget.so) still stops dl_iterate_phdr with 1.
 static int offloadio_find_runtime(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
   (void)data;
   const char *name = info->dlpi_name;
-  return name && offloadio_names(offloadio_basename(name), "libomptarget.so");
+  if (!name || !offloadio_names(offloadio_basename(name), "libomptarget.so"))
+    return 0;
+  const char *version = offloadio_basename(name) + strlen("libomptarget.so");
+  return 1 + (*version == '.' ? atoi(version + 1) : 0);
 }
 #endif
 
@@ -151,7 +160,8 @@ __attribute__((destructor)) static void offloadio_plugin_check(void) {
 #ifdef OFFLOADIO_PLUGIN_CHECK_PRELOAD
   // Not an offload program (the compiler, FileCheck, the shell): nothing to
   // judge, whatever the environment says.
-  if (!dl_iterate_phdr(offloadio_find_runtime, NULL))
+  int runtime_version = dl_iterate_phdr(offloadio_find_runtime, NULL) - 1;
+  if (runtime_version < 0)
     return;
 #endif
   const char *dir = getenv("OFFLOADIO_EXPECT_PLUGIN_DIR");
@@ -172,7 +182,7 @@ __attribute__((destructor)) static void offloadio_plugin_check(void) {
 
 #ifdef OFFLOADIO_PLUGIN_CHECK_PRELOAD
   const char *policy = getenv("OMP_TARGET_OFFLOAD");
-  if (st.matches == 0 && policy && strcasecmp(policy, "disabled") == 0) {
+  if (st.matches == 0 && runtime_version < 18 && policy && strcasecmp(policy, "disabled") == 0) {
     offloadio_log("none(OMP_TARGET_OFFLOAD=disabled)");
     return;
   }
@@ -180,7 +190,9 @@ __attribute__((destructor)) static void offloadio_plugin_check(void) {
   // legacy plugins, so no nextgen plugin, ours or stock, can run (upstream's
   // mapping/prelock.cpp tests the legacy amdgpu plugin that way). The
   // program passes when it loaded legacy plugins alone, logged as such.
-  const char *nextgen = getenv("LIBOMPTARGET_NEXTGEN_PLUGINS");
+  // 17 and 18 have neither the variable nor legacy plugins (nor ".nextgen"
+  // in any plugin's name): there it changes nothing.
+  const char *nextgen = runtime_version == 16 ? getenv("LIBOMPTARGET_NEXTGEN_PLUGINS") : NULL;
   if (nextgen && st.matches > 0 && st.nextgen == 0 &&
       (strcasecmp(nextgen, "0") == 0 || strcasecmp(nextgen, "false") == 0 ||
        strcasecmp(nextgen, "no") == 0 || strcasecmp(nextgen, "off") == 0)) {

@@ -9,6 +9,8 @@
 // leaves the device working once memory is back.
 #include "FakeDevice.h"
 
+#include "offloadio/DeviceRuntimeABI.h"
+
 #include "gtest/gtest.h"
 
 #include <cstdlib>
@@ -141,6 +143,9 @@ TEST_F(DeviceFaultTest, MandatoryMappedLockRefusedFreesTheAllocation) {
   Device.reset();
   setenv("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "mandatory", 1);
   FakePluginTy Mandatory;
+  // libomptarget 16 names the mapped buffer in data_alloc (17 and 18:
+  // MandatoryMappedLockRefusedFailsTheMapNotice).
+  Mandatory.setRuntimeABI(*findDeviceRuntimeABI(16));
   ASSERT_FALSE(bool(Mandatory.init()));
   FakeDeviceTy Dev(Mandatory, true);
   ASSERT_FALSE(bool(Dev.init()));
@@ -160,6 +165,39 @@ TEST_F(DeviceFaultTest, MandatoryMappedLockRefusedFreesTheAllocation) {
   EXPECT_FALSE(Mandatory.getPinnedMap().lookup(Host.data()).has_value());
   EXPECT_FALSE(bool(Dev.deinit()));
   EXPECT_EQ(Dev.live(AllocKindTy::Device), 0u);
+}
+
+TEST_F(DeviceFaultTest, MandatoryMappedLockRefusedFailsTheMapNotice) {
+  EXPECT_FALSE(bool(Device->deinit()));
+  Device.reset();
+  setenv("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "mandatory", 1);
+  for (unsigned Version : {17u, 18u}) {
+    // libomptarget 17 and 18 name the mapped buffer in data_notify_mapped,
+    // after data_alloc, which locks nothing.
+    FakePluginTy Mandatory;
+    Mandatory.setRuntimeABI(*findDeviceRuntimeABI(Version));
+    ASSERT_FALSE(bool(Mandatory.init()));
+    FakeDeviceTy Dev(Mandatory, true);
+    ASSERT_FALSE(bool(Dev.init()));
+    std::vector<char> Host(1 << 20);
+    Mandatory.FailPins = true;
+    auto P = Dev.dataAlloc(1 << 20, Host.data(), AllocKindTy::Default);
+    ASSERT_TRUE(bool(P)) << Version << ": " << takeErrorMessage(P.takeError());
+    EXPECT_FALSE(Mandatory.getPinnedMap().lookup(Host.data()).has_value());
+    ErrorDetailsTy D =
+        takeErrorDetails(Dev.notifyDataMapped(Host.data(), Host.size()));
+    EXPECT_NE(D.Message.find("fake pin of 1048576 bytes"), std::string::npos)
+        << Version << ": " << D.Message;
+    EXPECT_FALSE(Mandatory.getPinnedMap().lookup(Host.data()).has_value());
+    Mandatory.FailPins = false;
+    EXPECT_FALSE(bool(Dev.notifyDataMapped(Host.data(), Host.size())));
+    EXPECT_TRUE(Mandatory.getPinnedMap().lookup(Host.data()).has_value());
+    EXPECT_FALSE(bool(Dev.notifyDataUnmapped(Host.data())));
+    EXPECT_FALSE(Mandatory.getPinnedMap().lookup(Host.data()).has_value());
+    EXPECT_FALSE(bool(Dev.dataDelete(*P, AllocKindTy::Default)));
+    EXPECT_FALSE(bool(Dev.deinit()));
+    EXPECT_EQ(Dev.live(AllocKindTy::Device), 0u) << Version;
+  }
 }
 
 } // namespace

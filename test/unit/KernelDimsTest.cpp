@@ -3,12 +3,15 @@
 // GenericKernelTy's launch geometry: clauses, trip counts, execution modes,
 // kernel and device limits, and the OpenMP variables GenericDeviceTy::init()
 // folds into the defaults. The expected figures are those of libomptarget
-// 16's stock NextGen plugins for the same inputs. The fake plugin and device implement every backend hook with
+// 16's stock NextGen plugins for the same inputs: the plugin follows 16's
+// conventions whatever version the build serves (17's and 18's rules:
+// RuntimeABIConventionsTest; 18's launch environment: LaunchUnder18...). The fake plugin and device implement every backend hook with
 // the least that lets the generic code run; none of them does device work.
 // The plugin is FakeDevice.h's; the device here has limits of its own.
 #include "FakeDevice.h"
 
 #include "offloadio/Device.h"
+#include "offloadio/DeviceRuntimeABI.h"
 #include "offloadio/Kernel.h"
 #include "offloadio/Plugin.h"
 
@@ -147,6 +150,7 @@ protected:
                             "LIBOMPTARGET_NUM_INITIAL_EVENTS"})
       unsetenv(Var);
     TgtImage = {Bytes, Bytes + sizeof(Bytes), nullptr, nullptr};
+    Plugin.setRuntimeABI(*findDeviceRuntimeABI(16));
   }
 
   /// Dims for \p Args on a device with \p Limits and a kernel limited to
@@ -524,6 +528,33 @@ TEST_F(KernelDimsTest, LaunchAppliesOffsetsAndPassesTheDims) {
         << "argument " << I;
   EXPECT_TRUE(dimsAre(L.Dims, 32, 32));
   EXPECT_EQ(L.Stream, &Stream);
+}
+
+TEST_F(KernelDimsTest, LaunchUnder18PassesTheLaunchEnvironmentFirst) {
+  Plugin.setRuntimeABI(*findDeviceRuntimeABI(18));
+  FakeDeviceTy Device(Plugin, gpuLimits());
+  DeviceImageTy Image(0, TgtImage);
+  FakeKernelTy Kernel(Image, std::nullopt);
+  FakeStreamTy Stream;
+  char Storage[64];
+  void *TgtArgs[] = {&Storage[0], &Storage[32]};
+  ptrdiff_t Offsets[] = {8, -8};
+  KernelArgsTy A = args(2, 8);
+  A.NumArgs = 2;
+  ASSERT_FALSE(bool(Kernel.launch(Device, TgtArgs, Offsets, A, Stream)));
+  A.NumArgs = 0;
+  ASSERT_FALSE(bool(Kernel.launch(Device, nullptr, nullptr, A, Stream)));
+  ASSERT_EQ(Kernel.Launches.size(), 2u);
+  // No reduction buffer: the all-ones sentinel, then the arguments.
+  const auto &L = Kernel.Launches[0].Args;
+  ASSERT_EQ(L.size(), 3u);
+  EXPECT_EQ(L[0], launchEnvironmentSentinel());
+  EXPECT_EQ(L[1], &Storage[8]);
+  EXPECT_EQ(L[2], &Storage[24]);
+  EXPECT_EQ(Kernel.Launches[1].Args,
+            std::vector<void *>{launchEnvironmentSentinel()});
+  // The caller's count is the caller's.
+  EXPECT_EQ(A.NumArgs, 0u);
 }
 
 TEST_F(KernelDimsTest, LaunchWithoutArguments) {

@@ -9,7 +9,9 @@
 #
 #   compare.sh STOCK.results OURS.results [TITLE]
 #
-# The files are run.sh's: one "<lit result> <test>" line per test.
+# The files are run.sh's: one "<lit result> <test>" line per test. The
+# heading names LLVM $OFFLOADIO_LLVM_VERSION (default 16), as gate.sh sets
+# it.
 set -euo pipefail
 if (($# < 2)); then
   echo "usage: compare.sh STOCK.results OURS.results [TITLE]" >&2
@@ -25,7 +27,7 @@ for f in "$stock" "$ours"; do
   fi
 done
 
-awk -v title="$title" '
+awk -v title="$title" -v llvm="${OFFLOADIO_LLVM_VERSION:-16}" '
   function passes(code) { return code == "PASS" || code == "XFAIL" }
   FNR == 1 { side++ }
   {
@@ -36,7 +38,7 @@ awk -v title="$title" '
     total[side]++
   }
   END {
-    printf "LLVM 16 libomptarget suite, %s: stock | ours\n", title
+    printf "LLVM %s libomptarget suite, %s: stock | ours\n", llvm, title
     n = 0
     for (c in codes) order[++n] = c
     # Fixed order: by name (few entries, an insertion sort will do).

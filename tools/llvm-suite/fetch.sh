@@ -1,33 +1,55 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Fetches LLVM 16's own libomptarget test suite (openmp/libomptarget/test)
-# from Debian's llvm-toolchain-16 source package into a cache outside the
-# repository, and prints the path of that test directory on stdout (progress
-# goes to stderr). Quick and offline when the cache already holds the tree
-# for the version.
+# Fetches LLVM's own libomptarget test suite (openmp/libomptarget/test) of
+# LLVM 16, 17 or 18 from Debian's llvm-toolchain-<version> source package
+# (bookworm's for 16, trixie's for 17 and 18: run it where apt knows that
+# release, e.g. inside tools/trixie/in-root.sh) into a cache outside the
+# repository, and prints the path of that test directory on stdout
+# (progress goes to stderr). Quick and offline when the cache already holds
+# the tree for the version.
 #
-#   fetch.sh [CACHE_DIR]
+#   fetch.sh [--llvm VERSION] [CACHE_DIR]
 #
+#   --llvm VERSION  16, 17 or 18; default $OFFLOADIO_LLVM_VERSION, else 16
 #   CACHE_DIR, else OFFLOADIO_LLVM_SUITE_CACHE
-#                   default /var/cache/offload-io/llvm16-suite
+#                   default /var/cache/offload-io/llvm<VERSION>-suite
 #   OFFLOADIO_LLVM_SUITE_VERSION
 #                   source package version; default: the source version of
-#                   the installed libomp5-16 (the libomptarget the tests run
-#                   against), else 1:16.0.6-15~deb12u1
+#                   the installed libomp5-<VERSION> (the libomptarget the
+#                   tests run against), else the one tools/llvm-suite/
+#                   version.sh names
+#   OFFLOADIO_LLVM_SOURCE_DIR
+#                   a folder that may already hold the package's
+#                   .orig.tar.* (default /var/cache/offload-io/trixie/src/
+#                   <VERSION>, where the trixie root keeps it): used when its
+#                   SHA256 is the one apt's signed index gives, instead of
+#                   downloading it
 #
-# Needs root the first time: when apt has no deb-src entry for bookworm main
-# it writes /etc/apt/sources.list.d/offloadio-deb-src.sources, with the URIs
-# and Signed-By keyring of the machine's own deb entry for bookworm main, and
-# updates that source's index. apt-get source then checks the download
-# against the signed .dsc. Only the test directory is unpacked from the
-# upstream tarball (it needs nothing else of the tree); the tarball itself
-# is not kept.
+# Needs root the first time: when apt has no deb-src entry for the release's
+# main it writes /etc/apt/sources.list.d/offloadio-deb-src.sources, with the
+# URIs and Signed-By keyring of the machine's own deb entry for it, and
+# updates that source's index. The upstream tarball's name, location and
+# SHA256 come from that signed index (apt-get source --print-uris; the .dsc
+# itself is not needed, and trixie's mirror may not serve it), and apt's
+# apt-helper downloads it and checks the SHA256. Only the test directory is
+# unpacked from the tarball (it needs nothing else of the tree); a
+# downloaded tarball is not kept.
 set -euo pipefail
-pkg=llvm-toolchain-16
-suite=bookworm
-cache=${1:-${OFFLOADIO_LLVM_SUITE_CACHE:-/var/cache/offload-io/llvm16-suite}}
-version=${OFFLOADIO_LLVM_SUITE_VERSION:-$(dpkg-query -W -f='${source:Version}' libomp5-16 2>/dev/null || true)}
-version=${version:-1:16.0.6-15~deb12u1}
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tools/llvm-suite/version.sh
+source "$here/version.sh"
+llvm=${OFFLOADIO_LLVM_VERSION:-16}
+if [[ ${1:-} == --llvm ]]; then
+  llvm=${2:?fetch.sh: --llvm needs a version}
+  shift 2
+fi
+llvm_suite_facts "$llvm"
+pkg=$llvm_pkg
+suite=$llvm_dist
+cache=${1:-${OFFLOADIO_LLVM_SUITE_CACHE:-/var/cache/offload-io/llvm$llvm-suite}}
+version=${OFFLOADIO_LLVM_SUITE_VERSION:-$(dpkg-query -W -f='${source:Version}' "$llvm_runtime" 2>/dev/null || true)}
+version=${version:-$llvm_default_version}
+source_dir=${OFFLOADIO_LLVM_SOURCE_DIR:-/var/cache/offload-io/trixie/src/$llvm}
 src_list=/etc/apt/sources.list.d/offloadio-deb-src.sources
 # The epoch's colon stays out of the directory name.
 dest=$cache/${pkg}_${version#*:}
@@ -149,13 +171,33 @@ if ((added)) || ! downloaded deb-src; then
     -o Dir::Etc::SourceParts="$work/no-parts" -o APT::Get::List-Cleanup=0 >&2
 fi
 
-# apt downloads as its unprivileged _apt user when that user may write here.
-if id _apt >/dev/null 2>&1; then
-  chown _apt "$work/dl"
+# The upstream tarball as the signed index names it: 'URI' FILE SIZE SHA256:...
+say "apt-get source --print-uris $pkg=$version"
+uri_line=$(apt-get source -q --print-uris "$pkg=$version" 2>/dev/null |
+  grep -E "^'[^']*/${pkg}_[^/']*\.orig\.tar\.[a-z0-9]+' " | head -n1 || true)
+if [[ -z $uri_line ]]; then
+  say "apt's index has no upstream tarball of $pkg=$version"
+  exit 1
 fi
-say "apt-get source --download-only $pkg=$version"
-(cd "$work/dl" && apt-get source -q --download-only "$pkg=$version") >&2
-orig=$(ls "$work"/dl/"${pkg}"_*.orig.tar.*)
+read -r uri file _ hash <<<"$uri_line"
+uri=${uri//\'/}
+if [[ $hash != SHA256:* ]]; then
+  say "apt gives no SHA256 for $file ($hash)"
+  exit 1
+fi
+orig=$work/dl/$file
+if [[ -f $source_dir/$file ]] &&
+  [[ $(sha256sum "$source_dir/$file" | cut -d' ' -f1) == "${hash#SHA256:}" ]]; then
+  say "using $source_dir/$file (SHA256 as apt's index says)"
+  orig=$source_dir/$file
+else
+  # apt downloads as its unprivileged _apt user when that user may write here.
+  if id _apt >/dev/null 2>&1; then
+    chown _apt "$work/dl"
+  fi
+  say "downloading $uri"
+  /usr/lib/apt/apt-helper -q download-file "$uri" "$orig" "$hash" >&2
+fi
 say "unpacking */openmp/libomptarget/test from $(basename "$orig")"
 tar -xf "$orig" -C "$work/x" --wildcards '*/openmp/libomptarget/test'
 found=("$work"/x/*/openmp/libomptarget/test)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs LLVM 16's own libomptarget test suite (upstream's lit.cfg through
-# test/llvm-suite/lit.site.cfg.py) for one offload target against one
-# plugin, ours or the stock one, and writes into the output directory:
+# Runs LLVM's own libomptarget test suite of LLVM 16, 17 or 18 (upstream's
+# lit.cfg through test/llvm-suite/lit.site.cfg.py) for one offload target
+# against one plugin, ours or the stock one, and writes into the output
+# directory:
 #
 #   <triple>.<plugin>.results  one line per test, "<lit result> <test>", sorted
 #   <triple>.<plugin>.log      lit's full output, failing tests' commands and
@@ -10,7 +11,12 @@
 #   <triple>.<plugin>.checked  one line per test program that the plugin check
 #                              judged: "<pid> <program> <plugin library>"
 #
-#   run.sh TRIPLE ours|stock
+#   run.sh [--llvm VERSION] TRIPLE ours|stock
+#
+# VERSION (16, 17 or 18) picks the suite, libomptarget and compiler:
+# default $OFFLOADIO_LLVM_VERSION, else the version the build was
+# configured for (tools/llvm-suite/version.sh), else 16. 17 and 18 run where
+# they are installed, i.e. inside tools/trixie/in-root.sh.
 #
 # Every process of the tests runs with test/support/plugin_check.c preloaded
 # (built here with -DOFFLOADIO_PLUGIN_CHECK_PRELOAD): a test program that did
@@ -22,17 +28,17 @@
 #                                in its lib/
 #   OFFLOADIO_PLUGIN_DIR         our plugins, instead of <build>/lib
 #   OFFLOADIO_LLVM_SUITE_DIR     upstream's test directory (default: fetch it
-#                                with tools/llvm-suite/fetch.sh)
+#                                with tools/llvm-suite/fetch.sh --llvm VERSION)
 #   OFFLOADIO_LLVM_SUITE_OUT     output directory (default <build>/llvm-suite)
 #   OFFLOADIO_LLVM_SUITE_WORK    the compiled tests, emptied first (default
 #                                <out>/work)
-#   OFFLOADIO_LLVM_TOOLS         clang-16, FileCheck, not (default
-#                                /usr/lib/llvm-16/bin)
+#   OFFLOADIO_LLVM_TOOLS         clang-VERSION, FileCheck, not (default
+#                                /usr/lib/llvm-VERSION/bin)
 #   OFFLOADIO_LLVM_LIB           libomptarget, libomp and the stock plugins
-#                                (default /usr/lib/llvm-16/lib)
-#   OFFLOADIO_CLANG              C compiler (default <tools>/clang-16)
+#                                (default /usr/lib/llvm-VERSION/lib)
+#   OFFLOADIO_CLANG              C compiler (default <tools>/clang-VERSION)
 #   OFFLOADIO_LIT                lit.py (default
-#                                /usr/lib/llvm-16/build/utils/lit/lit.py)
+#                                /usr/lib/llvm-VERSION/build/utils/lit/lit.py)
 #   OFFLOADIO_CUDA_PATH          CUDA (default /usr/local/cuda), nvptx only
 #   OFFLOADIO_OFFLOAD_ARCH       GPU architecture (default sm_90), nvptx only
 #   OFFLOADIO_LLVM_SUITE_FLAGS   compiler flags for the target; default for
@@ -57,24 +63,33 @@
 #                                expression (lit's --filter), for diagnosis
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tools/llvm-suite/version.sh
+source "$root/tools/llvm-suite/version.sh"
+llvm=
+if [[ ${1:-} == --llvm ]]; then
+  llvm=${2:?run.sh: --llvm needs a version}
+  shift 2
+fi
 if (($# != 2)) || [[ $2 != ours && $2 != stock ]]; then
-  echo "usage: run.sh TRIPLE ours|stock" >&2
+  echo "usage: run.sh [--llvm 16|17|18] TRIPLE ours|stock" >&2
   exit 2
 fi
 triple=$1
 plugin=$2
 build=${OFFLOADIO_BUILD_DIR:-$root/build}
+llvm=${llvm:-$(llvm_suite_version "$build")}
+llvm_suite_facts "$llvm"
 plugin_dir=${OFFLOADIO_PLUGIN_DIR:-$build/lib}
 out=${OFFLOADIO_LLVM_SUITE_OUT:-$build/llvm-suite}
-tools=${OFFLOADIO_LLVM_TOOLS:-/usr/lib/llvm-16/bin}
-llvm_lib=${OFFLOADIO_LLVM_LIB:-/usr/lib/llvm-16/lib}
-cc=${OFFLOADIO_CLANG:-$tools/clang-16}
-lit=${OFFLOADIO_LIT:-/usr/lib/llvm-16/build/utils/lit/lit.py}
+tools=${OFFLOADIO_LLVM_TOOLS:-/usr/lib/llvm-$llvm/bin}
+llvm_lib=${OFFLOADIO_LLVM_LIB:-/usr/lib/llvm-$llvm/lib}
+cc=${OFFLOADIO_CLANG:-$tools/clang-$llvm}
+lit=${OFFLOADIO_LIT:-/usr/lib/llvm-$llvm/build/utils/lit/lit.py}
 cuda_path=${OFFLOADIO_CUDA_PATH:-/usr/local/cuda}
 arch=${OFFLOADIO_OFFLOAD_ARCH:-sm_90}
 timeout_s=${OFFLOADIO_LLVM_SUITE_TIMEOUT:-120}
 jobs=${OFFLOADIO_LLVM_SUITE_JOBS:-$(nproc)}
-suite=${OFFLOADIO_LLVM_SUITE_DIR:-$(bash "$root/tools/llvm-suite/fetch.sh")}
+suite=${OFFLOADIO_LLVM_SUITE_DIR:-$(bash "$root/tools/llvm-suite/fetch.sh" --llvm "$llvm")}
 
 if [[ -n ${OFFLOADIO_LLVM_SUITE_FLAGS+set} ]]; then
   flags=$OFFLOADIO_LLVM_SUITE_FLAGS
@@ -123,9 +138,10 @@ check_lib=$work/plugin_check_preload.so
 "$cc" -shared -fPIC -O1 -Wall -DOFFLOADIO_PLUGIN_CHECK_PRELOAD \
   "$root/test/support/plugin_check.c" -o "$check_lib"
 
-echo "== LLVM 16 libomptarget suite: $triple, $plugin plugin ($suite)"
+echo "== LLVM $llvm libomptarget suite: $triple, $plugin plugin ($suite)"
 params=(
   --param "suite_dir=$suite" --param "exec_root=$work" --param "plugin=$plugin"
+  --param "llvm_version=$llvm" --param "amdgpu_arch=${OFFLOADIO_AMDGPU_ARCH:-gfx90a}"
   --param "triple=$triple" --param "plugin_dir=$plugin_dir"
   --param "llvm_tools=$tools" --param "llvm_lib=$llvm_lib" --param "cc=$cc"
   --param "cuda_path=$cuda_path" --param "cuda_arch=${arch#sm_}"

@@ -179,15 +179,23 @@ bool GenericPluginTy::interceptProbeAlloc(int32_t LocalId, void *&Result) {
 
 Expected<int32_t> GenericPluginTy::resolveGlobalDeviceId(int32_t GlobalId) {
   std::lock_guard<std::mutex> Guard(ProbeLock);
-  auto InRange = [&](int32_t Local) -> Expected<int32_t> {
-    if (Local >= 0 && Local < NumDevices)
-      return Local;
+  auto NotOurs = [&]() {
     return makeError(ErrorCode::InvalidDevice,
                      "OpenMP device {0} is not a device of the {1} plugin",
                      GlobalId, getName());
   };
+  auto InRange = [&](int32_t Local) -> Expected<int32_t> {
+    if (Local >= 0 && Local < NumDevices)
+      return Local;
+    return NotOurs();
+  };
   if (GlobalIdOffset)
     return InRange(GlobalId - *GlobalIdOffset);
+  // A plugin without devices has none to find, and must not probe:
+  // libomptarget 18 gives such a plugin no offset and aborts the program on
+  // omp_target_alloc of a device number it does not have.
+  if (NumDevices <= 0)
+    return InRange(GlobalId);
 
   // libomptarget hands data_lock, data_unlock and the interop entry points
   // its global device number, which is offset by the devices of plugins
@@ -204,6 +212,13 @@ Expected<int32_t> GenericPluginTy::resolveGlobalDeviceId(int32_t GlobalId) {
     // Not loaded by libomptarget (unit tests): ids are already local.
     return InRange(GlobalId);
   }
+  // Nor may it probe a number libomptarget does not have (18 aborts; 16
+  // and 17 answer NULL, so no device of ours either).
+  using NumDevicesFnTy = int (*)();
+  auto *NumDevicesFn = reinterpret_cast<NumDevicesFnTy>(
+      dlsym(RTLD_DEFAULT, "omp_get_num_devices"));
+  if (NumDevicesFn && (GlobalId < 0 || GlobalId >= NumDevicesFn()))
+    return NotOurs();
   ProbedLocalId = -1;
   ProbeThread.store(std::this_thread::get_id(), std::memory_order_relaxed);
   ProbeActive.store(true, std::memory_order_release);
@@ -212,9 +227,7 @@ Expected<int32_t> GenericPluginTy::resolveGlobalDeviceId(int32_t GlobalId) {
   if (Ptr)
     Free(Ptr, GlobalId);
   if (ProbedLocalId < 0)
-    return makeError(ErrorCode::InvalidDevice,
-                     "OpenMP device {0} is not a device of the {1} plugin",
-                     GlobalId, getName());
+    return NotOurs();
   GlobalIdOffset = GlobalId - ProbedLocalId;
   Info.print(~0u, -1, "OpenMP device {0} is our device {1}", GlobalId,
              ProbedLocalId);

@@ -13,6 +13,8 @@
 #include "Attributes.h"
 #include "Emu.h"
 
+#include "offloadio/LLVMSupportCompat.h"
+
 #include "llvm/BinaryFormat/ELF.h"
 #include "llvm/BinaryFormat/MsgPackDocument.h"
 #include "llvm/Object/ELF.h"
@@ -284,7 +286,8 @@ hsa_status_t loadObject(StringRef Bytes, AgentTy *Agent, LoadedObjectTy &Out) {
     for (const auto &Note : File.notes(Ph, Err))
       if (Note.getName() == "AMDGPU" &&
           Note.getType() == ELF::NT_AMDGPU_METADATA)
-        parseMetadata(Note.getDescAsStringRef(), ArgsBySymbol);
+        parseMetadata(offloadio::noteDescription(Note, Ph.p_align),
+                      ArgsBySymbol);
     consumeError(std::move(Err));
   }
 

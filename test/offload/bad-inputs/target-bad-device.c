@@ -1,8 +1,10 @@
 // A target region on a device number that does not exist is a fatal
-// error reported by libomptarget.
+// error reported by libomptarget: 16 and 17 fail the target construct, 18
+// refuses the device number itself (with the stock plugin as with ours).
 //
 // RUN: %libomptarget-compile-generic
-// RUN: %libomptarget-run-fail-generic 2>&1 | %fcheck-generic
+// RUN: %libomptarget-run-fail-generic 2>&1 \
+// RUN:   | %fcheck-generic --check-prefixes=CHECK,LLVM%llvm-abi
 
 #include <omp.h>
 #include <stdio.h>
@@ -18,5 +20,7 @@ int main(void) {
 }
 
 // CHECK: offloading to device 10
-// CHECK: Libomptarget fatal error 1: failure of target construct while offloading is mandatory
+// LLVM16: Libomptarget fatal error 1: failure of target construct while offloading is mandatory
+// LLVM17: Libomptarget fatal error 1: failure of target construct while offloading is mandatory
+// LLVM18: omptarget fatal error [[N:[0-9]+]]: Device number '[[N]]' out of range, only {{[0-9]+}} devices available
 // CHECK-NOT: unreachable

@@ -20,6 +20,10 @@
 // -rdynamic exports __lsan_is_turned_off (below) to a preloaded sanitizer
 // runtime.
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic -rdynamic
 // RUN: env OMP_TOOL=disabled %libomptarget-run-generic %t.dat 2>&1 \

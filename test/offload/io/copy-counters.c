@@ -5,6 +5,10 @@
 // copy below OFFLOADIO_PARALLEL_STAGING_THRESHOLD is staged serially); a
 // range half locked, half not, is split exactly. Counters are per device.
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: env OFFLOADIO_PAGEABLE_PATH=staged %libomptarget-run-generic \

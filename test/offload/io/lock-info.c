@@ -4,6 +4,10 @@
 // gone. Memory from llvm_omp_target_alloc_host is an external region from
 // allocation to free. Bytes just outside a region are not in it.
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // REQUIRES: ompx-io
 // RUN: %libomptarget-compile-run-and-check-generic
 

@@ -6,6 +6,10 @@
 // block: malloc itself need not (the sanitizer runtimes' allocators hold
 // freed blocks back).
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // RUN: %libomptarget-compile-generic
 // RUN: env LIBOMPTARGET_INFO=1 %libomptarget-run-generic 2>&1 | %fcheck-generic
 // RUN: env -u LIBOMPTARGET_INFO %libomptarget-run-generic 2>&1 \

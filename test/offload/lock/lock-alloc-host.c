@@ -2,6 +2,10 @@
 // registered as external: locks inside it count references and return
 // addresses inside it, and it cannot be freed while such locks remain.
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic 2>%t.err | %fcheck-generic
 // RUN: FileCheck --check-prefix=ERR %s < %t.err

@@ -3,6 +3,10 @@
 // checks the range against the process's mappings, and the error line says
 // which part of the range is wrong and why.
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // REQUIRES: host-plugin
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic 2>%t.err | %fcheck-generic

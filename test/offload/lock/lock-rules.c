@@ -2,6 +2,10 @@
 // program sees it. A refused lock returns NULL and, under LIBOMPTARGET_INFO,
 // names the region it collides with.
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // RUN: %libomptarget-compile-generic
 // RUN: env LIBOMPTARGET_INFO=1 %libomptarget-run-generic 2>%t.err | %fcheck-generic
 // RUN: FileCheck --check-prefix=INFO %s < %t.err

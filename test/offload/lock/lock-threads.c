@@ -1,6 +1,10 @@
 // 16 threads lock, copy through and unlock private buffers while sharing
 // sub-buffers of one locked region; every byte is checked.
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // RUN: %libomptarget-compile-run-and-check-generic
 
 #include <omp.h>

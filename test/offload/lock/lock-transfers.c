@@ -2,6 +2,10 @@
 // locked region go by DMA without staging, a copy spanning locked and
 // unlocked bytes is split, and the data is right either way.
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // RUN: %libomptarget-compile-run-and-check-generic
 // RUN: env OFFLOADIO_PAGEABLE_PATH=staged %libomptarget-run-generic | %fcheck-generic
 // RUN: env OFFLOADIO_PAGEABLE_PATH=lock %libomptarget-run-generic | %fcheck-generic

@@ -5,6 +5,10 @@
 // sub-buffer locked at h + 4096 shares the region and is released at
 // h + 4096; once its locks are released that pointer is refused again.
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic 2>%t.err | %fcheck-generic
 // RUN: FileCheck --check-prefix=ERR %s < %t.err

@@ -2,7 +2,7 @@
 // is mapped, and use the existing device copy.
 //
 // RUN: %libomptarget-compile-generic -fopenmp-version=51
-// RUN: %libomptarget-run-generic 2>&1 | %fcheck-generic
+// RUN: %libomptarget-run-generic 2>&1 | %fcheck-generic %libomptarget-prefix-def
 
 #include <omp.h>
 #include <stdio.h>
@@ -39,4 +39,4 @@ int main(void) {
 // CHECK: host v[31] after update = 62
 // CHECK: v[0] + v[1] on device = 1002
 // CHECK: present after exit: 0
-// CHECK-NOT: Libomptarget
+// CHECK-NOT: [[LIBOMPTARGET]]

@@ -2,7 +2,7 @@
 // though its start is present.
 //
 // RUN: %libomptarget-compile-generic -fopenmp-version=51
-// RUN: %libomptarget-run-fail-generic 2>&1 | %fcheck-generic
+// RUN: %libomptarget-run-fail-generic 2>&1 | %fcheck-generic %libomptarget-prefix-def
 
 #include <stdio.h>
 
@@ -26,6 +26,6 @@ int main(void) {
 }
 
 // CHECK: first half sum = 1225
-// CHECK: Libomptarget message: device mapping required by 'present' map type modifier does not exist for host address 0x{{[0-9a-fA-F]+}} (400 bytes)
-// CHECK: Libomptarget fatal error 1: failure of target construct while offloading is mandatory
+// CHECK: [[LIBOMPTARGET]] message: device mapping required by 'present' map type modifier does not exist for host address 0x{{[0-9a-fA-F]+}} (400 bytes)
+// CHECK: [[LIBOMPTARGET]] fatal error 1: failure of target construct while offloading is mandatory
 // CHECK-NOT: unreachable

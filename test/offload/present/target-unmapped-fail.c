@@ -2,7 +2,7 @@
 // libomptarget; the region never runs.
 //
 // RUN: %libomptarget-compile-generic -fopenmp-version=51
-// RUN: %libomptarget-run-fail-generic 2>&1 | %fcheck-generic
+// RUN: %libomptarget-run-fail-generic 2>&1 | %fcheck-generic %libomptarget-prefix-def
 
 #include <stdio.h>
 
@@ -16,6 +16,6 @@ int main(void) {
 }
 
 // CHECK: before target
-// CHECK: Libomptarget message: device mapping required by 'present' map type modifier does not exist for host address 0x{{[0-9a-fA-F]+}} (4 bytes)
-// CHECK: Libomptarget fatal error 1: failure of target construct while offloading is mandatory
+// CHECK: [[LIBOMPTARGET]] message: device mapping required by 'present' map type modifier does not exist for host address 0x{{[0-9a-fA-F]+}} (4 bytes)
+// CHECK: [[LIBOMPTARGET]] fatal error 1: failure of target construct while offloading is mandatory
 // CHECK-NOT: after target

@@ -3,9 +3,9 @@
 //
 // RUN: %libomptarget-compile-generic -fopenmp-version=51
 // RUN: env OFFLOADIO_TEST_MODE=plain %libomptarget-run-generic 2>&1 \
-// RUN:   | %fcheck-generic --check-prefix=PLAIN
+// RUN:   | %fcheck-generic %libomptarget-prefix-def --check-prefix=PLAIN
 // RUN: env OFFLOADIO_TEST_MODE=present %libomptarget-run-fail-generic 2>&1 \
-// RUN:   | %fcheck-generic --check-prefix=PRESENT
+// RUN:   | %fcheck-generic %libomptarget-prefix-def --check-prefix=PRESENT
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +27,9 @@ int main(void) {
 }
 
 // PLAIN: plain updates ignored: y = 7
-// PLAIN-NOT: Libomptarget
+// PLAIN-NOT: [[LIBOMPTARGET]]
 
 // PRESENT: present update
-// PRESENT: Libomptarget message: device mapping required by 'present' motion modifier does not exist for host address 0x{{[0-9a-fA-F]+}} (4 bytes)
-// PRESENT: Libomptarget fatal error 1: failure of target construct while offloading is mandatory
+// PRESENT: [[LIBOMPTARGET]] message: device mapping required by 'present' motion modifier does not exist for host address 0x{{[0-9a-fA-F]+}} (4 bytes)
+// PRESENT: [[LIBOMPTARGET]] fatal error 1: failure of target construct while offloading is mandatory
 // PRESENT-NOT: after present update

@@ -17,6 +17,10 @@
 // 16 KiB bounce buffers per device for all threads, staged file transfers
 // in 64 KiB chunks, and fewer request slots than threads.
 //
+// libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
+// (it returns NULL; unlock does nothing), so this test of locking through
+// that API cannot run there.
+// UNSUPPORTED: llvm-18
 // REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic
 // RUN: %libomptarget-run-generic %t 2>&1 | %fcheck-generic

@@ -4,13 +4,13 @@
 //
 // REQUIRES: ompx-io-tool
 // RUN: %ompx-io --version | FileCheck %s --check-prefix=VERSION
-// RUN: %ompx-io info | FileCheck %s --check-prefix=INFO
+// RUN: %ompx-io info | FileCheck %s %plugin-suffix-def --check-prefix=INFO
 // RUN: %ompx-io info --json > %t.json
 // RUN: python3 %S/Inputs/check-info-json.py %t.json served \
 // RUN:   | FileCheck %s --check-prefix=JSON
 // With only the stock plugins: exit status 1, the note says what to do.
 // RUN: env LD_LIBRARY_PATH=%stock-ld-path %not %ompx-io info 2>&1 \
-// RUN:   | FileCheck %s --check-prefix=STOCK
+// RUN:   | FileCheck %s --check-prefixes=STOCK,STOCK-LLVM%llvm-abi
 // RUN: env LD_LIBRARY_PATH=%stock-ld-path %not %ompx-io info --json \
 // RUN:   > %t.stock.json
 // RUN: python3 %S/Inputs/check-info-json.py %t.stock.json unserved \
@@ -25,7 +25,7 @@
 // VERSION-NEXT: offload targets: x86_64-pc-linux-gnu
 
 // INFO: Offload plugins loaded:
-// INFO: libomptarget.rtl.x86_64.nextgen.so (offload-io)
+// INFO: libomptarget.rtl.x86_64[[PLUGIN_SUFFIX]].so (offload-io)
 // INFO: Device 0: offload-io x86_64 plugin, its device 0
 // INFO: kernel launch: ok
 // INFO: Settings (every layer's
@@ -40,7 +40,9 @@
 
 // JSON: info-json: ok
 
-// STOCK: libomptarget.rtl.x86_64{{(.nextgen)?}}.so{{(.16)?}} (stock, no ompx_io support)
+// STOCK-LLVM16: libomptarget.rtl.x86_64{{(.nextgen)?}}.so{{(.16)?}} (stock, no ompx_io support)
+// STOCK-LLVM17: libomptarget.rtl.x86_64.so{{(.17)?}} (stock, no ompx_io support)
+// STOCK-LLVM18: libomptarget.rtl.x86_64.so{{(.18.1)?}} (stock, no ompx_io support)
 // STOCK: Device 0: not an offload-io plugin's device
 // STOCK: Note: no device is served by an offload-io plugin, so ompx_io calls fail with ENODEV.
 // STOCK-NEXT: Put the offload-io library directory first in LD_LIBRARY_PATH, or link the package's plugins target (see docs/install.md).
