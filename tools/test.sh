@@ -9,7 +9,8 @@
 # Then it builds twice more, under ASan+UBSan and under TSan, and runs the
 # unit, conformance and x86_64 lit suites on each. The normal build is also
 # installed into a temporary prefix, and examples/consumer is built against
-# it and run with no LD_LIBRARY_PATH (tools/install-check.sh).
+# it and run with no LD_LIBRARY_PATH (tools/install-check.sh). Then the same
+# for libomptarget 18 and 17 in a Debian trixie root (tools/trixie/).
 #
 # Every stage runs, whatever the earlier ones did, except the suites of a
 # build that failed (they have nothing to run); the end is one summary of
@@ -23,6 +24,9 @@
 #   OFFLOADIO_TSAN_BUILD_DIR   default <build dir>-tsan
 #   OFFLOADIO_LLVM_SUITE_CACHE where LLVM's tests are kept once fetched
 #                              (default /var/cache/offload-io/llvm16-suite)
+#   OFFLOADIO_TRIXIE_VERSIONS  the libomptarget versions built and tested in
+#                              the Debian trixie root besides 16 (default
+#                              "18 17"; empty: none)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${OFFLOADIO_BUILD_DIR:-$root/build}
@@ -209,6 +213,40 @@ else
               "mpi: examples/mpi"; do
     skip "$name" "its build failed"
   done
+fi
+
+# libomptarget 18 and 17, in a Debian trixie root (bookworm has neither):
+# the same build, its unit, conformance and x86_64 lit suites, and that
+# version's own libomptarget suite, stock plugin against ours; for 18 (the
+# AMD generation of MI300) also the AMDGPU data path on the HSA emulation and
+# the amdgcn lit tests built for every AMD architecture LLVM 18 supports.
+# OFFLOADIO_TRIXIE_VERSIONS picks the versions (empty: none).
+in_trixie() {
+  bash "$root/tools/trixie/in-root.sh" bash "$root/tools/trixie/version-stage.sh" "$@"
+}
+trixie_versions=${OFFLOADIO_TRIXIE_VERSIONS-18 17}
+if [[ -n $trixie_versions ]]; then
+  if stage "trixie root: Debian trixie with LLVM 17 and 18 (tools/trixie/make-root.sh)"       bash "$root/tools/trixie/make-root.sh"; then
+    for v in $trixie_versions; do
+      vbuild=$build-llvm$v
+      if stage "build: LLVM $v into $vbuild (trixie root)" in_trixie "$v" "$vbuild" build; then
+        stage "unit and conformance tests, LLVM $v" in_trixie "$v" "$vbuild" unit
+        stage "lit: x86_64-pc-linux-gnu (host plugin), LLVM $v" in_trixie "$v" "$vbuild" lit
+        stage "LLVM $v libomptarget suite, x86_64: stock plugin and ours" \
+          in_trixie "$v" "$vbuild" suite
+        if ((v == 18)); then
+          stage "lit: amdgcn-amd-amdhsa data path on the HSA emulation, LLVM $v" \
+            in_trixie "$v" "$vbuild" amdgcn-lit
+          stage "build: amdgcn lit tests for every AMD architecture of LLVM $v" \
+            in_trixie "$v" "$vbuild" amdgcn-archs
+        fi
+      else
+        skip "LLVM $v suites" "its build failed"
+      fi
+    done
+  else
+    skip "LLVM 17 and 18" "no trixie root"
+  fi
 fi
 
 # Sanitizer builds. The conformance suite drives all three plugins (amdgpu
