@@ -166,19 +166,6 @@ GenericDeviceTy::readKernelConfig(const DeviceImageTy &Image,
   return *Config;
 }
 
-Expected<void *>
-GenericDeviceTy::prepareLaunchEnvironment(const KernelConfigTy &Config,
-                                          StreamTy &Stream) {
-  if (!Config.needsReductionBuffer())
-    return launchEnvironmentSentinel();
-  return makeError(ErrorCode::Unsupported,
-                   "a kernel with a teams reduction needs a reduction buffer "
-                   "of {0} x {1} bytes on device {2}, which offload-io does "
-                   "not allocate yet",
-                   Config.ReductionDataSize, Config.ReductionBufferLength,
-                   DeviceId);
-}
-
 Error GenericDeviceTy::checkTransferArgs(const char *What, const void *Dst,
                                          const void *Src, int64_t Size) const {
   if (Size < 0)

@@ -190,7 +190,11 @@ public:
   /// The implicit first argument of a launch of a kernel configured as
   /// \p Config on \p Stream, where the device runtime takes one
   /// (DeviceRuntimeABITy::passesLaunchEnvironment): the sentinel when the
-  /// kernel needs no reduction buffer.
+  /// kernel needs no reduction buffer; otherwise device memory of this
+  /// launch alone holding a zeroed environment that points to a reduction
+  /// buffer of ReductionDataSize x ReductionBufferLength bytes, uploaded on
+  /// \p Stream without waiting for it. Both are freed once the stream is
+  /// complete, by whoever synchronises it (StreamTy::releaseWhenComplete).
   Expected<void *> prepareLaunchEnvironment(const KernelConfigTy &Config,
                                             StreamTy &Stream);
 
@@ -362,6 +366,15 @@ private:
   /// freeImpl of memory from allocateMemory, with the kind it was
   /// allocated as; refused for memory it did not hand out.
   Error freeMemory(void *Ptr);
+  /// Device memory of one launch's environment (LaunchEnvironment.cpp).
+  struct LaunchMemoryTy;
+  /// \p Size bytes of device memory for a launch environment.
+  Expected<void *> allocateLaunchMemory(size_t Size);
+  /// Free memory of allocateLaunchMemory.
+  Error freeLaunchMemory(void *Ptr);
+  /// The stream's release of a LaunchMemoryTy (\p Launch): frees its
+  /// memory and itself.
+  static Error releaseLaunchMemory(void *Launch);
   /// Write the device runtime's environment into \p Image, if it has one.
   Error writeDeviceEnvironment(DeviceImageTy &Image);
 
@@ -386,7 +399,13 @@ private:
 
   /// Copy an unlocked host range to the device (staged or locked).
   Error submitUnlocked(char *TgtPtr, const char *HstPtr, size_t Size,
-                       StreamTy &Stream);
+                       StreamTy &Stream) {
+    return submitUnlockedBy(Policy.route(/*Locked=*/false, Size), TgtPtr,
+                            HstPtr, Size, Stream);
+  }
+  /// submitUnlocked by \p Route.
+  Error submitUnlockedBy(CopyRouteTy Route, char *TgtPtr, const char *HstPtr,
+                         size_t Size, StreamTy &Stream);
   /// Copy device memory to an unlocked host range.
   Error retrieveUnlocked(char *HstPtr, const char *TgtPtr, size_t Size,
                          StreamTy &Stream);
