@@ -62,6 +62,18 @@ struct DeviceLimitsTy {
   /// Most dynamic shared (group) memory a launch may get: the upper bound
   /// of LIBOMPTARGET_SHARED_MEMORY_SIZE.
   uint64_t MaxDynamicSharedMemory = 0;
+  /// Ticks per second of the device clock the device runtime's
+  /// omp_get_wtime reads; 0: the backend does not know (the device
+  /// environment then says CLOCKS_PER_SEC, as the stock plugins do).
+  uint64_t ClockFrequency = 0;
+  /// Threads (waves, warps) the device runs at once, for the device
+  /// runtime; 0 if the backend does not say.
+  uint64_t HardwareParallelism = 0;
+  /// Bytes of device memory each image's device-side malloc allocates from,
+  /// where the device runtime asks the plugin for such a pool
+  /// (DeviceRuntimeABITy::takesDeviceMemoryPool); 0: none (the vendor's
+  /// malloc serves it, as on CUDA).
+  uint64_t DeviceHeapSize = 0;
 };
 
 /// How one piece of a copy was served (the counters' index).
@@ -377,6 +389,9 @@ private:
   static Error releaseLaunchMemory(void *Launch);
   /// Write the device runtime's environment into \p Image, if it has one.
   Error writeDeviceEnvironment(DeviceImageTy &Image);
+  /// Give \p Image's device-side malloc its pool of Limits.DeviceHeapSize
+  /// bytes, where the device runtime takes one and the image has it.
+  Error setUpDeviceMemoryPool(DeviceImageTy &Image);
 
   /// Host -> device copy policy (pinned map, staging) behind dataSubmit.
   Error submitHostToDevice(void *TgtPtr, const void *HstPtr, size_t Size,

@@ -45,6 +45,9 @@ public:
   std::vector<__tgt_offload_entry> Entries;
   /// What load_binary returns; points into Entries.
   __tgt_target_table Table = {nullptr, nullptr};
+  /// The device memory of the image's device-side malloc, or null; the
+  /// device frees it when it lets go of its images.
+  void *DeviceMemoryPool = nullptr;
 
 private:
   int32_t ImageId;
