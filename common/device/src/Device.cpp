@@ -77,10 +77,12 @@ Error GenericDeviceTy::drain() {
 }
 
 Error GenericDeviceTy::deinit() {
+  // The images' destructors run while the device is still whole.
+  Error Result = runImageDestructors();
   // Workers hold streams and buffers of this device: stop them first.
   if (IOService)
     IOService->stop();
-  Error Result = drain();
+  Result = llvm::joinErrors(std::move(Result), drain());
   if (MemoryManager)
     if (auto Err = MemoryManager->releaseAll())
       Result = llvm::joinErrors(std::move(Result), std::move(Err));
@@ -151,6 +153,8 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
   Services.Info.print(
       InfoPluginKernel, DeviceId, "loaded image {0} ({1} bytes, {2} entries)",
       Image.getId(), Image.getBytes().size(), Image.Entries.size());
+  if (auto Err = runImageConstructors(Image))
+    return std::move(Err);
   FreePool.release();
   Images.push_back(std::move(*ImageOrErr));
   return &Images.back()->Table;

@@ -183,6 +183,8 @@ public:
 
   bool takesDeviceMemoryPool() const override { return true; }
 
+  bool runsImageConstructors() const override { return true; }
+
   // DeviceMemoryPoolTy {void *Ptr; uint64_t Size}: the device bumps Ptr.
   llvm::SmallVector<char, 32>
   encodeDeviceMemoryPool(void *Ptr, uint64_t Size) const override {

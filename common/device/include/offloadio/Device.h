@@ -118,6 +118,10 @@ public:
   Error deinit();
   /// Wait for all work on every stream of the device.
   Error drain();
+  /// Run the global destructors of the images loaded whose device runtime
+  /// leaves them to the plugin (DeviceRuntimeABITy::runsImageConstructors),
+  /// each once, the last image loaded first.
+  Error runImageDestructors();
 
   /// The plugin-local device number.
   int32_t getDeviceId() const { return DeviceId; }
@@ -378,6 +382,20 @@ private:
   /// freeImpl of memory from allocateMemory, with the kind it was
   /// allocated as; refused for memory it did not hand out.
   Error freeMemory(void *Ptr);
+  /// Run \p Image's global constructors, where the device runtime leaves
+  /// them to the plugin, and note whether it has destructors
+  /// (ImageConstructors.cpp).
+  Error runImageConstructors(DeviceImageTy &Image);
+  /// Launch \p Call, \p Image's constructor (\p Init) or destructor
+  /// kernel, and wait for it, handing it its array of functions first
+  /// where it takes one (buildInitFiniArray).
+  Error runInitFiniKernel(DeviceImageTy &Image, const InitFiniCallTy &Call,
+                          bool Init);
+  /// A device array of the addresses in \p Call's function globals,
+  /// written to \p Image's __init_array_start/end (\p Init) or
+  /// __fini_array_start/end; null when there are none. The caller frees it.
+  Expected<void *> buildInitFiniArray(DeviceImageTy &Image,
+                                      const InitFiniCallTy &Call, bool Init);
   /// Device memory of one launch's environment (LaunchEnvironment.cpp).
   struct LaunchMemoryTy;
   /// \p Size bytes of device memory for a launch environment.

@@ -54,6 +54,12 @@ public:
   /// first allocation.
   virtual llvm::SmallVector<char, 32> encodeDeviceMemoryPoolTracker() const;
 
+  /// Whether the plugin runs each GPU image's global constructors after
+  /// loading it and its destructors at teardown, through the kernels the
+  /// compiler's lowering of them adds (libomptarget 18; before, they were
+  /// entries libomptarget launched).
+  virtual bool runsImageConstructors() const { return false; }
+
   /// Whether kernels take a pointer to their launch environment as an
   /// implicit first argument (libomptarget 18; not the global constructor
   /// and destructor kernels).
