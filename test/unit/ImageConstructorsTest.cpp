@@ -10,7 +10,7 @@
 // team without arguments; destructors once, the last image first; nothing
 // under 16, for host images, or for images without the kernels; errors name
 // the image, the device and what was missing.
-#include "ELFBuilder.h"
+#include "ELFImageBuilder.h"
 #include "FakeDevice.h"
 #include "ScopedEnv.h"
 
@@ -20,6 +20,7 @@
 
 #include "gtest/gtest.h"
 
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <set>
@@ -156,10 +157,13 @@ protected:
       EXPECT_FALSE(bool(Device->deinit()));
   }
 
-  /// Load \p Image (kept alive by the fixture); its id.
-  Expected<int32_t> load(const ELFBuilderTy &Image) {
+  /// Load \p Image, an ELF file of machine \p Machine (kept alive by the
+  /// fixture); its id.
+  Expected<int32_t> load(const ELFBuilderTy &Image, uint16_t Machine) {
     Bytes.push_back(std::make_unique<std::string>(Image.build()));
     std::string &B = *Bytes.back();
+    std::memcpy(&B[offsetof(llvm::ELF::Elf64_Ehdr, e_machine)], &Machine,
+                sizeof(Machine));
     TgtImages.push_back(std::make_unique<__tgt_device_image>(
         __tgt_device_image{&B[0], &B[0] + B.size(), nullptr, nullptr}));
     auto Table = Device->loadBinary(*TgtImages.back());
@@ -169,7 +173,7 @@ protected:
   }
 
   static ELFBuilderTy amdgpuImage(bool Init, bool Fini) {
-    ELFBuilderTy B(0, llvm::ELF::EM_AMDGPU);
+    ELFBuilderTy B;
     if (Init)
       B.addSymbol("amdgcn.device.init", llvm::ELF::STT_FUNC, 1, 0, 4);
     if (Fini)
@@ -183,7 +187,7 @@ protected:
                                  bool Bounds = true,
                                  std::vector<std::string> FiniPriorities = {},
                                  bool Fini = false) {
-    ELFBuilderTy B(0, llvm::ELF::EM_CUDA);
+    ELFBuilderTy B;
     B.addSymbol("nvptx$device$init", llvm::ELF::STT_FUNC, 1, 0, 4);
     for (auto [Kind, List] : {std::pair("init", &Priorities),
                               std::pair("fini", &FiniPriorities)}) {
@@ -214,7 +218,7 @@ protected:
 
 TEST_F(ImageConstructorsTest, AMDGPUConstructorsRunAtLoadDestructorsAtDeinit) {
   start();
-  auto Id = load(amdgpuImage(true, true));
+  auto Id = load(amdgpuImage(true, true), llvm::ELF::EM_AMDGPU);
   ASSERT_TRUE(bool(Id)) << llvm::toString(Id.takeError());
   ASSERT_EQ(Device->Launches.size(), 1u);
   const LaunchTy &Init = Device->Launches[0];
@@ -231,9 +235,9 @@ TEST_F(ImageConstructorsTest, AMDGPUConstructorsRunAtLoadDestructorsAtDeinit) {
 
 TEST_F(ImageConstructorsTest, DestructorsRunOnceLastImageFirst) {
   start();
-  ASSERT_TRUE(bool(load(amdgpuImage(false, true))));
-  ASSERT_TRUE(bool(load(amdgpuImage(false, false))));
-  ASSERT_TRUE(bool(load(amdgpuImage(true, true))));
+  ASSERT_TRUE(bool(load(amdgpuImage(false, true), llvm::ELF::EM_AMDGPU)));
+  ASSERT_TRUE(bool(load(amdgpuImage(false, false), llvm::ELF::EM_AMDGPU)));
+  ASSERT_TRUE(bool(load(amdgpuImage(true, true), llvm::ELF::EM_AMDGPU)));
   ASSERT_EQ(Device->Launches.size(), 1u) << "one image has a constructor";
   ASSERT_FALSE(bool(Device->runImageDestructors()));
   ASSERT_EQ(Device->Launches.size(), 3u);
@@ -247,24 +251,24 @@ TEST_F(ImageConstructorsTest, DestructorsRunOnceLastImageFirst) {
 TEST_F(ImageConstructorsTest, NothingUnderOlderVersions) {
   // clang 17 and older make them offload entries libomptarget launches.
   start(17);
-  ASSERT_TRUE(bool(load(amdgpuImage(true, true))));
+  ASSERT_TRUE(bool(load(amdgpuImage(true, true), llvm::ELF::EM_AMDGPU)));
   ASSERT_FALSE(bool(Device->runImageDestructors()));
   EXPECT_TRUE(Device->Launches.empty());
 }
 
 TEST_F(ImageConstructorsTest, NothingForHostImages) {
   start();
-  ELFBuilderTy B(0x1000, llvm::ELF::EM_X86_64);
+  ELFBuilderTy B(0x1000);
   B.addSymbol("amdgcn.device.init", llvm::ELF::STT_FUNC, 1, 0, 4);
   B.addSymbol("nvptx$device$init", llvm::ELF::STT_FUNC, 1, 0, 4);
-  ASSERT_TRUE(bool(load(B)));
+  ASSERT_TRUE(bool(load(B, llvm::ELF::EM_X86_64)));
   EXPECT_TRUE(Device->Launches.empty());
 }
 
 TEST_F(ImageConstructorsTest, NVPTXArrayIsSortedByPriority) {
   start();
   size_t Before = Device->live(AllocKindTy::Device);
-  auto Id = load(nvptxImage({"200", "100", "65535", "100"}));
+  auto Id = load(nvptxImage({"200", "100", "65535", "100"}), llvm::ELF::EM_CUDA);
   ASSERT_TRUE(bool(Id)) << llvm::toString(Id.takeError());
   ASSERT_EQ(Device->Launches.size(), 1u);
   const LaunchTy &Init = Device->Launches[0];
@@ -283,14 +287,14 @@ TEST_F(ImageConstructorsTest, NVPTXArrayIsSortedByPriority) {
 
 TEST_F(ImageConstructorsTest, NVPTXWithoutConstructorsGetsAnEmptyArray) {
   start();
-  ASSERT_TRUE(bool(load(nvptxImage({}))));
+  ASSERT_TRUE(bool(load(nvptxImage({}), llvm::ELF::EM_CUDA)));
   ASSERT_EQ(Device->Launches.size(), 1u);
   EXPECT_TRUE(Device->Launches[0].Array.empty());
 }
 
 TEST_F(ImageConstructorsTest, NVPTXPriorityMustBeANumber) {
   start();
-  auto Id = load(nvptxImage({"high"}));
+  auto Id = load(nvptxImage({"high"}), llvm::ELF::EM_CUDA);
   ASSERT_FALSE(bool(Id));
   auto Details = takeErrorDetails(Id.takeError());
   EXPECT_EQ(Details.Code, ErrorCode::InvalidImage);
@@ -304,7 +308,7 @@ TEST_F(ImageConstructorsTest, NVPTXPriorityMustBeANumber) {
 TEST_F(ImageConstructorsTest, NVPTXWithoutArrayBoundsFailsAndLeaksNothing) {
   start();
   size_t Before = Device->live(AllocKindTy::Device);
-  auto Id = load(nvptxImage({"1"}, /*Bounds=*/false));
+  auto Id = load(nvptxImage({"1"}, /*Bounds=*/false), llvm::ELF::EM_CUDA);
   ASSERT_FALSE(bool(Id));
   auto Details = takeErrorDetails(Id.takeError());
   EXPECT_EQ(Details.Code, ErrorCode::InvalidImage);
@@ -317,7 +321,7 @@ TEST_F(ImageConstructorsTest, NVPTXWithoutArrayBoundsFailsAndLeaksNothing) {
 TEST_F(ImageConstructorsTest, FailedConstructorFailsTheLoad) {
   start();
   Device->FailingKernel = "amdgcn.device.init";
-  auto Id = load(amdgpuImage(true, true));
+  auto Id = load(amdgpuImage(true, true), llvm::ELF::EM_AMDGPU);
   ASSERT_FALSE(bool(Id));
   auto Details = takeErrorDetails(Id.takeError());
   EXPECT_EQ(Details.Code, ErrorCode::BackendError);
@@ -330,7 +334,7 @@ TEST_F(ImageConstructorsTest, FailedConstructorFailsTheLoad) {
 
 TEST_F(ImageConstructorsTest, FailedDestructorIsReportedAtDeinit) {
   start();
-  ASSERT_TRUE(bool(load(amdgpuImage(false, true))));
+  ASSERT_TRUE(bool(load(amdgpuImage(false, true), llvm::ELF::EM_AMDGPU)));
   Device->FailingKernel = "amdgcn.device.fini";
   Error Err = Device->deinit();
   ASSERT_TRUE(bool(Err));
@@ -342,7 +346,7 @@ TEST_F(ImageConstructorsTest, FailedDestructorIsReportedAtDeinit) {
 
 TEST_F(ImageConstructorsTest, NVPTXDestructorsNeedNotTheImageBytesAtDeinit) {
   start();
-  auto Id = load(nvptxImage({}, true, {"7", "3"}, /*Fini=*/true));
+  auto Id = load(nvptxImage({}, true, {"7", "3"}, /*Fini=*/true), llvm::ELF::EM_CUDA);
   ASSERT_TRUE(bool(Id)) << llvm::toString(Id.takeError());
   // The program unregisters (and may unmap) its image before the device
   // goes down.
@@ -358,7 +362,7 @@ TEST_F(ImageConstructorsTest, NVPTXDestructorsNeedNotTheImageBytesAtDeinit) {
 
 TEST_F(ImageConstructorsTest, NVPTXBadDestructorPriorityFailsTheLoad) {
   start();
-  auto Id = load(nvptxImage({}, true, {"x"}, /*Fini=*/true));
+  auto Id = load(nvptxImage({}, true, {"x"}, /*Fini=*/true), llvm::ELF::EM_CUDA);
   ASSERT_FALSE(bool(Id));
   EXPECT_EQ(takeErrorMessage(Id.takeError()),
             "global destructors of image 0 on device 0: "

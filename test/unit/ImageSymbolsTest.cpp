@@ -5,11 +5,11 @@
 // offsets) and a shared-object layout (values are addresses), globals in
 // file-backed and zero-filled sections, undefined driver functions, and
 // malformed symbols.
-#include "ELFBuilder.h"
-
 #include "offloadio/DeviceRuntimeABI.h"
 #include "offloadio/ImageSymbols.h"
 #include "offloadio/Kernel.h"
+
+#include "ELFImageBuilder.h"
 
 #include "llvm/BinaryFormat/ELF.h"
 
@@ -148,7 +148,7 @@ TEST(ImageSymbols, NonELFImagesHaveNoSymbols) {
 }
 
 TEST(ImageSymbols, SymbolsWithAPrefixInTableOrder) {
-  ELFBuilderTy B(0, llvm::ELF::EM_AMDGPU);
+  ELFBuilderTy B;
   B.addDataGlobal("__init_array_object_b_101", std::string(8, '\0'));
   B.addDataGlobal("other", "x");
   B.addDataGlobal("__init_array_object_a_65535", std::string(8, '\0'));
@@ -156,6 +156,10 @@ TEST(ImageSymbols, SymbolsWithAPrefixInTableOrder) {
   B.addSymbol("__init_array_object_undef_1", llvm::ELF::STT_NOTYPE,
               llvm::ELF::SHN_UNDEF, 0, 0);
   std::string Image = B.build();
+  // An AMDGPU code object's machine.
+  const uint16_t Machine = llvm::ELF::EM_AMDGPU;
+  std::memcpy(&Image[offsetof(llvm::ELF::Elf64_Ehdr, e_machine)], &Machine,
+              sizeof(Machine));
   EXPECT_EQ(imageSymbolsWithPrefix(Image, "__init_array_object_"),
             (std::vector<std::string>{"__init_array_object_b_101",
                                       "__init_array_object_a_65535"}));

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// A 64-bit little-endian ELF file built in memory for the unit tests of
-// code that reads device images' symbol tables.
-#ifndef OFFLOADIO_TEST_UNIT_ELFBUILDER_H
-#define OFFLOADIO_TEST_UNIT_ELFBUILDER_H
+// ELF images built in memory for the tests that read device images
+// (ImageSymbolsTest, RuntimeABIConventionsTest): globals in a file-backed
+// .data and a zero-filled .bss, and any further symbol.
+#ifndef OFFLOADIO_TEST_SUPPORT_ELFIMAGEBUILDER_H
+#define OFFLOADIO_TEST_SUPPORT_ELFIMAGEBUILDER_H
 
 #include "llvm/BinaryFormat/ELF.h"
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -20,10 +22,7 @@ class ELFBuilderTy {
 public:
   /// \p DataAddress: sh_addr of .data and .bss (0 in cubins and
   /// relocatable objects).
-  /// \p Machine: e_machine of the image (a cubin's by default).
-  explicit ELFBuilderTy(uint64_t DataAddress = 0,
-                        uint16_t Machine = llvm::ELF::EM_CUDA)
-      : DataAddress(DataAddress), Machine(Machine) {
+  explicit ELFBuilderTy(uint64_t DataAddress = 0) : DataAddress(DataAddress) {
     Strings.push_back('\0');
     Symbols.emplace_back(); // The null symbol.
   }
@@ -111,7 +110,7 @@ public:
     Header.e_ident[llvm::ELF::EI_DATA] = llvm::ELF::ELFDATA2LSB;
     Header.e_ident[llvm::ELF::EI_VERSION] = llvm::ELF::EV_CURRENT;
     Header.e_type = DataAddress ? llvm::ELF::ET_DYN : llvm::ELF::ET_EXEC;
-    Header.e_machine = Machine;
+    Header.e_machine = llvm::ELF::EM_CUDA;
     Header.e_version = llvm::ELF::EV_CURRENT;
     Header.e_shoff = ShOff;
     Header.e_ehsize = sizeof(Header);
@@ -127,7 +126,6 @@ public:
 
 private:
   uint64_t DataAddress;
-  uint16_t Machine;
   std::string Data;
   uint64_t BssSize = 0;
   std::vector<llvm::ELF::Elf64_Sym> Symbols;
@@ -136,4 +134,4 @@ private:
 
 } // namespace offloadio::unittest
 
-#endif // OFFLOADIO_TEST_UNIT_ELFBUILDER_H
+#endif // OFFLOADIO_TEST_SUPPORT_ELFIMAGEBUILDER_H
