@@ -39,6 +39,7 @@
 #                         amdgcn a comma-separated list is allowed
 #   OFFLOADIO_ROCM_DEVICE_LIB_PATH  ROCm device bitcode directory (amdgcn only)
 
+import glob
 import os
 import shutil
 import re
@@ -395,11 +396,15 @@ def find_rocm_device_libs():
     env = os.environ.get("OFFLOADIO_ROCM_DEVICE_LIB_PATH")
     if env:
         return env
-    for cand in (
+    # Debian trixie's rocm-device-libs-17 installs into clang 17's resource
+    # directory, which clang 18 does not search.
+    in_clang = sorted(glob.glob("/usr/lib/llvm-*/lib/clang/*/amdgcn/bitcode"),
+                      reverse=True)
+    for cand in [
         "/opt/rocm/amdgcn/bitcode",
         "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode",
         "/usr/lib/amdgcn/bitcode",
-    ):
+    ] + in_clang:
         if os.path.exists(os.path.join(cand, "ocml.bc")):
             return cand
     return None

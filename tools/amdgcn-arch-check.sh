@@ -30,38 +30,93 @@
 #   LIT_FILTER_OUT        lit's own: tests left out (beside this script's own)
 set -euo pipefail
 
-# Built: LLVM 16 has a device runtime for each (libomptarget.devicertl.a)
-# and rocm-device-libs 5.2.3 its oclc_isa_version_*.bc.
-archs=(
-  gfx900  # GCN 5, Vega 10: Instinct MI25, Radeon RX Vega 56/64
-  gfx902  # GCN 5, Raven Ridge APUs
-  gfx906  # GCN 5, Vega 20: Instinct MI50/MI60, Radeon VII
-  gfx908  # CDNA 1: Instinct MI100
-  gfx90a  # CDNA 2: Instinct MI210/MI250/MI250X
-  gfx90c  # GCN 5, Renoir/Lucienne/Cezanne APUs
-  gfx940  # CDNA 3: the first MI300 ISA
-  gfx1010 # RDNA 1, Navi 10: Radeon RX 5700
-  gfx1030 # RDNA 2, Navi 21: Radeon RX 6800/6900, Radeon Pro W6800, V620
-  gfx1031 # RDNA 2, Navi 22: Radeon RX 6700
-  gfx1032 # RDNA 2, Navi 23: Radeon RX 6600
-  gfx1033 # RDNA 2, Van Gogh APU
-  gfx1034 # RDNA 2, Navi 24: Radeon RX 6500/6400
-  gfx1035 # RDNA 2, Rembrandt APUs
-  gfx1036 # RDNA 2, Raphael (Ryzen 7000 graphics)
-)
-# Not built, and why (each checked with clang-16 on bookworm). Older
-# families (gfx6 to gfx8, GCN 1 to 4) are outside this check.
-not_built=(
-  "gfx904 gfx909: no LLVM 16 device runtime; the device link misses __kmpc_target_init"
-  "gfx1011 gfx1012 gfx1013: no LLVM 16 device runtime; the device link misses __kmpc_target_init"
-  "gfx1100 gfx1101 gfx1102 gfx1103 (RDNA 3): rocm-device-libs 5.2.3 has no oclc_isa_version_11xx.bc"
-  "gfx941 gfx942 gfx950 (CDNA 3/4: MI300A/X, MI350): clang-16 does not know them"
-  "gfx1150 gfx1151 gfx1200 gfx1201 (RDNA 3.5, RDNA 4): clang-16 does not know them"
-)
-
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${OFFLOADIO_BUILD_DIR:-$root/build}
-lit=/usr/lib/llvm-16/build/utils/lit/lit.py
+# The build's LLVM (its lit comes from there) decides the compiler, the
+# device runtime and the device libraries, and so the architectures.
+lit=$(sed -n 's/^OFFLOADIO_LIT:FILEPATH=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+[[ -n $lit ]] || lit=/usr/lib/llvm-16/build/utils/lit/lit.py
+llvm_version=$(sed -n 's|.*/llvm-\([0-9]*\)/.*|\1|p' <<<"$lit")
+case ${llvm_version:-16} in
+16)
+  # Built: LLVM 16 has a device runtime for each (libomptarget.devicertl.a)
+  # and rocm-device-libs 5.2.3 its oclc_isa_version_*.bc.
+  archs=(
+    gfx900  # GCN 5, Vega 10: Instinct MI25, Radeon RX Vega 56/64
+    gfx902  # GCN 5, Raven Ridge APUs
+    gfx906  # GCN 5, Vega 20: Instinct MI50/MI60, Radeon VII
+    gfx908  # CDNA 1: Instinct MI100
+    gfx90a  # CDNA 2: Instinct MI210/MI250/MI250X
+    gfx90c  # GCN 5, Renoir/Lucienne/Cezanne APUs
+    gfx940  # CDNA 3: the first MI300 ISA
+    gfx1010 # RDNA 1, Navi 10: Radeon RX 5700
+    gfx1030 # RDNA 2, Navi 21: Radeon RX 6800/6900, Radeon Pro W6800, V620
+    gfx1031 # RDNA 2, Navi 22: Radeon RX 6700
+    gfx1032 # RDNA 2, Navi 23: Radeon RX 6600
+    gfx1033 # RDNA 2, Van Gogh APU
+    gfx1034 # RDNA 2, Navi 24: Radeon RX 6500/6400
+    gfx1035 # RDNA 2, Rembrandt APUs
+    gfx1036 # RDNA 2, Raphael (Ryzen 7000 graphics)
+  )
+  # Not built, and why (each checked with clang-16 on bookworm). Older
+  # families (gfx6 to gfx8, GCN 1 to 4) are outside this check.
+  not_built=(
+    "gfx904 gfx909: no LLVM 16 device runtime; the device link misses __kmpc_target_init"
+    "gfx1011 gfx1012 gfx1013: no LLVM 16 device runtime; the device link misses __kmpc_target_init"
+    "gfx1100 gfx1101 gfx1102 gfx1103 (RDNA 3): rocm-device-libs 5.2.3 has no oclc_isa_version_11xx.bc"
+    "gfx941 gfx942 gfx950 (CDNA 3/4: MI300A/X, MI350): clang-16 does not know them"
+    "gfx1150 gfx1151 gfx1200 gfx1201 (RDNA 3.5, RDNA 4): clang-16 does not know them"
+  )
+  ;;
+17 | 18)
+  # Built: clang 17/18 know them, the LLVM device runtime has a
+  # libomptarget-amdgpu-<arch>.bc for each (17's none for gfx941 and
+  # gfx942), and trixie's rocm-device-libs-17
+  # (/usr/lib/llvm-17/lib/clang/17/amdgcn/bitcode) its oclc_isa_version_*.bc.
+  archs=(
+    gfx900  # GCN 5, Vega 10: Instinct MI25, Radeon RX Vega 56/64
+    gfx902  # GCN 5, Raven Ridge APUs
+    gfx906  # GCN 5, Vega 20: Instinct MI50/MI60, Radeon VII
+    gfx908  # CDNA 1: Instinct MI100
+    gfx90a  # CDNA 2: Instinct MI210/MI250/MI250X
+    gfx90c  # GCN 5, Renoir/Lucienne/Cezanne APUs
+    gfx940  # CDNA 3: the first MI300 ISA
+    gfx941  # CDNA 3: an MI300X pre-production ISA
+    gfx942  # CDNA 3: Instinct MI300A/MI300X, MI325X
+    gfx1010 # RDNA 1, Navi 10: Radeon RX 5700
+    gfx1030 # RDNA 2, Navi 21: Radeon RX 6800/6900, Radeon Pro W6800, V620
+    gfx1031 # RDNA 2, Navi 22: Radeon RX 6700
+    gfx1032 # RDNA 2, Navi 23: Radeon RX 6600
+    gfx1033 # RDNA 2, Van Gogh APU
+    gfx1034 # RDNA 2, Navi 24: Radeon RX 6500/6400
+    gfx1035 # RDNA 2, Rembrandt APUs
+    gfx1036 # RDNA 2, Raphael (Ryzen 7000 graphics)
+    gfx1100 # RDNA 3, Navi 31: Radeon RX 7900, Radeon Pro W7900
+    gfx1101 # RDNA 3, Navi 32: Radeon RX 7800/7700
+    gfx1102 # RDNA 3, Navi 33: Radeon RX 7600
+    gfx1103 # RDNA 3, Phoenix APUs
+    gfx1150 # RDNA 3.5, Strix Point APUs
+    gfx1151 # RDNA 3.5, Strix Halo APUs
+  )
+  # Not built, and why (each checked with clang-18 in the trixie root).
+  not_built=()
+  if ((llvm_version == 17)); then
+    archs=("${archs[@]/gfx94[12]*/}")
+    archs=($(printf '%s\n' "${archs[@]}" | grep .))
+    not_built+=("gfx941 gfx942 (MI300A/X): no LLVM 17 device runtime for them")
+  fi
+  not_built+=(
+    "gfx904 gfx909: no LLVM device runtime for them; the device link misses __kmpc_target_init"
+    "gfx1011 gfx1012 gfx1013: no LLVM device runtime for them; the device link misses __kmpc_target_init"
+    "gfx1200 gfx1201 (RDNA 4): rocm-device-libs-17 has no oclc_isa_version_12xx.bc, nor the LLVM 18 device runtime a bitcode library"
+    "gfx950 (CDNA 4: MI350), gfx1152: clang-18 does not know them"
+  )
+  ;;
+*)
+  echo "amdgcn-arch-check: no architecture list for LLVM $llvm_version ($lit)" >&2
+  exit 2
+  ;;
+esac
 jobs=$(nproc)
 (($#)) && archs=("$@")
 start=$SECONDS

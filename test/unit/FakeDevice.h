@@ -96,7 +96,7 @@ public:
 
 /// Memory is host memory with a registry of allocations; whether the host
 /// may address device-kind memory is the test's choice.
-class FakeDeviceTy final : public ImagelessDeviceTy {
+class FakeDeviceTy : public ImagelessDeviceTy {
 public:
   FakeDeviceTy(GenericPluginTy &Plugin, bool HostAddressable)
       : ImagelessDeviceTy(Plugin, 0),

@@ -147,4 +147,28 @@ TEST(ImageSymbols, NonELFImagesHaveNoSymbols) {
   EXPECT_FALSE(imageHasSymbol(Image, "vprintf"));
 }
 
+TEST(ImageSymbols, SymbolsWithAPrefixInTableOrder) {
+  ELFBuilderTy B;
+  B.addDataGlobal("__init_array_object_b_101", std::string(8, '\0'));
+  B.addDataGlobal("other", "x");
+  B.addDataGlobal("__init_array_object_a_65535", std::string(8, '\0'));
+  // Undefined symbols are not the image's.
+  B.addSymbol("__init_array_object_undef_1", llvm::ELF::STT_NOTYPE,
+              llvm::ELF::SHN_UNDEF, 0, 0);
+  std::string Image = B.build();
+  // An AMDGPU code object's machine.
+  const uint16_t Machine = llvm::ELF::EM_AMDGPU;
+  std::memcpy(&Image[offsetof(llvm::ELF::Elf64_Ehdr, e_machine)], &Machine,
+              sizeof(Machine));
+  EXPECT_EQ(imageSymbolsWithPrefix(Image, "__init_array_object_"),
+            (std::vector<std::string>{"__init_array_object_b_101",
+                                      "__init_array_object_a_65535"}));
+  EXPECT_TRUE(imageSymbolsWithPrefix(Image, "__fini_array_object_").empty());
+  EXPECT_EQ(imageMachine(Image), std::optional<uint16_t>(llvm::ELF::EM_AMDGPU));
+  EXPECT_EQ(imageMachine(ELFBuilderTy().build()),
+            std::optional<uint16_t>(llvm::ELF::EM_CUDA));
+  EXPECT_FALSE(imageMachine("not an image"));
+  EXPECT_TRUE(imageSymbolsWithPrefix("not an image", "").empty());
+}
+
 } // namespace

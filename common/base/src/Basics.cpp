@@ -36,10 +36,19 @@ Error StreamTy::takeDeferred(bool Run) {
   // Swap first: a deferred function may defer more work on this stream.
   DeferredListTy Now;
   Now.swap(Deferred);
-  return runEach(Now, Run);
+  Error Err = runEach(Now, Run);
+  // Releases last: the deferred copy-outs may read what they free.
+  llvm::SmallVector<DeferredTy, 2> Freed;
+  Freed.swap(Releases);
+  Error FreedErr = runEach(Freed, true);
+  if (Err) {
+    llvm::consumeError(std::move(FreedErr));
+    return Err;
+  }
+  return FreedErr;
 }
 
-Error StreamTy::runEach(DeferredListTy &Entries, bool Run) {
+Error StreamTy::runEach(llvm::MutableArrayRef<DeferredTy> Entries, bool Run) {
   Error Err = Error::success();
   for (DeferredTy &D : Entries) {
     Error FnErr = (Run ? D.Fn : D.Cancel)(D.Data);

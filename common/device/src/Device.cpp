@@ -6,9 +6,11 @@
 #include "offloadio/Device.h"
 #include "offloadio/Plugin.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
 
 #include <cinttypes>
+#include <ctime>
 
 using namespace offloadio;
 
@@ -40,6 +42,9 @@ Error GenericDeviceTy::init() {
   DeviceEnv.NumDevices = uint32_t(Plugin.getNumDevices());
   DeviceEnv.DeviceNum = uint32_t(DeviceId);
   DeviceEnv.DynamicMemSize = Settings.SharedMemorySize;
+  DeviceEnv.ClockFrequency =
+      Limits.ClockFrequency ? Limits.ClockFrequency : CLOCKS_PER_SEC;
+  DeviceEnv.HardwareParallelism = Limits.HardwareParallelism;
 
   Staging = std::make_unique<StagingPoolTy>(
       Settings.StagingBufferSize, Settings.StagingBuffers, Pinned,
@@ -72,10 +77,12 @@ Error GenericDeviceTy::drain() {
 }
 
 Error GenericDeviceTy::deinit() {
+  // The images' destructors run while the device is still whole.
+  Error Result = runImageDestructors();
   // Workers hold streams and buffers of this device: stop them first.
   if (IOService)
     IOService->stop();
-  Error Result = drain();
+  Result = llvm::joinErrors(std::move(Result), drain());
   if (MemoryManager)
     if (auto Err = MemoryManager->releaseAll())
       Result = llvm::joinErrors(std::move(Result), std::move(Err));
@@ -90,6 +97,10 @@ Error GenericDeviceTy::deinit() {
   Streams.clear();
   {
     std::lock_guard<std::mutex> Guard(ImagesLock);
+    for (auto &Image : Images)
+      if (Image->DeviceMemoryPool)
+        if (auto Err = freeMemory(Image->DeviceMemoryPool))
+          Result = llvm::joinErrors(std::move(Result), std::move(Err));
     Images.clear();
   }
   if (auto Err = deinitImpl())
@@ -105,6 +116,13 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
     return ImageOrErr.takeError();
   DeviceImageTy &Image = **ImageOrErr;
   if (auto Err = writeDeviceEnvironment(Image))
+    return std::move(Err);
+  // An image that fails to load takes its pool with it.
+  auto FreePool = llvm::make_scope_exit([&] {
+    if (Image.DeviceMemoryPool)
+      llvm::consumeError(freeMemory(Image.DeviceMemoryPool));
+  });
+  if (auto Err = setUpDeviceMemoryPool(Image))
     return std::move(Err);
 
   // The table must match the image's entries one to one, in order.
@@ -135,6 +153,9 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
   Services.Info.print(
       InfoPluginKernel, DeviceId, "loaded image {0} ({1} bytes, {2} entries)",
       Image.getId(), Image.getBytes().size(), Image.Entries.size());
+  if (auto Err = runImageConstructors(Image))
+    return std::move(Err);
+  FreePool.release();
   Images.push_back(std::move(*ImageOrErr));
   return &Images.back()->Table;
 }
@@ -155,6 +176,51 @@ Error GenericDeviceTy::writeDeviceEnvironment(DeviceImageTy &Image) {
   return Error::success();
 }
 
+Error GenericDeviceTy::setUpDeviceMemoryPool(DeviceImageTy &Image) {
+  const DeviceRuntimeABITy &ABI = Services.RuntimeABI;
+  if (!ABI.takesDeviceMemoryPool() || !Limits.DeviceHeapSize)
+    return Error::success();
+  // Only an image whose device runtime tracks the pool gets one (the stock
+  // plugin's test): the tracker starts from scratch.
+  llvm::SmallVector<char, 32> Tracker = ABI.encodeDeviceMemoryPoolTracker();
+  auto HasPool = writeImageGlobalImpl(Image, DeviceMemoryPoolTrackerSymbol,
+                                      Tracker.data(), Tracker.size());
+  if (!HasPool)
+    return HasPool.takeError();
+  if (!*HasPool)
+    return Error::success();
+  // One pool per image: each image's runtime bumps the pointer in its own
+  // global, so two images sharing memory would hand out the same bytes.
+  uint64_t Size = Limits.DeviceHeapSize;
+  auto Pool = allocateMemory(Size, AllocKindTy::Device);
+  if (!Pool) {
+    // As the stock plugin: the image still loads, with an empty pool on
+    // which a device malloc fails.
+    Services.Info.error(DeviceId,
+                        "no pool for device-side malloc of image " +
+                            std::to_string(Image.getId()) + ": " +
+                            takeErrorMessage(Pool.takeError()));
+    Size = 0;
+  } else {
+    Image.DeviceMemoryPool = *Pool;
+  }
+  llvm::SmallVector<char, 32> Bytes =
+      ABI.encodeDeviceMemoryPool(Image.DeviceMemoryPool, Size);
+  auto Written = writeImageGlobalImpl(Image, DeviceMemoryPoolSymbol,
+                                      Bytes.data(), Bytes.size());
+  if (!Written)
+    return Written.takeError();
+  if (!*Written)
+    return makeError(ErrorCode::InvalidImage,
+                     "image {0} on device {1} has '{2}' but not '{3}'",
+                     Image.getId(), DeviceId, DeviceMemoryPoolTrackerSymbol,
+                     DeviceMemoryPoolSymbol);
+  Services.Info.print(InfoPluginKernel, DeviceId,
+                      "image {0}: device-side malloc pool of {1} bytes at {2}",
+                      Image.getId(), Size, Image.DeviceMemoryPool);
+  return Error::success();
+}
+
 Expected<KernelConfigTy>
 GenericDeviceTy::readKernelConfig(const DeviceImageTy &Image,
                                   llvm::StringRef Name) const {
@@ -164,19 +230,6 @@ GenericDeviceTy::readKernelConfig(const DeviceImageTy &Image,
                      Image.getId(), DeviceId,
                      takeErrorMessage(Config.takeError()));
   return *Config;
-}
-
-Expected<void *>
-GenericDeviceTy::prepareLaunchEnvironment(const KernelConfigTy &Config,
-                                          StreamTy &Stream) {
-  if (!Config.needsReductionBuffer())
-    return launchEnvironmentSentinel();
-  return makeError(ErrorCode::Unsupported,
-                   "a kernel with a teams reduction needs a reduction buffer "
-                   "of {0} x {1} bytes on device {2}, which offload-io does "
-                   "not allocate yet",
-                   Config.ReductionDataSize, Config.ReductionBufferLength,
-                   DeviceId);
 }
 
 Error GenericDeviceTy::checkTransferArgs(const char *What, const void *Dst,

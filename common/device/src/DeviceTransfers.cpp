@@ -109,9 +109,9 @@ private:
 };
 } // namespace
 
-Error GenericDeviceTy::submitUnlocked(char *TgtPtr, const char *HstPtr,
-                                      size_t Size, StreamTy &Stream) {
-  CopyRouteTy Route = Policy.route(/*Locked=*/false, Size);
+Error GenericDeviceTy::submitUnlockedBy(CopyRouteTy Route, char *TgtPtr,
+                                        const char *HstPtr, size_t Size,
+                                        StreamTy &Stream) {
   if (Route == CopyRouteTy::LockForCopy) {
     // Locking does not capture the data, so the copy must be complete
     // before we return and the caller may touch its buffer again.

@@ -108,3 +108,25 @@ offloadio::readImageGlobal(llvm::StringRef Image, llvm::StringRef Name) {
     return std::move(Err);
   return Result;
 }
+
+std::vector<std::string>
+offloadio::imageSymbolsWithPrefix(llvm::StringRef Image,
+                                  llvm::StringRef Prefix) {
+  std::vector<std::string> Names;
+  forEachSymbol(Image, [&](const ELFFileTy &, const ELFSymTy &Symbol,
+                           llvm::StringRef Name) {
+    if (Symbol.st_shndx != llvm::ELF::SHN_UNDEF && Name.starts_with(Prefix))
+      Names.push_back(Name.str());
+    return false;
+  });
+  return Names;
+}
+
+std::optional<uint16_t> offloadio::imageMachine(llvm::StringRef Image) {
+  auto File = ELFFileTy::create(Image);
+  if (!File) {
+    llvm::consumeError(File.takeError());
+    return std::nullopt;
+  }
+  return uint16_t(File->getHeader().e_machine);
+}

@@ -70,3 +70,18 @@ Error GenericKernelTy::launch(GenericDeviceTy &Device, void **TgtArgs,
     Stream.noteDeviceOutput();
   return Error::success();
 }
+
+Error GenericKernelTy::launchAlone(GenericDeviceTy &Device, StreamTy &Stream) {
+  KernelArgsTy KernelArgs = {};
+  KernelArgs.Version = 2;
+  LaunchDimsTy Dims;
+  Device.getServices().Info.print(InfoPluginKernel, Device.getDeviceId(),
+                                  "launch kernel {0} with no args, 1 team x "
+                                  "1 thread",
+                                  Name);
+  if (auto Err = launchImpl(Device, nullptr, 0, Dims, KernelArgs, Stream))
+    return Err;
+  if (WritesDeviceOutput)
+    Stream.noteDeviceOutput();
+  return Error::success();
+}

@@ -160,9 +160,14 @@ Error GenericPluginTy::flush() {
   Error Result = Error::success();
   for (int32_t I = 0; I < NumDevices; ++I)
     if (GenericDeviceTy *Device =
-            ReadyDevices[I].load(std::memory_order_acquire))
+            ReadyDevices[I].load(std::memory_order_acquire)) {
+      // libomptarget 18 has no deinit: its images' destructors run here,
+      // at exit.
+      if (auto Err = Device->runImageDestructors())
+        Result = llvm::joinErrors(std::move(Result), std::move(Err));
       if (auto Err = Device->drain())
         Result = llvm::joinErrors(std::move(Result), std::move(Err));
+    }
   return Result;
 }
 

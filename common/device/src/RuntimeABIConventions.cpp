@@ -14,6 +14,16 @@ using namespace offloadio;
 
 DeviceRuntimeABITy::~DeviceRuntimeABITy() = default;
 
+llvm::SmallVector<char, 32>
+DeviceRuntimeABITy::encodeDeviceMemoryPool(void *, uint64_t) const {
+  return {};
+}
+
+llvm::SmallVector<char, 32>
+DeviceRuntimeABITy::encodeDeviceMemoryPoolTracker() const {
+  return {};
+}
+
 bool offloadio::isGlobalCtorDtorKernel(llvm::StringRef KernelName) {
   // clang names them <prefix>_ctor and <prefix>_dtor.
   return KernelName.ends_with("tor");
@@ -49,8 +59,8 @@ readKernelRecord(llvm::StringRef ImageBytes, llvm::StringRef KernelName,
 }
 
 /// Append the bytes of \p Value.
-template <typename T>
-void appendBytes(llvm::SmallVector<char, 48> &Out, T Value) {
+template <typename T, unsigned N>
+void appendBytes(llvm::SmallVector<char, N> &Out, T Value) {
   char Bytes[sizeof(T)];
   std::memcpy(Bytes, &Value, sizeof(T));
   Out.append(Bytes, Bytes + sizeof(T));
@@ -178,6 +188,29 @@ public:
   }
 
   bool passesLaunchEnvironment() const override { return true; }
+
+  bool takesDeviceMemoryPool() const override { return true; }
+
+  bool runsImageConstructors() const override { return true; }
+
+  // DeviceMemoryPoolTy {void *Ptr; uint64_t Size}: the device bumps Ptr.
+  llvm::SmallVector<char, 32>
+  encodeDeviceMemoryPool(void *Ptr, uint64_t Size) const override {
+    llvm::SmallVector<char, 32> Out;
+    appendBytes(Out, Ptr);
+    appendBytes(Out, Size);
+    return Out;
+  }
+
+  // DeviceMemoryPoolTrackingTy {NumAllocations, AllocationTotal,
+  // AllocationMin, AllocationMax}, all 64-bit; the minimum starts at the
+  // 32-bit ~0 the stock plugin writes.
+  llvm::SmallVector<char, 32> encodeDeviceMemoryPoolTracker() const override {
+    llvm::SmallVector<char, 32> Out;
+    for (uint64_t Field : {uint64_t(0), uint64_t(0), uint64_t(~0U), uint64_t(0)})
+      appendBytes(Out, Field);
+    return Out;
+  }
 
   GeometryRulesTy getGeometryRules() const override {
     GeometryRulesTy Rules = RuntimeABI17Ty::getGeometryRules();

@@ -45,6 +45,11 @@ typedef union hsa_amd_ais_file_handle_s {
 namespace offloadio {
 namespace amdgpu {
 
+/// HSA_AMD_AGENT_INFO_TIMESTAMP_FREQUENCY (uint64_t, Hz): the rate of the
+/// agent's steady clock, newer than the headers we build against; runtimes
+/// that do not know it refuse the query.
+constexpr int AgentInfoTimestampFrequency = 0xA016;
+
 /// hsa_amd_memory_async_copy_on_engine (interface 1.2).
 using HSAAsyncCopyOnEngineFnTy = hsa_status_t (*)(
     void *Dst, hsa_agent_t DstAgent, const void *Src, hsa_agent_t SrcAgent,

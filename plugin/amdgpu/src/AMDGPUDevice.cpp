@@ -121,6 +121,20 @@ Error AMDGPUDeviceTy::initImpl(DeviceLimitsTy &Limits) {
   Limits.WarpSize = WavefrontSize;
   Limits.HostCanAccessDeviceMemory = false;
   Limits.MaxDynamicSharedMemory = MaxGroupSegmentSize;
+  // For the device runtime: its steady clock's rate, from runtimes that
+  // report it (older ones do not: the framework's default then), the
+  // waves resident at once, and the pool of its malloc.
+  uint64_t Frequency = 0;
+  if (Api.hsa_agent_get_info(Gpu.Agent,
+                             hsa_agent_info_t(AgentInfoTimestampFrequency),
+                             &Frequency) == HSA_STATUS_SUCCESS)
+    Limits.ClockFrequency = Frequency;
+  uint32_t WavesPerCU = 0;
+  if (Api.hsa_agent_get_info(
+          Gpu.Agent, hsa_agent_info_t(HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU),
+          &WavesPerCU) == HSA_STATUS_SUCCESS)
+    Limits.HardwareParallelism = uint64_t(ComputeUnits) * WavesPerCU;
+  Limits.DeviceHeapSize = Settings.HeapSize;
 
   // Queues: a few per device, shared by the streams round-robin.
   unsigned NumQueues = unsigned(Settings.NumQueues);

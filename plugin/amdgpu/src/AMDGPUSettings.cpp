@@ -9,6 +9,7 @@ using namespace offloadio::amdgpu;
 AMDGPUSettingsTy AMDGPUSettingsTy::fromEnv(uint32_t AgentQueueMax) {
   AMDGPUSettingsTy Settings;
   Settings.DynamicStackSize = readSizeSetting<SettingId::AMDGPUStackSize>();
+  Settings.HeapSize = readSizeSetting<SettingId::AMDGPUHeapSize>();
   Settings.NumQueues = readIntSetting<SettingId::AMDGPUNumQueues>();
   Settings.QueueSize = readIntSetting<SettingId::AMDGPUQueueSize>(
       {std::nullopt, std::nullopt, uint64_t(queueSizeMax(AgentQueueMax))});

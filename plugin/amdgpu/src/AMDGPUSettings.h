@@ -20,6 +20,11 @@ struct AMDGPUSettingsTy {
   /// with dynamic stacks. A size (K/M/G suffixes) from 0 to 1M; default 1024.
   uint64_t DynamicStackSize = settingDecl(SettingId::AMDGPUStackSize).Default;
 
+  /// LIBOMPTARGET_HEAP_SIZE: bytes of device memory each image's
+  /// device-side malloc allocates from, under libomptarget 18 (whose device
+  /// runtime carves malloc from such a pool). A size; default 512M.
+  uint64_t HeapSize = settingDecl(SettingId::AMDGPUHeapSize).Default;
+
   /// LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES: HSA queues per device, shared by
   /// the streams round-robin. An integer from 1 to 64; default 4.
   int64_t NumQueues = settingDecl(SettingId::AMDGPUNumQueues).Default;

@@ -95,6 +95,11 @@ Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
                    "MAX_SHARED_MEMORY_PER_BLOCK");
   if (!SharedPerBlock)
     return SharedPerBlock.takeError();
+  auto ThreadsPerSM =
+      getAttribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                   "MAX_THREADS_PER_MULTIPROCESSOR");
+  if (!ThreadsPerSM)
+    return ThreadsPerSM.takeError();
 
   // The device's limits (a negative attribute reads as none), and
   // libomptarget 16's NVPTX grid values: 128 threads per team, and 3200
@@ -107,6 +112,13 @@ Error CUDADeviceTy::initImpl(DeviceLimitsTy &L) {
   L.DefaultTeams = 3200;
   L.WarpSize = uint32_t(std::max(*Warp, 1));
   L.HostCanAccessDeviceMemory = false;
+  // For the device runtime, as the stock plugin reports them: its clock
+  // (globaltimer) counts nanoseconds, and the warps resident at once. The
+  // device-side malloc is CUDA's own (LIBOMPTARGET_HEAP_SIZE sizes it
+  // through the context limit below), so no pool.
+  L.ClockFrequency = 1000000000;
+  L.HardwareParallelism = uint64_t(std::max(NumSMs, 0)) *
+                          (uint64_t(std::max(*ThreadsPerSM, 0)) / L.WarpSize);
 
   // Launch-wide dynamic shared memory; it cannot exceed what a block may
   // use without opting in per kernel.

@@ -8,11 +8,25 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <unistd.h>
 
 using namespace hsaemu;
 
 namespace {
+
+/// HSA_AMD_AGENT_INFO_TIMESTAMP_FREQUENCY (uint64_t, Hz), newer than the
+/// ROCm 5.2 headers the emulation is built against.
+constexpr int AgentInfoTimestampFrequency = 0xA016;
+
+/// The rate of the steady counter of a GPU of processor \p Arch, which
+/// ROCr reads from the kernel driver: 100 MHz on gfx940-gfx942 and RDNA,
+/// 25 MHz on the other GCN 5 and CDNA parts.
+uint64_t gpuTimestampFrequency(const std::string &Arch) {
+  if (Arch.rfind("gfx9", 0) == 0 && Arch.rfind("gfx94", 0) != 0)
+    return 25000000;
+  return 100000000;
+}
 
 /// The single ISA every GPU agent reports.
 struct IsaTy {
@@ -210,6 +224,12 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t AgentHandle,
     return put<uint32_t>(Value, 1);
   case HSA_AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS:
     return put<bool>(Value, false);
+  case AgentInfoTimestampFrequency:
+    // LLVM 17's plugin fails a device without it. The CPU agent has no
+    // such counter.
+    if (!Gpu)
+      return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    return put<uint64_t>(Value, gpuTimestampFrequency(A->Name));
   default:
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   }

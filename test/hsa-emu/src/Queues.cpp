@@ -143,6 +143,55 @@ void traceDispatch(const QueueTy &Q, const hsa_kernel_dispatch_packet_t &D,
   }
 }
 
+/// Whether the hidden arguments of \p K that code object v5 kernels read
+/// their geometry from (the block counts, group sizes, remainders and
+/// dimensions) agree with dispatch \p D of \p Dims dimensions; if not,
+/// the first mismatch is described in \p Why. Kernels without them (v4)
+/// agree.
+bool hiddenGeometryAgrees(const KernelInfoTy &K,
+                          const hsa_kernel_dispatch_packet_t &D, unsigned Dims,
+                          char *Why, size_t WhySize) {
+  if (!D.kernarg_address)
+    return true;
+  const uint32_t Grid[3] = {D.grid_size_x, D.grid_size_y, D.grid_size_z};
+  const uint32_t Group[3] = {D.workgroup_size_x, D.workgroup_size_y,
+                             D.workgroup_size_z};
+  auto *Args = static_cast<const uint8_t *>(D.kernarg_address);
+  for (const KernelArgInfoTy &A : K.Args) {
+    const std::string &Kind = A.ValueKind;
+    uint64_t Expected;
+    if (Kind == "hidden_grid_dims") {
+      Expected = Dims;
+    } else if (Kind.size() == 20 && Kind.rfind("hidden_block_count_", 0) == 0) {
+      unsigned I = unsigned(Kind.back() - 'x');
+      Expected = (uint64_t(Grid[I]) + Group[I] - 1) / Group[I];
+    } else if (Kind.size() == 19 && Kind.rfind("hidden_group_size_", 0) == 0) {
+      unsigned I = unsigned(Kind.back() - 'x');
+      Expected = Group[I];
+    } else if (Kind.size() == 18 && Kind.rfind("hidden_remainder_", 0) == 0) {
+      unsigned I = unsigned(Kind.back() - 'x');
+      Expected = Grid[I] % Group[I];
+    } else {
+      continue;
+    }
+    if (A.Offset + A.Size > K.KernargSize || A.Size > 8)
+      continue;
+    uint64_t Value = readArg(Args, A.Offset, A.Size);
+    if (Value != Expected) {
+      std::snprintf(Why, WhySize,
+                    "dispatch of %s: kernel argument %s (offset %u) is %" PRIu64
+                    ", but the packet's geometry (dims %u grid [%u,%u,%u] "
+                    "workgroup [%u,%u,%u]) makes it %" PRIu64
+                    "; code object v5 kernels read their geometry there",
+                    K.Name.c_str(), Kind.c_str(), A.Offset, Value, Dims,
+                    Grid[0], Grid[1], Grid[2], Group[0], Group[1], Group[2],
+                    Expected);
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 void QueueTy::fail(hsa_status_t Status, const char *Why) {
@@ -265,6 +314,8 @@ bool QueueTy::runPacket(uint8_t *Packet, uint8_t Type, uint64_t Index) {
                     "dispatch of %s: kernarg address %p (%u bytes) is not "
                     "in kernarg-capable memory this GPU may access",
                     K->Name.c_str(), D->kernarg_address, K->KernargSize);
+    } else if (!hiddenGeometryAgrees(*K, *D, Dims, Why, sizeof(Why))) {
+      // Why says which argument.
     } else if (D->group_segment_size < K->GroupSize ||
                D->private_segment_size < K->PrivateSize) {
       std::snprintf(Why, sizeof(Why),

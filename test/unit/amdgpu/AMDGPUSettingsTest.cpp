@@ -28,6 +28,8 @@ using SettingsTy = AMDGPUSettingsTy;
 using FastpathSettingsTy = AMDGPUFastpathSettingsTy;
 constexpr const char *DynamicStackSizeVar =
     settingDecl(SettingId::AMDGPUStackSize).Name;
+constexpr const char *HeapSizeVar =
+    settingDecl(SettingId::AMDGPUHeapSize).Name;
 constexpr const char *NumQueuesVar =
     settingDecl(SettingId::AMDGPUNumQueues).Name;
 constexpr const char *AnyFilesystemVar =
@@ -40,8 +42,8 @@ constexpr uint32_t AgentQueueMax = 131072;
 
 class AMDGPUSettingsTest : public ::testing::Test {
 protected:
-  ScopedEnvTy Env{DynamicStackSizeVar, NumQueuesVar, QueueSizeVar,
-                  AnyFilesystemVar};
+  ScopedEnvTy Env{DynamicStackSizeVar, HeapSizeVar, NumQueuesVar,
+                  QueueSizeVar, AnyFilesystemVar};
   std::string Stderr;
 
   SettingsTy read(uint32_t QueueMax = AgentQueueMax) {
@@ -57,6 +59,7 @@ protected:
 TEST_F(AMDGPUSettingsTest, DefaultsWhenUnset) {
   SettingsTy S = read();
   EXPECT_EQ(S.DynamicStackSize, 1024u);
+  EXPECT_EQ(S.HeapSize, 512u << 20) << "stock LLVM 18's pool";
   EXPECT_EQ(S.NumQueues, 4);
   EXPECT_EQ(S.QueueSize, 512);
   EXPECT_EQ(Stderr, "");
@@ -64,6 +67,7 @@ TEST_F(AMDGPUSettingsTest, DefaultsWhenUnset) {
   EXPECT_EQ(Stderr, "");
   SettingsTy D;
   EXPECT_EQ(D.DynamicStackSize, S.DynamicStackSize);
+  EXPECT_EQ(D.HeapSize, S.HeapSize);
   EXPECT_EQ(D.NumQueues, S.NumQueues);
   EXPECT_EQ(D.QueueSize, S.QueueSize);
   EXPECT_FALSE(FastpathSettingsTy().AnyFilesystem);
@@ -71,20 +75,24 @@ TEST_F(AMDGPUSettingsTest, DefaultsWhenUnset) {
 
 TEST_F(AMDGPUSettingsTest, ValidValuesAtTheEndsOfEachRange) {
   ScopedEnvTy::set(DynamicStackSizeVar, "1M");
+  ScopedEnvTy::set(HeapSizeVar, "4G");
   ScopedEnvTy::set(NumQueuesVar, "64");
   ScopedEnvTy::set(QueueSizeVar, "131072");
   SettingsTy S = read();
   EXPECT_EQ(S.DynamicStackSize, 1u << 20);
+  EXPECT_EQ(S.HeapSize, uint64_t(4) << 30);
   EXPECT_EQ(S.NumQueues, 64);
   EXPECT_EQ(S.QueueSize, 131072);
   EXPECT_EQ(Stderr, "");
 
   ScopedEnvTy::set(DynamicStackSizeVar, "0");
+  ScopedEnvTy::set(HeapSizeVar, "0");
   ScopedEnvTy::set(NumQueuesVar, "1");
   // Not a power of two: the device rounds it, the setting keeps it.
   ScopedEnvTy::set(QueueSizeVar, "100");
   S = read();
   EXPECT_EQ(S.DynamicStackSize, 0u);
+  EXPECT_EQ(S.HeapSize, 0u) << "no pool";
   EXPECT_EQ(S.NumQueues, 1);
   EXPECT_EQ(S.QueueSize, 100);
   EXPECT_EQ(Stderr, "");
@@ -96,16 +104,19 @@ TEST_F(AMDGPUSettingsTest, ValidValuesAtTheEndsOfEachRange) {
 
 TEST_F(AMDGPUSettingsTest, InvalidValuesGiveTheDefaultAndAreReported) {
   ScopedEnvTy::set(DynamicStackSizeVar, "2M");
+  ScopedEnvTy::set(HeapSizeVar, "lots");
   ScopedEnvTy::set(NumQueuesVar, "0");
   ScopedEnvTy::set(QueueSizeVar, "32");
   SettingsTy S = read();
   EXPECT_EQ(S.DynamicStackSize, 1024u);
+  EXPECT_EQ(S.HeapSize, 512u << 20);
   EXPECT_EQ(S.NumQueues, 4);
   EXPECT_EQ(S.QueueSize, 512);
   EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_STACK_SIZE='2M'"));
+  EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_HEAP_SIZE='lots'"));
   EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES='0'"));
   EXPECT_TRUE(contains(Stderr, "LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE='32'"));
-  EXPECT_EQ(std::count(Stderr.begin(), Stderr.end(), '\n'), 3) << Stderr;
+  EXPECT_EQ(std::count(Stderr.begin(), Stderr.end(), '\n'), 4) << Stderr;
 
   ScopedEnvTy::set(NumQueuesVar, "65");
   ScopedEnvTy::set(QueueSizeVar, "many");
@@ -150,6 +161,7 @@ TEST_F(AMDGPUSettingsTest, ReadsEachVariableOnceInDeclarationOrder) {
   };
   EXPECT_EQ(NamesRead([] { SettingsTy::fromEnv(AgentQueueMax); }),
             (std::vector<std::string>{"LIBOMPTARGET_STACK_SIZE",
+                                      "LIBOMPTARGET_HEAP_SIZE",
                                       "LIBOMPTARGET_AMDGPU_NUM_HSA_QUEUES",
                                       "LIBOMPTARGET_AMDGPU_HSA_QUEUE_SIZE"}));
   EXPECT_EQ(NamesRead([] { FastpathSettingsTy::fromEnv(); }),

@@ -7,6 +7,8 @@
 // of locked memory and plain host memory; the memory-pool flags of the
 // group segment (0, as ROCr answers); and the system event handlers, which
 // receive a GPU memory fault when a copy runs off the end of a locked range.
+// The agent attribute LLVM 17's and 18's plugins add: the GPU's timestamp
+// frequency.
 #include "HSAEmuFixture.h"
 
 #include <fstream>
@@ -216,6 +218,20 @@ TEST_F(HSAEmuStockCallsTest, ACopyOffALockedRangeIsAMemoryFaultEvent) {
   EXPECT_EQ(Faults.Count.load(), 1);
   EXPECT_EQ(hsa_amd_memory_unlock(Host.data()), HSA_STATUS_SUCCESS);
   EXPECT_EQ(hsa_amd_memory_pool_free(Device), HSA_STATUS_SUCCESS);
+}
+
+TEST_F(HSAEmuStockCallsTest, GpusAnswerTheirTimestampFrequency) {
+  // HSA_AMD_AGENT_INFO_TIMESTAMP_FREQUENCY, a uint64_t in Hz (1-400 MHz).
+  const auto Attribute = hsa_agent_info_t(0xA016);
+  for (hsa_agent_t G : Gpus) {
+    uint64_t Frequency = 0;
+    ASSERT_EQ(hsa_agent_get_info(G, Attribute, &Frequency), HSA_STATUS_SUCCESS);
+    EXPECT_EQ(Frequency, 25000000u) << "gfx90a's steady counter";
+  }
+  uint64_t Untouched = 7;
+  EXPECT_EQ(hsa_agent_get_info(Cpu, Attribute, &Untouched),
+            HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(Untouched, 7u);
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 
 #include "offloadio/Error.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstddef>
@@ -72,12 +73,23 @@ public:
                           void *Data) {
     Deferred.push_back({Fn, Cancel, Data});
   }
-  /// Run every deferred function in order and forget them; returns the
-  /// first failure (all run regardless, so resources they release are
-  /// released).
+  /// Have \p Release(\p Data) run on the thread of the stream's owner once
+  /// the work enqueued so far is complete: where deferred functions run
+  /// (runDeferred) and at teardown alike (cancelDeferred runs it too). For
+  /// resources that queued work uses, such as a launch's device memory,
+  /// whose release is a vendor call that a vendor's completion callback must
+  /// not make: unlike deferUntilComplete()'s functions, enqueueDeferred()
+  /// leaves these here, as no other work waits for them. Never allocates
+  /// for the first two pending releases.
+  void releaseWhenComplete(HostCallbackTy Release, void *Data) {
+    Releases.push_back({Release, Release, Data});
+  }
+  /// Run every deferred function in order, then every release, and forget
+  /// them; returns the first failure (all run regardless, so resources they
+  /// release are released).
   Error runDeferred();
-  /// Run every deferred function's Cancel instead (teardown, where nobody
-  /// waits for the work any more).
+  /// Run every deferred function's Cancel instead, then every release
+  /// (teardown, where nobody waits for the work any more).
   Error cancelDeferred();
   /// Move the deferred functions onto the stream itself, as one host
   /// callback (hostCallback) after the work enqueued so far: from then on
@@ -118,11 +130,13 @@ private:
   Error takeDeferred(bool Run);
   /// Run Fn (or Cancel) of each of \p Entries, all of them; the first
   /// failure.
-  static Error runEach(DeferredListTy &Entries, bool Run);
+  static Error runEach(llvm::MutableArrayRef<DeferredTy> Entries, bool Run);
   /// The host callback of enqueueDeferred(): runs and frees its list.
   static Error runDeferredBatch(void *Batch);
 
   DeferredListTy Deferred;
+  /// releaseWhenComplete's entries (Fn and Cancel alike).
+  llvm::SmallVector<DeferredTy, 2> Releases;
   /// A kernel that may print ran since the last flushDeviceOutput().
   bool DeviceOutputPending = false;
 };

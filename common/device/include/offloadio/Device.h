@@ -62,6 +62,18 @@ struct DeviceLimitsTy {
   /// Most dynamic shared (group) memory a launch may get: the upper bound
   /// of LIBOMPTARGET_SHARED_MEMORY_SIZE.
   uint64_t MaxDynamicSharedMemory = 0;
+  /// Ticks per second of the device clock the device runtime's
+  /// omp_get_wtime reads; 0: the backend does not know (the device
+  /// environment then says CLOCKS_PER_SEC, as the stock plugins do).
+  uint64_t ClockFrequency = 0;
+  /// Threads (waves, warps) the device runs at once, for the device
+  /// runtime; 0 if the backend does not say.
+  uint64_t HardwareParallelism = 0;
+  /// Bytes of device memory each image's device-side malloc allocates from,
+  /// where the device runtime asks the plugin for such a pool
+  /// (DeviceRuntimeABITy::takesDeviceMemoryPool); 0: none (the vendor's
+  /// malloc serves it, as on CUDA).
+  uint64_t DeviceHeapSize = 0;
 };
 
 /// How one piece of a copy was served (the counters' index).
@@ -106,6 +118,10 @@ public:
   Error deinit();
   /// Wait for all work on every stream of the device.
   Error drain();
+  /// Run the global destructors of the images loaded whose device runtime
+  /// leaves them to the plugin (DeviceRuntimeABITy::runsImageConstructors),
+  /// each once, the last image loaded first.
+  Error runImageDestructors();
 
   /// The plugin-local device number.
   int32_t getDeviceId() const { return DeviceId; }
@@ -190,7 +206,11 @@ public:
   /// The implicit first argument of a launch of a kernel configured as
   /// \p Config on \p Stream, where the device runtime takes one
   /// (DeviceRuntimeABITy::passesLaunchEnvironment): the sentinel when the
-  /// kernel needs no reduction buffer.
+  /// kernel needs no reduction buffer; otherwise device memory of this
+  /// launch alone holding a zeroed environment that points to a reduction
+  /// buffer of ReductionDataSize x ReductionBufferLength bytes, uploaded on
+  /// \p Stream without waiting for it. Both are freed once the stream is
+  /// complete, by whoever synchronises it (StreamTy::releaseWhenComplete).
   Expected<void *> prepareLaunchEnvironment(const KernelConfigTy &Config,
                                             StreamTy &Stream);
 
@@ -362,8 +382,34 @@ private:
   /// freeImpl of memory from allocateMemory, with the kind it was
   /// allocated as; refused for memory it did not hand out.
   Error freeMemory(void *Ptr);
+  /// Run \p Image's global constructors, where the device runtime leaves
+  /// them to the plugin, and note whether it has destructors
+  /// (ImageConstructors.cpp).
+  Error runImageConstructors(DeviceImageTy &Image);
+  /// Launch \p Call, \p Image's constructor (\p Init) or destructor
+  /// kernel, and wait for it, handing it its array of functions first
+  /// where it takes one (buildInitFiniArray).
+  Error runInitFiniKernel(DeviceImageTy &Image, const InitFiniCallTy &Call,
+                          bool Init);
+  /// A device array of the addresses in \p Call's function globals,
+  /// written to \p Image's __init_array_start/end (\p Init) or
+  /// __fini_array_start/end; null when there are none. The caller frees it.
+  Expected<void *> buildInitFiniArray(DeviceImageTy &Image,
+                                      const InitFiniCallTy &Call, bool Init);
+  /// Device memory of one launch's environment (LaunchEnvironment.cpp).
+  struct LaunchMemoryTy;
+  /// \p Size bytes of device memory for a launch environment.
+  Expected<void *> allocateLaunchMemory(size_t Size);
+  /// Free memory of allocateLaunchMemory.
+  Error freeLaunchMemory(void *Ptr);
+  /// The stream's release of a LaunchMemoryTy (\p Launch): frees its
+  /// memory and itself.
+  static Error releaseLaunchMemory(void *Launch);
   /// Write the device runtime's environment into \p Image, if it has one.
   Error writeDeviceEnvironment(DeviceImageTy &Image);
+  /// Give \p Image's device-side malloc its pool of Limits.DeviceHeapSize
+  /// bytes, where the device runtime takes one and the image has it.
+  Error setUpDeviceMemoryPool(DeviceImageTy &Image);
 
   /// Host -> device copy policy (pinned map, staging) behind dataSubmit.
   Error submitHostToDevice(void *TgtPtr, const void *HstPtr, size_t Size,
@@ -386,7 +432,13 @@ private:
 
   /// Copy an unlocked host range to the device (staged or locked).
   Error submitUnlocked(char *TgtPtr, const char *HstPtr, size_t Size,
-                       StreamTy &Stream);
+                       StreamTy &Stream) {
+    return submitUnlockedBy(Policy.route(/*Locked=*/false, Size), TgtPtr,
+                            HstPtr, Size, Stream);
+  }
+  /// submitUnlocked by \p Route.
+  Error submitUnlockedBy(CopyRouteTy Route, char *TgtPtr, const char *HstPtr,
+                         size_t Size, StreamTy &Stream);
   /// Copy device memory to an unlocked host range.
   Error retrieveUnlocked(char *HstPtr, const char *TgtPtr, size_t Size,
                          StreamTy &Stream);

@@ -11,9 +11,20 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace offloadio {
+
+/// A kernel that runs an image's global constructors or destructors.
+struct InitFiniCallTy {
+  std::string Kernel; ///< Its name.
+  /// Whether the plugin hands it the array of functions to call (NVPTX).
+  bool BuildsArray = false;
+  /// The image's globals holding those functions, by priority.
+  std::vector<std::string> Functions;
+};
 
 /// One image loaded on one device. Backends derive to hold their handle
 /// (dlopen handle, CUmodule, HSA executable).
@@ -45,6 +56,14 @@ public:
   std::vector<__tgt_offload_entry> Entries;
   /// What load_binary returns; points into Entries.
   __tgt_target_table Table = {nullptr, nullptr};
+  /// The device memory of the image's device-side malloc, or null; the
+  /// device frees it when it lets go of its images.
+  void *DeviceMemoryPool = nullptr;
+  /// How to run the image's global destructors, noted when it was loaded
+  /// (the image's bytes are the program's, which may unregister them before
+  /// the device goes down); empty when it has none or they ran
+  /// (GenericDeviceTy::runImageDestructors).
+  std::optional<InitFiniCallTy> PendingDestructors;
 
 private:
   int32_t ImageId;

@@ -42,6 +42,24 @@ public:
   virtual llvm::SmallVector<char, 48>
   encodeDeviceEnvironment(const DeviceEnvironmentTy &Env) const = 0;
 
+  /// Whether the device runtime's malloc carves its memory from a pool the
+  /// plugin gives each image (libomptarget 18: the AMDGPU device runtime's
+  /// DeviceMemoryPoolSymbol).
+  virtual bool takesDeviceMemoryPool() const { return false; }
+  /// The bytes of the image global DeviceMemoryPoolSymbol for a pool of
+  /// \p Size bytes at \p Ptr.
+  virtual llvm::SmallVector<char, 32> encodeDeviceMemoryPool(void *Ptr,
+                                                            uint64_t Size) const;
+  /// The bytes of the image global DeviceMemoryPoolTrackerSymbol before the
+  /// first allocation.
+  virtual llvm::SmallVector<char, 32> encodeDeviceMemoryPoolTracker() const;
+
+  /// Whether the plugin runs each GPU image's global constructors after
+  /// loading it and its destructors at teardown, through the kernels the
+  /// compiler's lowering of them adds (libomptarget 18; before, they were
+  /// entries libomptarget launched).
+  virtual bool runsImageConstructors() const { return false; }
+
   /// Whether kernels take a pointer to their launch environment as an
   /// implicit first argument (libomptarget 18; not the global constructor
   /// and destructor kernels).
@@ -54,6 +72,14 @@ public:
   /// The launch-geometry rules of this version.
   virtual GeometryRulesTy getGeometryRules() const = 0;
 };
+
+/// The image global of the device runtime's malloc pool (libomptarget 18).
+inline constexpr const char *DeviceMemoryPoolSymbol =
+    "__omp_rtl_device_memory_pool";
+/// The image global that counts the pool's allocations; an image without it
+/// gets no pool, as with the stock plugin.
+inline constexpr const char *DeviceMemoryPoolTrackerSymbol =
+    "__omp_rtl_device_memory_pool_tracker";
 
 /// The conventions of libomptarget \p Version (16, 17 or 18); null for
 /// another version.

@@ -13,6 +13,8 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace offloadio {
 
@@ -27,6 +29,15 @@ readImageGlobal(llvm::StringRef Image, llvm::StringRef Name);
 /// (a cubin lists the driver functions it calls, such as vprintf, as
 /// undefined symbols). False for anything that is not ELF.
 bool imageHasSymbol(llvm::StringRef Image, llvm::StringRef Name);
+
+/// The names of \p Image's defined symbols that start with \p Prefix, in
+/// symbol-table order. Empty for anything that is not ELF.
+std::vector<std::string> imageSymbolsWithPrefix(llvm::StringRef Image,
+                                                llvm::StringRef Prefix);
+
+/// The ELF machine (e_machine) of \p Image; nothing when it is not 64-bit
+/// little-endian ELF.
+std::optional<uint16_t> imageMachine(llvm::StringRef Image);
 
 } // namespace offloadio
 

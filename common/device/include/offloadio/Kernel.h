@@ -52,6 +52,11 @@ public:
   Error launch(GenericDeviceTy &Device, void **TgtArgs, ptrdiff_t *TgtOffsets,
                const KernelArgsTy &KernelArgs, StreamTy &Stream);
 
+  /// Enqueue the kernel on one thread of one team, without arguments or a
+  /// launch environment: the kernels that run an image's global
+  /// constructors and destructors.
+  Error launchAlone(GenericDeviceTy &Device, StreamTy &Stream);
+
   /// Pick teams and threads from the clauses, the trip count, the execution
   /// mode, and the kernel's and the device's limits (computeLaunchDims).
   LaunchDimsTy computeLaunchDims(const GenericDeviceTy &Device,

@@ -137,9 +137,10 @@ public:
   /// a private account until init() joins the process's.
   PinnedBudgetTy &getPinnedBudget() { return *PinnedBudget; }
 
-  /// Wait for every device's pending work (deinit_plugin). The plugin
-  /// stays usable afterwards: libomptarget calls deinit_plugin once per
-  /// unregistered library and may use the plugin again.
+  /// Wait for every device's pending work (deinit_plugin; at exit under
+  /// libomptarget 18, after running the images' global destructors). The
+  /// plugin stays usable afterwards: libomptarget calls deinit_plugin once
+  /// per unregistered library and may use the plugin again.
   Error flush();
 
 protected:
