@@ -37,27 +37,31 @@ build=${OFFLOADIO_BUILD_DIR:-$root/build}
 lit=$(sed -n 's/^OFFLOADIO_LIT:FILEPATH=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
 [[ -n $lit ]] || lit=/usr/lib/llvm-16/build/utils/lit/lit.py
 llvm_version=$(sed -n 's|.*/llvm-\([0-9]*\)/.*|\1|p' <<<"$lit")
+# The architectures every supported LLVM builds, with what they are.
+gcn_cdna=(
+  gfx900  # GCN 5, Vega 10: Instinct MI25, Radeon RX Vega 56/64
+  gfx902  # GCN 5, Raven Ridge APUs
+  gfx906  # GCN 5, Vega 20: Instinct MI50/MI60, Radeon VII
+  gfx908  # CDNA 1: Instinct MI100
+  gfx90a  # CDNA 2: Instinct MI210/MI250/MI250X
+  gfx90c  # GCN 5, Renoir/Lucienne/Cezanne APUs
+  gfx940  # CDNA 3: the first MI300 ISA
+)
+rdna1_2=(
+  gfx1010 # RDNA 1, Navi 10: Radeon RX 5700
+  gfx1030 # RDNA 2, Navi 21: Radeon RX 6800/6900, Radeon Pro W6800, V620
+  gfx1031 # RDNA 2, Navi 22: Radeon RX 6700
+  gfx1032 # RDNA 2, Navi 23: Radeon RX 6600
+  gfx1033 # RDNA 2, Van Gogh APU
+  gfx1034 # RDNA 2, Navi 24: Radeon RX 6500/6400
+  gfx1035 # RDNA 2, Rembrandt APUs
+  gfx1036 # RDNA 2, Raphael (Ryzen 7000 graphics)
+)
 case ${llvm_version:-16} in
 16)
   # Built: LLVM 16 has a device runtime for each (libomptarget.devicertl.a)
   # and rocm-device-libs 5.2.3 its oclc_isa_version_*.bc.
-  archs=(
-    gfx900  # GCN 5, Vega 10: Instinct MI25, Radeon RX Vega 56/64
-    gfx902  # GCN 5, Raven Ridge APUs
-    gfx906  # GCN 5, Vega 20: Instinct MI50/MI60, Radeon VII
-    gfx908  # CDNA 1: Instinct MI100
-    gfx90a  # CDNA 2: Instinct MI210/MI250/MI250X
-    gfx90c  # GCN 5, Renoir/Lucienne/Cezanne APUs
-    gfx940  # CDNA 3: the first MI300 ISA
-    gfx1010 # RDNA 1, Navi 10: Radeon RX 5700
-    gfx1030 # RDNA 2, Navi 21: Radeon RX 6800/6900, Radeon Pro W6800, V620
-    gfx1031 # RDNA 2, Navi 22: Radeon RX 6700
-    gfx1032 # RDNA 2, Navi 23: Radeon RX 6600
-    gfx1033 # RDNA 2, Van Gogh APU
-    gfx1034 # RDNA 2, Navi 24: Radeon RX 6500/6400
-    gfx1035 # RDNA 2, Rembrandt APUs
-    gfx1036 # RDNA 2, Raphael (Ryzen 7000 graphics)
-  )
+  archs=("${gcn_cdna[@]}" "${rdna1_2[@]}")
   # Not built, and why (each checked with clang-16 on bookworm). Older
   # families (gfx6 to gfx8, GCN 1 to 4) are outside this check.
   not_built=(
@@ -74,23 +78,10 @@ case ${llvm_version:-16} in
   # gfx942), and trixie's rocm-device-libs-17
   # (/usr/lib/llvm-17/lib/clang/17/amdgcn/bitcode) its oclc_isa_version_*.bc.
   archs=(
-    gfx900  # GCN 5, Vega 10: Instinct MI25, Radeon RX Vega 56/64
-    gfx902  # GCN 5, Raven Ridge APUs
-    gfx906  # GCN 5, Vega 20: Instinct MI50/MI60, Radeon VII
-    gfx908  # CDNA 1: Instinct MI100
-    gfx90a  # CDNA 2: Instinct MI210/MI250/MI250X
-    gfx90c  # GCN 5, Renoir/Lucienne/Cezanne APUs
-    gfx940  # CDNA 3: the first MI300 ISA
+    "${gcn_cdna[@]}"
     gfx941  # CDNA 3: an MI300X pre-production ISA
     gfx942  # CDNA 3: Instinct MI300A/MI300X, MI325X
-    gfx1010 # RDNA 1, Navi 10: Radeon RX 5700
-    gfx1030 # RDNA 2, Navi 21: Radeon RX 6800/6900, Radeon Pro W6800, V620
-    gfx1031 # RDNA 2, Navi 22: Radeon RX 6700
-    gfx1032 # RDNA 2, Navi 23: Radeon RX 6600
-    gfx1033 # RDNA 2, Van Gogh APU
-    gfx1034 # RDNA 2, Navi 24: Radeon RX 6500/6400
-    gfx1035 # RDNA 2, Rembrandt APUs
-    gfx1036 # RDNA 2, Raphael (Ryzen 7000 graphics)
+    "${rdna1_2[@]}"
     gfx1100 # RDNA 3, Navi 31: Radeon RX 7900, Radeon Pro W7900
     gfx1101 # RDNA 3, Navi 32: Radeon RX 7800/7700
     gfx1102 # RDNA 3, Navi 33: Radeon RX 7600
