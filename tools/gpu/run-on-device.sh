@@ -38,6 +38,7 @@ if [[ $steps == *lit* ]]; then
       -e 's|@CMAKE_LIBRARY_OUTPUT_DIRECTORY@|/opt/offload-io/lib|' \
       -e 's|@LLVM_TOOLS_BINARY_DIR@|/opt/llvm16/bin|' -e 's|@LLVM_LIBRARY_DIR@|/opt/llvm16/lib|' \
       -e 's|@OFFLOADIO_CLANG@|/opt/llvm16/bin/clang-16|' \
+      -e 's|@OFFLOADIO_LLVM_ABI@|16|' -e 's|@OFFLOADIO_PLUGIN_FILE_SUFFIX@|.nextgen|' \
       -e 's|@[A-Z_]*@||g' \
       test/lit.site.cfg.py.in > /tmp/lit/test/lit.site.cfg.py
   echo "== lit nvptx64-nvidia-cuda"
