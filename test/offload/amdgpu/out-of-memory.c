@@ -52,9 +52,9 @@ int main(int argc, char **argv) {
   unsigned char *dbuf = omp_target_alloc(SIZE, 0);
   OT_EXPECT(dbuf != NULL, "a small allocation still works");
 
-  // Pinned host memory: hold all but about 0.4 MiB of the pool, less than
-  // one bounce buffer or ring chunk (1 MiB) but room for what the plugin
-  // itself pins (kernel arguments, signals).
+  // Pinned host memory: hold all but about 0.4 MiB of the pool, less than a
+  // bounce buffer (1 MiB) or this transfer's ring chunk (its 0.5 MiB), but
+  // room for what the plugin itself pins (kernel arguments, signals).
   void *held = NULL;
   for (size_t mb = 8; mb > 0 && !held; --mb)
     held = llvm_omp_target_alloc_host((mb << 20) - (384 << 10), 0);
