@@ -72,10 +72,10 @@ int ompx_io_test(ompx_io_request_t request);
  *  request: from the moment ompx_io_wait starts, the handle is no longer in
  *  flight, and a second ompx_io_wait or ompx_io_test on it (or on any handle
  *  no submission returned) fails with -1 and errno EINVAL, touching nothing;
- *  with OMPX_IO_INFO or LIBOMPTARGET_INFO set, a line on stderr says so.
+ *  with OMPX_IO_INFO or OFFLOADIO_INFO set, a line on stderr says so.
  *  Requests never waited for are finished and released when the program
  *  exits: exit waits for their transfers to complete and discards their
- *  results (with OMPX_IO_INFO or LIBOMPTARGET_INFO set, a line on stderr
+ *  results (with OMPX_IO_INFO or OFFLOADIO_INFO set, a line on stderr
  *  counts them). */
 ssize_t ompx_io_wait(ompx_io_request_t request);
 

@@ -28,7 +28,7 @@ bool ompxio::infoEnabled() {
   // reads it first.
   using namespace offloadio;
   return readBoolSetting<SettingId::IOInfo>() ||
-         readInfoMaskSetting<SettingId::Info>() != 0;
+         readInfoMaskSetting<SettingId::OwnInfo>() != 0;
 }
 
 namespace {

@@ -52,7 +52,7 @@ private:
 /// The prefix of the library's stderr lines: "ompx-io[<pid>]".
 std::string linePrefix();
 
-/// Whether OMPX_IO_INFO or LIBOMPTARGET_INFO asks for diagnostics, read
+/// Whether OMPX_IO_INFO or OFFLOADIO_INFO asks for diagnostics, read
 /// with the plugins' own readers (offloadio/Envar.h), so that an invalid
 /// value is refused, with a warning, as the plugins refuse it. Read at each
 /// use: only misuse and exit paths print.

@@ -2,7 +2,8 @@
 //
 // The prefixes of offload-io's messages (MessagePrefix.h): one form for the
 // plugins' lines, with or without a plugin and a device, the same source
-// without the process tag for kept messages, and libompx_io's form.
+// without the process tag for kept messages, libompx_io's form, and the
+// stock plugins' form of the lines that mirror theirs.
 #include "offloadio/MessagePrefix.h"
 
 #include "gtest/gtest.h"
@@ -30,6 +31,13 @@ TEST(MessagePrefixTest, PluginLinesNameThePluginTheProcessAndTheDevice) {
 TEST(MessagePrefixTest, KeptMessagesNameTheSourceWithoutTheProcess) {
   EXPECT_EQ(pluginMessageSource("x86_64"), "offload-io(x86_64)");
   EXPECT_EQ(pluginMessageSource("cuda", 3), "offload-io(cuda) device 3");
+}
+
+TEST(MessagePrefixTest, LinesOfTheStockPluginsKeepTheStockPrefix) {
+  // LLVM's TARGET_NAME is the string literal "PluginInterface", quotes
+  // included, and the device its plugin-local number; no process tag.
+  EXPECT_EQ(stockInfoLinePrefix(0), "\"PluginInterface\" device 0 info: ");
+  EXPECT_EQ(stockInfoLinePrefix(3), "\"PluginInterface\" device 3 info: ");
 }
 
 TEST(MessagePrefixTest, TheLibraryHasItsOwnName) {

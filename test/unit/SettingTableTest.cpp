@@ -3,7 +3,7 @@
 // The table of every setting (Settings.def) and its readers: the table is
 // sound, the framework's readers read every setting of its layers through
 // it, the LLVM-free parseInt agrees with llvm::StringRef::getAsInteger, and
-// libompx_io's reader of OMPX_IO_INFO and LIBOMPTARGET_INFO agrees with the
+// libompx_io's reader of OMPX_IO_INFO and OFFLOADIO_INFO agrees with the
 // plugins' on every value, bad ones included.
 #include "offloadio/SettingTable.h"
 #include "Diagnostics.h"
@@ -203,15 +203,16 @@ TEST(SettingTableTest, ParseIntAgreesWithGetAsInteger) {
   }
 }
 
-/// What the plugins make of OMPX_IO_INFO and LIBOMPTARGET_INFO: whether
-/// either asks for info lines.
+/// What the plugins make of OMPX_IO_INFO and OFFLOADIO_INFO: whether
+/// either asks for their own info lines.
 bool pluginsInfo() {
-  return IOConfigTy::fromEnv().Info || PluginSettingsTy::fromEnv().InfoFlags;
+  return IOConfigTy::fromEnv().Info ||
+         PluginSettingsTy::fromEnv().OwnInfoFlags;
 }
 
 TEST(SettingTableTest, LibraryInfoReaderAgreesWithThePlugins) {
   const char *IOInfo = settingDecl(SettingId::IOInfo).Name;
-  const char *Info = settingDecl(SettingId::Info).Name;
+  const char *Info = settingDecl(SettingId::OwnInfo).Name;
   const char *IOValues[] = {nullptr, "1",  "on", "YES",     " true ", "0",
                             "off",   "no", "2",  "verbose", "",       "x"};
   const char *InfoValues[] = {nullptr, "0",     "1", "0x10", "-1",
@@ -230,7 +231,7 @@ TEST(SettingTableTest, LibraryInfoReaderAgreesWithThePlugins) {
           ScopedEnvTy::captured([] { return ompxio::infoEnabled(); }, Stderr);
       EXPECT_EQ(Library, Plugins)
           << "OMPX_IO_INFO=" << (IO ? IO : "(unset)")
-          << " LIBOMPTARGET_INFO=" << (Lib ? Lib : "(unset)");
+          << " OFFLOADIO_INFO=" << (Lib ? Lib : "(unset)");
     }
   }
   // The values the library's own parser took as on before.
@@ -244,7 +245,13 @@ TEST(SettingTableTest, LibraryInfoReaderAgreesWithThePlugins) {
   ScopedEnvTy::set(Info, "10abc");
   EXPECT_FALSE(
       ScopedEnvTy::captured([] { return ompxio::infoEnabled(); }, Stderr));
-  EXPECT_TRUE(contains(Stderr, "ignoring LIBOMPTARGET_INFO='10abc'"));
+  EXPECT_TRUE(contains(Stderr, "ignoring OFFLOADIO_INFO='10abc'"));
+  // LIBOMPTARGET_INFO is the stock lines' alone: it turns on none of ours.
+  AllSettingsUnsetTy None;
+  ScopedEnvTy::set(settingDecl(SettingId::Info).Name, "-1");
+  EXPECT_FALSE(
+      ScopedEnvTy::captured([] { return ompxio::infoEnabled(); }, Stderr));
+  EXPECT_FALSE(ScopedEnvTy::captured([] { return pluginsInfo(); }, Stderr));
 }
 
 } // namespace

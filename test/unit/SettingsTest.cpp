@@ -17,7 +17,8 @@ namespace {
 /// Every variable PluginSettingsTy reads, unset for one test.
 std::unique_ptr<test::ScopedEnvTy> pluginEnv() {
   return std::make_unique<test::ScopedEnvTy>(std::initializer_list<const char *>{
-      "LIBOMPTARGET_INFO", "OFFLOADIO_PROFILE", "OFFLOADIO_COPY_THREADS",
+      "LIBOMPTARGET_INFO", "OFFLOADIO_INFO", "OFFLOADIO_PROFILE",
+      "OFFLOADIO_COPY_THREADS",
       "LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "OFFLOADIO_PINNED_MAX"});
 }
 
@@ -37,6 +38,7 @@ TEST(SettingsTest, PluginDefaults) {
   auto Env = pluginEnv();
   PluginSettingsTy S = PluginSettingsTy::fromEnv();
   EXPECT_EQ(S.InfoFlags, 0u);
+  EXPECT_EQ(S.OwnInfoFlags, 0u);
   EXPECT_FALSE(S.Profile);
   EXPECT_LE(S.CopyThreads, 4u);
   EXPECT_EQ(S.MappedLocks, MappedLockPolicyTy::Off);
@@ -47,32 +49,39 @@ TEST(SettingsTest, PluginDefaults) {
 TEST(SettingsTest, PluginValuesAreTaken) {
   auto Env = pluginEnv();
   test::ScopedEnvTy::set("LIBOMPTARGET_INFO", "0x30");
+  test::ScopedEnvTy::set("OFFLOADIO_INFO", "32");
   test::ScopedEnvTy::set("OFFLOADIO_PROFILE", "yes");
   test::ScopedEnvTy::set("OFFLOADIO_COPY_THREADS", "7");
   test::ScopedEnvTy::set("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "mandatory");
   test::ScopedEnvTy::set("OFFLOADIO_PINNED_MAX", "64M");
   PluginSettingsTy S = PluginSettingsTy::fromEnv();
   EXPECT_EQ(S.InfoFlags, 0x30u);
+  EXPECT_EQ(S.OwnInfoFlags, 0x20u);
   EXPECT_TRUE(S.Profile);
   EXPECT_EQ(S.CopyThreads, 7u);
   EXPECT_EQ(S.MappedLocks, MappedLockPolicyTy::Mandatory);
   EXPECT_EQ(S.PinnedMax, 64u << 20);
   test::ScopedEnvTy::set("LIBOMPTARGET_INFO", "-1");
+  unsetenv("OFFLOADIO_INFO");
   test::ScopedEnvTy::set("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "1");
   S = PluginSettingsTy::fromEnv();
   EXPECT_EQ(S.InfoFlags, ~0u);
+  // Each mask is its own variable's.
+  EXPECT_EQ(S.OwnInfoFlags, 0u);
   EXPECT_EQ(S.MappedLocks, MappedLockPolicyTy::On);
 }
 
 TEST(SettingsTest, PluginInvalidValuesGiveTheDefaults) {
   auto Env = pluginEnv();
   test::ScopedEnvTy::set("LIBOMPTARGET_INFO", "lots");
+  test::ScopedEnvTy::set("OFFLOADIO_INFO", "some");
   test::ScopedEnvTy::set("OFFLOADIO_PROFILE", "maybe");
   test::ScopedEnvTy::set("OFFLOADIO_COPY_THREADS", "100000");
   test::ScopedEnvTy::set("LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS", "sometimes");
   test::ScopedEnvTy::set("OFFLOADIO_PINNED_MAX", "1K"); // below the 1 MiB floor
   PluginSettingsTy S = PluginSettingsTy::fromEnv();
   EXPECT_EQ(S.InfoFlags, 0u);
+  EXPECT_EQ(S.OwnInfoFlags, 0u);
   EXPECT_FALSE(S.Profile);
   EXPECT_LE(S.CopyThreads, 4u);
   EXPECT_EQ(S.MappedLocks, MappedLockPolicyTy::Off);

@@ -44,6 +44,7 @@ PluginSettingsTy PluginSettingsTy::fromEnv() {
 PluginSettingsTy PluginSettingsTy::fromEnv(const ProcessShareTy &Share) {
   PluginSettingsTy S;
   S.InfoFlags = readInfoMaskSetting<SettingId::Info>();
+  S.OwnInfoFlags = readInfoMaskSetting<SettingId::OwnInfo>();
   S.Profile = readBoolSetting<SettingId::Profile>();
   S.CopyThreads = unsigned(readIntSetting<SettingId::CopyThreads>(
       {defaultCopyThreads(Share), std::nullopt, std::nullopt}));

@@ -40,7 +40,7 @@ int32_t offloadio::reportEntryPoint(Error Err, int32_t DeviceId,
     return OFFLOAD_SUCCESS;
   ErrorDetailsTy Details = takeErrorDetails(std::move(Err));
   // A lock refused for overlapping a locked region is an answer (NULL to
-  // the program), not a malfunction: it is explained under LIBOMPTARGET_INFO.
+  // the program), not a malfunction: it is explained under OFFLOADIO_INFO.
   if (Details.Code == ErrorCode::Overlap)
     thePlugin().getInfo().print(~0u, DeviceId, "{0} refused: {1}", EntryPoint,
                                 Details.Message);
@@ -226,7 +226,7 @@ OFFLOADIO_API int32_t __tgt_rtl_destroy_event(int32_t DeviceId, void *Event) {
 }
 
 OFFLOADIO_API void __tgt_rtl_set_info_flag(uint32_t Flags) {
-  thePlugin().getInfo().setFlags(Flags);
+  thePlugin().getInfo().setStockFlags(Flags);
 }
 
 OFFLOADIO_API void __tgt_rtl_print_device_info(int32_t DeviceId) {

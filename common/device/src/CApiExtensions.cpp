@@ -55,7 +55,7 @@ void keepExtensionError(int32_t DeviceId, const std::string &Message) {
 }
 
 /// Turn \p Err into an errno value and keep its message for
-/// ompx_io_last_error; it is printed under LIBOMPTARGET_INFO, except that
+/// ompx_io_last_error; it is printed under OFFLOADIO_INFO, except that
 /// use after fork is always printed: errno alone (ENODEV) cannot tell the
 /// program that fork() is the reason.
 int32_t errnoReport(Error Err, int32_t DeviceId) {

@@ -13,11 +13,11 @@ using namespace offloadio;
 const char *offloadio::execModeName(ExecModeTy Mode) {
   switch (Mode) {
   case ExecModeTy::Generic:
-    return "generic";
+    return "Generic";
   case ExecModeTy::SPMD:
     return "SPMD";
   case ExecModeTy::GenericSPMD:
-    return "generic-SPMD";
+    return "Generic-SPMD";
   }
   return "unknown";
 }
@@ -58,7 +58,17 @@ Error GenericKernelTy::launch(GenericDeviceTy &Device, void **TgtArgs,
   for (uint32_t I = 0; I < KernelArgs.NumArgs; ++I)
     Args[Implicit + I] = static_cast<char *>(TgtArgs[I]) + TgtOffsets[I];
   LaunchDimsTy Dims = computeLaunchDims(Device, KernelArgs);
-  Device.getServices().Info.print(
+  // The stock plugins' line, word for word: programs and LLVM's tests
+  // check it. The geometry is the one the stock plugin would launch (for
+  // the host plugin: would report), the mode the kernel's.
+  const InfoTy &Info = Device.getServices().Info;
+  Info.printStock(InfoPluginKernel, Device.getDeviceId(),
+                  "Launching kernel {0} with {1} blocks and {2} threads in {3} "
+                  "mode",
+                  Name, Dims.NumTeams, Dims.NumThreads,
+                  execModeName(Config.ExecMode));
+  // Ours adds the argument count, implicit ones included.
+  Info.print(
       InfoPluginKernel, Device.getDeviceId(),
       "launch kernel {0} with {1} args, {2} teams x {3} threads in {4} mode",
       Name, NumArgs, Dims.NumTeams, Dims.NumThreads,

@@ -9,7 +9,8 @@ using namespace offloadio;
 
 GenericPluginTy::GenericPluginTy(std::string Name)
     : Settings(PluginSettingsTy::fromEnv()),
-      Info(std::move(Name), Settings.InfoFlags), Profile(Settings.Profile),
+      Info(std::move(Name), Settings.InfoFlags, Settings.OwnInfoFlags),
+      Profile(Settings.Profile),
       PinnedBudget(std::make_unique<PinnedBudgetTy>(Settings.PinnedMax)),
       CopyThreads(Settings.CopyThreads),
       RuntimeABI(findDeviceRuntimeABI(builtLibomptargetVersion())) {}

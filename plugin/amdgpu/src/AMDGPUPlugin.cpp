@@ -105,7 +105,7 @@ private:
 
 Expected<int32_t> AMDGPUPluginTy::initImpl() {
   // No runtime, or a runtime without GPUs: zero devices, quietly, so that
-  // libomptarget moves on. LIBOMPTARGET_INFO says why.
+  // libomptarget moves on. OFFLOADIO_INFO says why.
   auto Api = HSAApiTy::load();
   if (!Api) {
     getInfo().print(~0u, -1, "no devices: {0}",

@@ -117,7 +117,7 @@ private:
   /// \p SavedErrno.
   Error ioError(const char *Call, ssize_t Ret, int SavedErrno, size_t Count,
                 off_t Offset);
-  /// Print \p Msg when LIBOMPTARGET_INFO asks, else through the engine's
+  /// Print \p Msg when OFFLOADIO_INFO asks, else through the engine's
   /// \p Log (OMPX_IO_INFO).
   void note(const std::string &Msg, const IOLogTy &Log) const;
 

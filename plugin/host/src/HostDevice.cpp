@@ -50,6 +50,11 @@ HostDeviceTy::constructKernelImpl(DeviceImageTy &Image, llvm::StringRef Name) {
   auto Config = readKernelConfig(Image, Name);
   if (!Config)
     return Config.takeError();
+  // Host images record no mode. The stock x86_64 plugin of every version
+  // calls each kernel Generic, and so does its launch line; within this
+  // device's one team of one thread the mode changes no geometry, and
+  // under libomptarget 18 a bare kernel's clauses are taken in any mode.
+  Config->ExecMode = ExecModeTy::Generic;
   return std::make_unique<HostKernelTy>(Image, Name.str(), *Fn, *Config);
 }
 

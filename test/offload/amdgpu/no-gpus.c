@@ -1,12 +1,12 @@
 // Without GPU agents the amdgpu plugin loads, reports zero devices and says
-// nothing unless LIBOMPTARGET_INFO asks; libomptarget then moves on and the
+// nothing unless OFFLOADIO_INFO asks; libomptarget then moves on and the
 // target region runs on the host.  (libomptarget also tries the stock
 // libomptarget.rtl.amdgpu.so next, so the "only our plugin" check is off.)
 //
 // REQUIRES: hsa-emulation
 // RUN: %libomptarget-compile-generic
 // RUN: env -u OFFLOADIO_EXPECT_PLUGIN HSA_EMU_NUM_GPUS=0 %libomptarget-run-generic 2>&1 | %fcheck-generic
-// RUN: env -u OFFLOADIO_EXPECT_PLUGIN HSA_EMU_NUM_GPUS=0 LIBOMPTARGET_INFO=1 %libomptarget-run-generic 2>&1 | %fcheck-generic --check-prefix=INFO
+// RUN: env -u OFFLOADIO_EXPECT_PLUGIN HSA_EMU_NUM_GPUS=0 OFFLOADIO_INFO=1 %libomptarget-run-generic 2>&1 | %fcheck-generic --check-prefix=INFO
 // LLVM 16's own amdgpu plugin also finds no device and the region runs on
 // the host (test/hsa-emu/README.md, "The stock plugin on the emulation").
 // RUN: env -u OFFLOADIO_EXPECT_PLUGIN HSA_EMU_NUM_GPUS=0 %run-stock-generic 2>&1 | %fcheck-generic

@@ -12,7 +12,7 @@
 // RUN: %libomptarget-compile-generic
 // RUN: env HSA_EMU_GPU_MEMORY=64M HSA_EMU_HOST_MEMORY=8M \
 // RUN:   OFFLOADIO_STAGING_BUFFER_SIZE=1M OMPX_IO_PATH=staged \
-// RUN:   OMPX_IO_CHUNK_SIZE=1M OMPX_IO_THREADS=1 LIBOMPTARGET_INFO=1 \
+// RUN:   OMPX_IO_CHUNK_SIZE=1M OMPX_IO_THREADS=1 OFFLOADIO_INFO=1 \
 // RUN:   %libomptarget-run-generic %t.dat 2>&1 | %fcheck-generic
 
 #include <errno.h>

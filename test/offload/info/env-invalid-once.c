@@ -4,12 +4,13 @@
 //
 // RUN: %libomptarget-compile-generic
 // RUN: env OFFLOADIO_COPY_THREADS=abc LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS=sometimes \
-// RUN:   OFFLOADIO_PROFILE=maybe LIBOMPTARGET_INFO=1x \
+// RUN:   OFFLOADIO_PROFILE=maybe LIBOMPTARGET_INFO=1x OFFLOADIO_INFO=2y \
 // RUN:   %libomptarget-run-generic 2>%t.err | %fcheck-generic
 // RUN: FileCheck --check-prefix=COPY %s < %t.err
 // RUN: FileCheck --check-prefix=LOCK %s < %t.err
 // RUN: FileCheck --check-prefix=PROFILE %s < %t.err
 // RUN: FileCheck --check-prefix=INFO %s < %t.err
+// RUN: FileCheck --check-prefix=OWN-INFO %s < %t.err
 
 #include <omp.h>
 #include <stdio.h>
@@ -39,3 +40,7 @@ int main(void) {
 // INFO-NOT: ignoring LIBOMPTARGET_INFO
 // INFO: offload-io[{{[0-9]+}}]: warning: ignoring LIBOMPTARGET_INFO='1x'
 // INFO-NOT: ignoring LIBOMPTARGET_INFO
+
+// OWN-INFO-NOT: OFFLOADIO_INFO
+// OWN-INFO: offload-io[{{[0-9]+}}]: warning: ignoring OFFLOADIO_INFO='2y'
+// OWN-INFO-NOT: OFFLOADIO_INFO

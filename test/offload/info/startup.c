@@ -1,21 +1,25 @@
-// With any nonzero LIBOMPTARGET_INFO the offload-io plugin announces itself
+// With any nonzero OFFLOADIO_INFO the offload-io plugin announces itself
 // at start-up with "offload-io(<plugin>): <N> devices"; N matches what the
-// program sees.  Without LIBOMPTARGET_INFO (or with 0) the plugin is quiet.
+// program sees.  Without OFFLOADIO_INFO (or with 0) the plugin prints none
+// of its own lines, whatever LIBOMPTARGET_INFO (the stock plugins' lines)
+// says.
 //
 // RUN: %libomptarget-compile-generic
-// RUN: env LIBOMPTARGET_INFO=1 %libomptarget-run-generic 2>&1 \
+// RUN: env OFFLOADIO_INFO=1 %libomptarget-run-generic 2>&1 \
 // RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
-// RUN: env LIBOMPTARGET_INFO=0x20 %libomptarget-run-generic 2>&1 \
+// RUN: env OFFLOADIO_INFO=0x20 %libomptarget-run-generic 2>&1 \
 // RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
+// RUN: env OFFLOADIO_INFO=-1 %libomptarget-run-generic 2>&1 \
+// RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
+// RUN: env OFFLOADIO_INFO=0 %libomptarget-run-generic 2>&1 \
+// RUN:   | %fcheck-generic --check-prefix=QUIET
+// RUN: env -u OFFLOADIO_INFO %libomptarget-run-generic 2>&1 \
+// RUN:   | %fcheck-generic --check-prefix=QUIET
 // With every info bit set, libomptarget 16 takes two of its own mutexes in
 // both orders, which ThreadSanitizer reports as a lock-order inversion; that
 // run is left out of the TSan build.
-// RUN: %if !thread-sanitizer %{ env LIBOMPTARGET_INFO=-1 \
-// RUN:   %libomptarget-run-generic 2>&1 | %fcheck-generic -DPLUGIN=%plugin-name %}
-// RUN: env LIBOMPTARGET_INFO=0 %libomptarget-run-generic 2>&1 \
-// RUN:   | %fcheck-generic --check-prefix=QUIET
-// RUN: env -u LIBOMPTARGET_INFO %libomptarget-run-generic 2>&1 \
-// RUN:   | %fcheck-generic --check-prefix=QUIET
+// RUN: %if !thread-sanitizer %{ env -u OFFLOADIO_INFO LIBOMPTARGET_INFO=-1 \
+// RUN:   %libomptarget-run-generic 2>&1 | %fcheck-generic --check-prefix=QUIET %}
 
 #include <omp.h>
 #include <stdio.h>

@@ -1,10 +1,15 @@
-// LIBOMPTARGET_INFO=0x20 (data transfer info): the offload-io plugin prints
+// OFFLOADIO_INFO=0x20 (data transfer info): the offload-io plugin prints
 // "offload-io(<plugin>) ... submit ..." for host-to-device transfers and
 // "... retrieve ..." for device-to-host transfers, and only for those.
+// LIBOMPTARGET_INFO=32, the stock plugins' setting, prints libomptarget's
+// transfer lines and none of ours: nothing falls between lines that
+// LLVM's tests check in a chain of CHECK-NEXT.
 //
 // RUN: %libomptarget-compile-generic
-// RUN: env LIBOMPTARGET_INFO=0x20 %libomptarget-run-generic 2>&1 \
+// RUN: env OFFLOADIO_INFO=0x20 %libomptarget-run-generic 2>&1 \
 // RUN:   | %fcheck-generic -DPLUGIN=%plugin-name
+// RUN: env LIBOMPTARGET_INFO=32 %libomptarget-run-generic 2>&1 \
+// RUN:   | %fcheck-generic --check-prefix=STOCK --implicit-check-not=offload-io
 
 #include <omp.h>
 #include <stdio.h>
@@ -65,3 +70,11 @@ int main(void) {
 // CHECK-NOT: {{^}}offload-io([[PLUGIN]]){{.*}}submit
 // CHECK-NOT: {{^}}offload-io([[PLUGIN]]){{.*}}retrieve
 // CHECK: done: a[255] = 510 b[255] = 510
+
+// STOCK: phase to
+// STOCK-NEXT: info: Copying data from host to device, HstPtr={{.*}}, Size=1024, Name={{.*}}
+// STOCK-NEXT: phase kernel
+// STOCK: phase update from
+// STOCK-NEXT: info: Copying data from device to host, TgtPtr={{.*}}, Size=1024, Name={{.*}}
+// STOCK-NEXT: phase memcpy h2d
+// STOCK: done: a[255] = 510 b[255] = 510

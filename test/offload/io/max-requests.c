@@ -9,7 +9,7 @@
 // RUN: %libomptarget-compile-generic
 // RUN: env OMPX_IO_MAX_REQUESTS=4 %libomptarget-run-generic %t.dat 4 2>&1 \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,QUIET
-// RUN: env OMPX_IO_MAX_REQUESTS=4 LIBOMPTARGET_INFO=1 \
+// RUN: env OMPX_IO_MAX_REQUESTS=4 OFFLOADIO_INFO=1 \
 // RUN:   %libomptarget-run-generic %t.dat 4 2>&1 \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,INFO
 // RUN: %libomptarget-run-generic %t.dat 256 2>&1 \

@@ -5,17 +5,17 @@
 // ring cannot be allocated at first use fails with ENOMEM, as does one whose
 // ring is refused partway (one worker, ring of two: the first buffer is
 // allocated, the second refused); async requests report it at ompx_io_wait.
-// With LIBOMPTARGET_INFO the plugin prints the reason, naming the size and
+// With OFFLOADIO_INFO the plugin prints the reason, naming the size and
 // the device. Once memory is back the same engine moves exact data. Run
 // under LeakSanitizer where available.
 //
 // REQUIRES: host-plugin, ompx-io
 // RUN: %libomptarget-compile-generic -rdynamic -ldl
 // RUN: env OMPX_IO_PATH=staged OMPX_IO_CHUNK_SIZE=64K OMPX_IO_THREADS=1 \
-// RUN:   OMPX_IO_RING_DEPTH=2 LIBOMPTARGET_INFO=1 \
+// RUN:   OMPX_IO_RING_DEPTH=2 OFFLOADIO_INFO=1 \
 // RUN:   %libomptarget-run-generic %t.dat 2>&1 | %fcheck-generic
 // RUN: %if lsan %{ %lsan-env OMPX_IO_PATH=staged OMPX_IO_CHUNK_SIZE=64K \
-// RUN:   OMPX_IO_THREADS=1 OMPX_IO_RING_DEPTH=2 LIBOMPTARGET_INFO=1 \
+// RUN:   OMPX_IO_THREADS=1 OMPX_IO_RING_DEPTH=2 OFFLOADIO_INFO=1 \
 // RUN:   %t %t.dat 2>&1 | %fcheck-generic %}
 
 #define _GNU_SOURCE

@@ -4,8 +4,9 @@
 // submitted (a stale handle names no newer request) and when two threads
 // wait for the same request at once (one gets the count, the other
 // EINVAL). A handle no submission returned is refused the same way. With
-// OMPX_IO_INFO or LIBOMPTARGET_INFO set, each refusal prints a line; without
-// them nothing is printed. Run under LeakSanitizer where available.
+// OMPX_IO_INFO or OFFLOADIO_INFO set, each refusal prints a line; without
+// them (LIBOMPTARGET_INFO is the stock plugins' setting) nothing is
+// printed. Run under LeakSanitizer where available.
 //
 // REQUIRES: ompx-io
 // RUN: %libomptarget-compile-generic -pthread
@@ -13,8 +14,10 @@
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,QUIET
 // RUN: env OMPX_IO_INFO=1 %libomptarget-run-generic %t.dat 2>&1 \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,INFO
-// RUN: env LIBOMPTARGET_INFO=1 %libomptarget-run-generic %t.dat 2>&1 \
+// RUN: env OFFLOADIO_INFO=1 %libomptarget-run-generic %t.dat 2>&1 \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,INFO
+// RUN: env LIBOMPTARGET_INFO=1 %libomptarget-run-generic %t.dat 2>&1 \
+// RUN:   | %fcheck-generic --check-prefixes=CHECK,QUIET
 // RUN: env OMPX_IO_PATH=staged OMPX_IO_CHUNK_SIZE=64K \
 // RUN:   %libomptarget-run-generic %t.dat 2>&1 \
 // RUN:   | %fcheck-generic --check-prefixes=CHECK,QUIET

@@ -1,19 +1,22 @@
 // A lock must be released before its memory is freed: the plugin cannot
 // see free(). When a later lock lands inside a region still locked (here:
-// the freed address handed out again), LIBOMPTARGET_INFO names that
+// the freed address handed out again), OFFLOADIO_INFO names that
 // region, the hint that the program freed locked memory. The memory is
 // unmapped and mapped again at the same address, as malloc reuses a freed
 // block: malloc itself need not (the sanitizer runtimes' allocators hold
-// freed blocks back).
+// freed blocks back). LIBOMPTARGET_INFO, the stock plugins' setting, prints
+// none of it.
 //
 // libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
 // (it returns NULL; unlock does nothing), so this test of locking through
 // that API cannot run there.
 // UNSUPPORTED: llvm-18
 // RUN: %libomptarget-compile-generic
-// RUN: env LIBOMPTARGET_INFO=1 %libomptarget-run-generic 2>&1 | %fcheck-generic
-// RUN: env -u LIBOMPTARGET_INFO %libomptarget-run-generic 2>&1 \
+// RUN: env OFFLOADIO_INFO=1 %libomptarget-run-generic 2>&1 | %fcheck-generic
+// RUN: env -u OFFLOADIO_INFO %libomptarget-run-generic 2>&1 \
 // RUN:   | %fcheck-generic --check-prefix=QUIET
+// RUN: env -u OFFLOADIO_INFO LIBOMPTARGET_INFO=1 %libomptarget-run-generic \
+// RUN:   2>&1 | %fcheck-generic --check-prefix=QUIET
 
 #include <omp.h>
 #include <stdio.h>

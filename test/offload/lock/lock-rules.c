@@ -1,5 +1,5 @@
 // llvm_omp_target_lock_mem / unlock_mem: every rule of the interval map, as a
-// program sees it. A refused lock returns NULL and, under LIBOMPTARGET_INFO,
+// program sees it. A refused lock returns NULL and, under OFFLOADIO_INFO,
 // names the region it collides with.
 //
 // libomptarget 18.1.8's llvm_omp_target_lock_mem never reaches the plugin
@@ -7,7 +7,7 @@
 // that API cannot run there.
 // UNSUPPORTED: llvm-18
 // RUN: %libomptarget-compile-generic
-// RUN: env LIBOMPTARGET_INFO=1 %libomptarget-run-generic 2>%t.err | %fcheck-generic
+// RUN: env OFFLOADIO_INFO=1 %libomptarget-run-generic 2>%t.err | %fcheck-generic
 // RUN: FileCheck --check-prefix=INFO %s < %t.err
 
 #include <omp.h>

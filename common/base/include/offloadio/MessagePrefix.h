@@ -5,8 +5,9 @@
 // engine and every backend) speak as "offload-io(<plugin>)", libompx_io as
 // "ompx-io"; a line printed adds the process tag ("[<pid>]", with the rank
 // in a launcher's job), a message kept for the program to fetch does not.
-// Messages that repeat what LLVM's stock plugins print are not prefixed
-// here: their text is the stock one. Header-only and free of LLVM:
+// Lines that repeat what LLVM's stock plugins print carry the stock prefix
+// (stockInfoLinePrefix), so that a program or test reading them sees the
+// stock plugin's text. Header-only and free of LLVM:
 // libompx_io and the settings readers (Envar.h) use it without the
 // framework.
 #ifndef OFFLOADIO_MESSAGEPREFIX_H
@@ -58,6 +59,14 @@ inline std::string linePrefix(const std::string &PluginName,
                               int32_t DeviceId = -1) {
   return detail::pluginSource(PluginName) + processTag(::getpid()) +
          detail::deviceSuffix(DeviceId);
+}
+
+/// The prefix of the info lines that mirror the stock plugins' (their
+/// common code's INFO under LIBOMPTARGET_INFO): "\"PluginInterface\" device
+/// <N> info: ", quotes included, \p DeviceId being the plugin's own number
+/// of the device, as in LLVM 16, 17 and 18.
+inline std::string stockInfoLinePrefix(int32_t DeviceId) {
+  return "\"PluginInterface\" device " + std::to_string(DeviceId) + " info: ";
 }
 
 /// The prefix of every line libompx_io prints: "ompx-io[<pid>]".

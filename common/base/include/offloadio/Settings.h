@@ -28,9 +28,12 @@ enum class MappedLockPolicyTy { Off, On, Mandatory };
 
 /// Settings of one plugin instance.
 struct PluginSettingsTy {
-  /// LIBOMPTARGET_INFO: bit mask of info lines, decimal or hex (-1: all);
-  /// default 0.
+  /// LIBOMPTARGET_INFO: bit mask of the info lines that the stock plugins
+  /// print too, decimal or hex (-1: all); default 0.
   uint32_t InfoFlags = 0;
+  /// OFFLOADIO_INFO: bit mask of offload-io's own info lines, with
+  /// LIBOMPTARGET_INFO's bit meanings, decimal or hex (-1: all); default 0.
+  uint32_t OwnInfoFlags = 0;
   /// OFFLOADIO_PROFILE: time the entry points and print a table at exit;
   /// a boolean, default false.
   bool Profile = false;

@@ -20,7 +20,8 @@ namespace offloadio {
 class GenericDeviceTy;
 class StreamTy;
 class DeviceImageTy;
-/// Printable name of \p Mode.
+/// Name of \p Mode as the stock plugins print it: "Generic", "SPMD",
+/// "Generic-SPMD".
 const char *execModeName(ExecModeTy Mode);
 
 /// A kernel of a loaded image. Its address is the handle libomptarget
