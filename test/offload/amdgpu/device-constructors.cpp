@@ -9,7 +9,7 @@
 //
 // REQUIRES: amdgcn-amd-amdhsa, hsa-emulation, llvm-18
 // RUN: %libomptarget-compilexx-generic
-// RUN: env HSA_EMU_DISPATCH=noop HSA_EMU_TRACE=1 LIBOMPTARGET_INFO=16 \
+// RUN: env HSA_EMU_DISPATCH=noop HSA_EMU_TRACE=1 OFFLOADIO_INFO=16 \
 // RUN:   %libomptarget-run-generic 2>&1 | %fcheck-generic
 // RUN: env HSA_EMU_DISPATCH=noop HSA_EMU_TRACE=1 %run-stock-generic 2>&1 \
 // RUN:   | %fcheck-generic --check-prefix=STOCK

@@ -3,14 +3,14 @@
 // first argument (clang 18's dyn_ptr) is the all-ones sentinel, except for
 // a kernel with a teams reduction, which gets device memory of its launch
 // (the environment, pointing to a reduction buffer of ReductionDataSize x
-// ReductionBufferLength bytes). LIBOMPTARGET_INFO=0x20 names both; the
+// ReductionBufferLength bytes). OFFLOADIO_INFO=0x20 names both; the
 // emulation's trace shows the argument each dispatch got. Both launches of
 // the reduction get their own zeroed environment (the plugin frees it once
 // the launch's stream is complete), and nothing is left over at the end.
 //
 // REQUIRES: amdgcn-amd-amdhsa, hsa-emulation, llvm-18
 // RUN: %libomptarget-compile-generic
-// RUN: env HSA_EMU_DISPATCH=noop HSA_EMU_TRACE=1 LIBOMPTARGET_INFO=32 \
+// RUN: env HSA_EMU_DISPATCH=noop HSA_EMU_TRACE=1 OFFLOADIO_INFO=32 \
 // RUN:   %libomptarget-run-generic 2>&1 | %fcheck-generic
 
 #include <stdio.h>
