@@ -125,6 +125,15 @@ protected:
   }
 
   /// Bring the device up; \p Cache: with the small-allocation cache.
+  /// Hold \p Async's stream behind \p Gate: nothing enqueued on it later
+  /// completes before the gate opens.
+  void blockStream(__tgt_async_info &Async, GateTy &Gate) {
+    AsyncInfoWrapperTy Wrapper(*Device, &Async);
+    auto Stream = Wrapper.getStream();
+    ASSERT_TRUE(bool(Stream));
+    ASSERT_FALSE(bool(Stream->hostCallback(GateTy::wait, &Gate)));
+  }
+
   void start(bool Cache, size_t CaptureLimit = 0) {
     if (!Cache)
       ScopedEnvTy::set("LIBOMPTARGET_MEMORY_MANAGER_THRESHOLD", "0");
@@ -229,12 +238,7 @@ TEST_F(LaunchEnvironmentTest, MemoryStaysUntilTheStreamIsComplete) {
   RecordingKernelTy Kernel(Image, "k", reductionConfig(4, 256));
   __tgt_async_info Async{nullptr};
   GateTy Gate;
-  {
-    AsyncInfoWrapperTy Wrapper(*Device, &Async);
-    auto Stream = Wrapper.getStream();
-    ASSERT_TRUE(bool(Stream));
-    ASSERT_FALSE(bool(Stream->hostCallback(GateTy::wait, &Gate)));
-  }
+  ASSERT_NO_FATAL_FAILURE(blockStream(Async, Gate));
   // The launch returns while the stream is blocked: nothing waits at
   // enqueue.
   ASSERT_FALSE(bool(launch(Kernel, &Async)));
@@ -365,12 +369,7 @@ TEST_F(LaunchEnvironmentTest, LockPolicyDoesNotMakeTheLaunchWait) {
   RecordingKernelTy Kernel(Image, "k", reductionConfig(4, 64));
   __tgt_async_info Async{nullptr};
   GateTy Gate;
-  {
-    AsyncInfoWrapperTy Wrapper(*Device, &Async);
-    auto Stream = Wrapper.getStream();
-    ASSERT_TRUE(bool(Stream));
-    ASSERT_FALSE(bool(Stream->hostCallback(GateTy::wait, &Gate)));
-  }
+  ASSERT_NO_FATAL_FAILURE(blockStream(Async, Gate));
   // Locking the upload's source would wait for the blocked stream here.
   ASSERT_FALSE(bool(launch(Kernel, &Async)));
   Gate.open();
