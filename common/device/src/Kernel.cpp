@@ -46,7 +46,7 @@ Error GenericKernelTy::launch(GenericDeviceTy &Device, void **TgtArgs,
   // runtime expects it, the launch environment comes first.
   const DeviceRuntimeABITy &RuntimeABI = Device.getServices().RuntimeABI;
   const uint32_t Implicit =
-      RuntimeABI.passesLaunchEnvironment() && !isGlobalCtorDtorKernel(Name);
+      RuntimeABI.passesLaunchEnvironment() && !IsGlobalCtorDtor;
   uint32_t NumArgs = KernelArgs.NumArgs + Implicit;
   llvm::SmallVector<void *, 32> Args(NumArgs);
   if (Implicit) {

@@ -8,6 +8,7 @@
 
 #include "offloadio/ABI.h"
 #include "offloadio/Error.h"
+#include "offloadio/DeviceRuntimeABI.h"
 #include "offloadio/LaunchGeometry.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -35,7 +36,8 @@ public:
   GenericKernelTy(DeviceImageTy &Image, std::string Name,
                   KernelConfigTy Config = {}, bool WritesDeviceOutput = false)
       : Image(Image), Name(std::move(Name)), Config(Config),
-        WritesDeviceOutput(WritesDeviceOutput) {}
+        WritesDeviceOutput(WritesDeviceOutput),
+        IsGlobalCtorDtor(isGlobalCtorDtorKernel(this->Name)) {}
   virtual ~GenericKernelTy();
 
   /// The symbol name.
@@ -79,6 +81,9 @@ private:
   std::string Name;
   KernelConfigTy Config;
   bool WritesDeviceOutput;
+  /// A global constructor or destructor kernel (no launch environment),
+  /// decided once from the name rather than at every launch.
+  bool IsGlobalCtorDtor;
 };
 
 } // namespace offloadio
