@@ -6,25 +6,33 @@
 # Environment (all optional):
 #   OFFLOADIO_BUILD_DIR  offload-io build directory (default <repo>/build);
 #                        our plugins and libompx_io are in its lib/
-#   CLANG                OpenMP offload compiler (default clang-16)
-#   LLVM_LIB             LLVM 16 library directory: libomp, libomptarget and
-#                        the device bitcode (default: the lib/ beside CLANG's
-#                        bin/ if it has libomptarget.so, else
-#                        /usr/lib/llvm-16/lib)
-#   STOCK_LIB            where the stock LLVM 16 plugins are (default LLVM_LIB)
+#   OFFLOADIO_LLVM_VERSION  the libomptarget (16, 17 or 18) the build serves
+#                        (default: what the build was configured for, else 16)
+#   CLANG                OpenMP offload compiler (default clang-<version>)
+#   LLVM_LIB             that LLVM's library directory: libomp, libomptarget
+#                        and the device bitcode (default: the lib/ beside
+#                        CLANG's bin/ if it has libomptarget.so, else
+#                        /usr/lib/llvm-<version>/lib)
+#   STOCK_LIB            where its stock plugins are (default LLVM_LIB)
 #   CUDA_PATH            CUDA installation for nvptx64 (default /usr/local/cuda)
 #   OFFLOAD_ARCH         GPU architecture (default sm_90 / gfx90a)
-# On the GPU machine the toolchain lives in /opt/llvm16:
+# On the GPU machine the toolchain lives in /opt/llvm<version>:
 #   CLANG=/opt/llvm16/bin/clang LLVM_LIB=/opt/llvm16/lib
 
 bench_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=tools/targets/offload-targets.sh
 source "$bench_root/tools/targets/offload-targets.sh"
+# shellcheck source=tools/llvm-suite/version.sh
+source "$bench_root/tools/llvm-suite/version.sh"
 build=${OFFLOADIO_BUILD_DIR:-$bench_root/build}
-CLANG=${CLANG:-clang-16}
+BENCH_LLVM_VERSION=$(llvm_suite_version "$build")
+llvm_suite_facts "$BENCH_LLVM_VERSION" || exit 1
+# What comes before ".so" in a plugin's file name, ours and stock alike.
+PLUGIN_SUFFIX=$llvm_plugin_suffix
+CLANG=${CLANG:-clang-$BENCH_LLVM_VERSION}
 if [[ -z ${LLVM_LIB:-} ]]; then
   # Next to the compiler (/opt/llvm16/bin -> /opt/llvm16/lib), else Debian's.
-  LLVM_LIB=/usr/lib/llvm-16/lib
+  LLVM_LIB=/usr/lib/llvm-$BENCH_LLVM_VERSION/lib
   if clang_path=$(command -v "$CLANG" 2>/dev/null) &&
     clang_dir=$(dirname "$(readlink -f "$clang_path")") &&
     [[ -e $clang_dir/../lib/libomptarget.so ]]; then
@@ -71,10 +79,11 @@ bench_check_setup() {
   command -v "$CLANG" >/dev/null || bench_die "compiler '$CLANG' not found (set CLANG)"
   [[ -e $LLVM_LIB/libomptarget.so ]] ||
     bench_die "no libomptarget.so in LLVM_LIB=$LLVM_LIB (set LLVM_LIB)"
-  [[ -e $build/lib/libomptarget.rtl.$PLUGIN.nextgen.so ]] ||
-    bench_die "our plugin $build/lib/libomptarget.rtl.$PLUGIN.nextgen.so is missing; build first (OFFLOADIO_BUILD_DIR=$build)"
-  [[ -e $STOCK_LIB/libomptarget.rtl.$PLUGIN.nextgen.so ]] ||
-    bench_die "no stock plugin libomptarget.rtl.$PLUGIN.nextgen.so in STOCK_LIB=$STOCK_LIB"
+  local file=libomptarget.rtl.$PLUGIN$PLUGIN_SUFFIX.so
+  [[ -e $build/lib/$file ]] ||
+    bench_die "our plugin $build/lib/$file is missing; build first (OFFLOADIO_BUILD_DIR=$build)"
+  [[ -e $STOCK_LIB/$file ]] ||
+    bench_die "no stock plugin $file (LLVM $BENCH_LLVM_VERSION) in STOCK_LIB=$STOCK_LIB"
 }
 
 # bench_compile SRC OUT [EXTRA FLAGS...]
@@ -172,7 +181,7 @@ bench_ompx_io_program() {
   fi
   bench_set_target "$triple"
   command -v "$CLANG" >/dev/null || bench_die "compiler '$CLANG' not found (set CLANG)"
-  [[ -e $build/lib/libomptarget.rtl.$PLUGIN.nextgen.so && -e $build/lib/libompx_io.so ]] ||
+  [[ -e $build/lib/libomptarget.rtl.$PLUGIN$PLUGIN_SUFFIX.so && -e $build/lib/libompx_io.so ]] ||
     bench_die "our $PLUGIN plugin or libompx_io is missing from $build/lib: build first (OFFLOADIO_BUILD_DIR=$build)"
   local out=$build/tools-bench
   local exe=$out/$name-$PLUGIN

@@ -29,7 +29,7 @@ esac
 tool=$build/bin/ompx-io
 [[ -x $tool ]] || bench_die "$tool not found: build first (OFFLOADIO_BUILD_DIR=$build)"
 host_plugin=$(offload_host_plugin)
-[[ -e $build/lib/libomptarget.rtl.$host_plugin.nextgen.so ]] ||
+[[ -e $build/lib/libomptarget.rtl.$host_plugin$PLUGIN_SUFFIX.so ]] ||
   bench_die "our $host_plugin plugin is missing from $build/lib"
 out=$build/tools-bench
 mkdir -p "$out"

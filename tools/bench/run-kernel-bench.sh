@@ -3,7 +3,7 @@
 # run-kernel-bench.sh [--target TRIPLE] [--size N] [--repeat R] [--dot-sizes N,N]
 #
 # Compiles tools/bench/kernel-bench.c once and runs it with our plugin and
-# with the stock LLVM 16 plugin in this run: a generic-mode `teams
+# with the stock plugin of the same LLVM in this run: a generic-mode `teams
 # distribute` with a nested `parallel for` (and its generic-SPMD twin),
 # `teams distribute` over 1024 and 10^6 iterations, a dot-product reduction
 # and the STREAM kernels; then prints each kernel's median time, GB/s and

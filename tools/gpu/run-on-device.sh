@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # One build-test-benchmark round on the NVIDIA machine (device tool), from the
-# repository root there. Needs .pack/llvm16.tar.xz (pack-llvm16-runtime.sh
-# --toolchain) and .pack/build.tar.xz (tools/gpu/pack-build.sh) carried.
+# repository root there, for libomptarget OFFLOADIO_LLVM_VERSION (16, the
+# default, or 18). Needs .pack/llvm<version>.tar.xz (LLVM 16:
+# pack-llvm16-runtime.sh --toolchain; 17/18: tools/gpu/pack-llvm-runtime.sh
+# N OUT --toolchain, in the trixie root) and .pack/build-llvm<version>.tar.xz
+# (tools/gpu/pack-build.sh on a build for that version) carried.
 # Writes logs to $OUT (or /tmp/out). Steps: conformance, lit nvptx64, the
 # memcpy benchmark beside the stock plugin, the file benchmark; on request
 # (STEPS) the kernel, LLVM-suite, disk, checkpoint (ckpt), ceiling
@@ -16,33 +19,44 @@ set -uo pipefail
 root=$(pwd)
 out=${OUT:-/tmp/out}
 steps=${STEPS:-conf,lit,memcpy,io}
-mkdir -p "$out" /opt/llvm16 /opt/offload-io/lib
-tar xJf .pack/llvm16.tar.xz -C /opt/llvm16
-tar xJf .pack/build.tar.xz -C /opt/offload-io
-export PATH=/opt/llvm16/bin:/usr/local/cuda/bin:$PATH
-# clang-16 itself needs libraries from the tarball (libicuuc).
-export LD_LIBRARY_PATH=/opt/llvm16/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
+version=${OFFLOADIO_LLVM_VERSION:-16}
+# shellcheck source=tools/llvm-suite/version.sh
+source tools/llvm-suite/version.sh
+llvm_suite_facts "$version" || exit 1
+export OFFLOADIO_LLVM_VERSION=$version
+# The packed LLVM and our packed build, one folder per version so that
+# rounds of two versions on one warm machine do not mix plugins.
+llvm=/opt/llvm$version
+inst=$inst-$version
+clang=$llvm/bin/clang-$version
+mkdir -p "$out" "$llvm" "$inst/lib"
+tar xJf ".pack/llvm$version.tar.xz" -C "$llvm"
+tar xJf ".pack/build-llvm$version.tar.xz" -C "$inst"
+export PATH=$llvm/bin:/usr/local/cuda/bin:$PATH
+# clang itself needs libraries from the tarball (libicuuc).
+export LD_LIBRARY_PATH=$llvm/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+echo "LLVM $version" > "$out/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee -a "$out/gpu.txt"
 nproc >> "$out/gpu.txt"
 
 if [[ $steps == *conf* ]]; then
   echo "== conformance (cuda)"
-  OFFLOADIO_CONFORMANCE_PLUGIN_DIR=/opt/offload-io/lib OFFLOADIO_CONFORMANCE_PLUGINS=cuda timeout 120 /opt/offload-io/bin/ConformanceTest 2>&1 | tail -15
+  OFFLOADIO_CONFORMANCE_PLUGIN_DIR=$inst/lib OFFLOADIO_CONFORMANCE_PLUGINS=cuda timeout 120 "$inst/bin/ConformanceTest" 2>&1 | tail -15
 fi 2>&1 | tee "$out/conformance.log"
 
 if [[ $steps == *lit* ]]; then
   mkdir -p /tmp/lit/test /tmp/lit/include
   # The build's generated headers, where the lit configuration looks.
-  cp /opt/offload-io/include/*.h /tmp/lit/include/
+  cp "$inst"/include/*.h /tmp/lit/include/
   sed -e "s|@PROJECT_SOURCE_DIR@|$root|" -e 's|@PROJECT_BINARY_DIR@|/tmp/lit|' \
-      -e 's|@CMAKE_LIBRARY_OUTPUT_DIRECTORY@|/opt/offload-io/lib|' \
-      -e 's|@LLVM_TOOLS_BINARY_DIR@|/opt/llvm16/bin|' -e 's|@LLVM_LIBRARY_DIR@|/opt/llvm16/lib|' \
-      -e 's|@OFFLOADIO_CLANG@|/opt/llvm16/bin/clang-16|' \
-      -e 's|@OFFLOADIO_LLVM_ABI@|16|' -e 's|@OFFLOADIO_PLUGIN_FILE_SUFFIX@|.nextgen|' \
+      -e "s|@CMAKE_LIBRARY_OUTPUT_DIRECTORY@|$inst/lib|" \
+      -e "s|@LLVM_TOOLS_BINARY_DIR@|$llvm/bin|" -e "s|@LLVM_LIBRARY_DIR@|$llvm/lib|" \
+      -e "s|@OFFLOADIO_CLANG@|$clang|" \
+      -e "s|@OFFLOADIO_LLVM_ABI@|$version|" -e "s|@OFFLOADIO_PLUGIN_FILE_SUFFIX@|$llvm_plugin_suffix|" \
       -e 's|@[A-Z_]*@||g' \
       test/lit.site.cfg.py.in > /tmp/lit/test/lit.site.cfg.py
   echo "== lit nvptx64-nvidia-cuda"
-  timeout "${LIT_TIMEOUT:-300}" python3 /opt/llvm16/lit/lit.py -sv -j12 --param target=nvptx64-nvidia-cuda /tmp/lit/test > /tmp/lit.out 2>&1
+  timeout "${LIT_TIMEOUT:-300}" python3 "$llvm/lit/lit.py" -sv -j12 --param target=nvptx64-nvidia-cuda /tmp/lit/test > /tmp/lit.out 2>&1
   # The summary, or everything after the last test when lit itself failed.
   grep -E "^(FAIL|XPASS|UNRESOLVED)|Passed|Failed|Unsupported|Testing Time" /tmp/lit.out | tail -40 |
     grep . || tail -30 /tmp/lit.out
@@ -51,11 +65,11 @@ fi 2>&1 | tee "$out/lit.log"
 
 if [[ $steps == *memcpy* ]]; then
   echo "== memcpy benchmark, ours and stock, 2 GiB"
-  OFFLOADIO_BUILD_DIR=/opt/offload-io CLANG=/opt/llvm16/bin/clang LLVM_LIB=/opt/llvm16/lib \
+  OFFLOADIO_BUILD_DIR=$inst CLANG=$llvm/bin/clang LLVM_LIB=$llvm/lib \
     timeout 200 bash tools/bench/run-memcpy-bench.sh --target nvptx64-nvidia-cuda 2>&1 | tail -40
   # The floor under the small-operation figures: the same operations on the
   # plain driver API, in the same run.
-  clang-16 -O2 -I/usr/local/cuda/include tools/gpu/cuda-latency.c -o /tmp/cuda-latency -ldl &&
+  "$clang" -O2 -I/usr/local/cuda/include tools/gpu/cuda-latency.c -o /tmp/cuda-latency -ldl &&
     timeout 60 /tmp/cuda-latency 50000
   # The small operations again with our plugin alone: kernel launches
   # replayed from graphs or not, and where the time goes (the plugin's own
@@ -64,8 +78,8 @@ if [[ $steps == *memcpy* ]]; then
   for cfg in OFFLOADIO_CUDA_GRAPHS=off OFFLOADIO_CUDA_COMPLETION_FLAG=off \
       "OFFLOADIO_CUDA_GRAPHS=on OFFLOADIO_CUDA_COMPLETION_FLAG=on" OFFLOADIO_PROFILE=1; do
     echo "-- $cfg"
-    env $cfg LD_LIBRARY_PATH=/opt/offload-io/lib:/opt/llvm16/lib timeout 60 \
-      /opt/offload-io/tools-bench/memcpy-bench-cuda --size 64M --repeat 1 2>&1 |
+    env $cfg LD_LIBRARY_PATH="$inst/lib:$llvm/lib" timeout 60 \
+      "$inst/tools-bench/memcpy-bench-cuda" --size 64M --repeat 1 2>&1 |
       grep -E "^(64-byte|empty target)|profile: (entry|launch_kernel|synchronize|data_submit|data_retrieve)"
   done
 fi 2>&1 | tee "$out/memcpy.log"
@@ -73,19 +87,19 @@ fi 2>&1 | tee "$out/memcpy.log"
 if [[ $steps == *kernels* ]]; then
   # Built for nvptx64 only, with the packed clang: the GPU is device 0.
   echo "== kernel benchmark, ours and stock (generic, reduction, STREAM 2^27 doubles)"
-  OFFLOADIO_BUILD_DIR=/opt/offload-io CLANG=/opt/llvm16/bin/clang LLVM_LIB=/opt/llvm16/lib \
-    STOCK_LIB=/opt/llvm16/lib timeout 300 bash tools/bench/run-kernel-bench.sh \
+  OFFLOADIO_BUILD_DIR=$inst CLANG=$llvm/bin/clang LLVM_LIB=$llvm/lib \
+    STOCK_LIB=$llvm/lib timeout 300 bash tools/bench/run-kernel-bench.sh \
     --target nvptx64-nvidia-cuda
 fi 2>&1 | tee "$out/kernels.log"
 
 if [[ $steps == *io* ]]; then
   echo "== file -> device benchmark (page-cached), ompx-io bench"
-  export LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH
+  export LD_LIBRARY_PATH=$inst/lib:$LD_LIBRARY_PATH
   # The host plugin's 4 devices come first (0-3): the GPU is device 4,
   # which also exercises device numbering across plugins.
   gpu=${OMPX_IO_BENCH_DEVICE:-4}
-  /opt/offload-io/bin/ompx-io info 2>&1 | grep -A8 "^Device $gpu"
-  timeout 240 /opt/offload-io/bin/ompx-io bench --device "$gpu" --sizes 256M,4G \
+  $inst/bin/ompx-io info 2>&1 | grep -A8 "^Device $gpu"
+  timeout 240 $inst/bin/ompx-io bench --device "$gpu" --sizes 256M,4G \
     --threads 4,8,16 --paths auto,staged --write --repeat 2 --csv "$out/io.csv" 2>&1 | tail -30
 fi 2>&1 | tee "$out/io.log"
 
@@ -95,7 +109,7 @@ if [[ $steps == *ckpt* ]]; then
   # with O_DIRECT; one file, on the disk, removed afterwards. Built for
   # nvptx64 only: the GPU is device 0.
   echo "== checkpoint benchmark, ${CKPT_TOTAL:-8G}"
-  OFFLOADIO_BUILD_DIR=/opt/offload-io CLANG=/opt/llvm16/bin/clang LLVM_LIB=/opt/llvm16/lib \
+  OFFLOADIO_BUILD_DIR=$inst CLANG=$llvm/bin/clang LLVM_LIB=$llvm/lib \
     timeout 540 bash tools/bench/run-checkpoint-bench.sh --target nvptx64-nvidia-cuda \
     --total "${CKPT_TOTAL:-8G}" --repeat "${CKPT_REPEAT:-2}" --odirect \
     --file /root/offload-io-checkpoint.safetensors
@@ -129,8 +143,8 @@ if [[ $steps == *ceiling* ]]; then
     if ((n)); then
       opts+=(--skip-host)
     fi
-    env $cfg OFFLOADIO_BUILD_DIR=/opt/offload-io CLANG=/opt/llvm16/bin/clang \
-      LLVM_LIB=/opt/llvm16/lib timeout 400 bash tools/bench/run-ceiling-bench.sh \
+    env $cfg OFFLOADIO_BUILD_DIR=$inst CLANG=$llvm/bin/clang \
+      LLVM_LIB=$llvm/lib timeout 400 bash tools/bench/run-ceiling-bench.sh \
       --target nvptx64-nvidia-cuda --size "${CEIL_SIZE:-2G}" \
       --file-size "${CEIL_FILE_SIZE:-4G}" --repeat 3 \
       --threads "${CEIL_THREADS:-1,2,4,8,12,16}" "${opts[@]}" | grep -v '^-- \|^plugin: '
@@ -153,45 +167,45 @@ fi 2>&1 | tee "$out/ceiling.log"
 if [[ $steps == *mproc* ]]; then
   # MPROC_DEVICE=rank: rank r uses GPU r (one process per GPU).
   echo "== ${MPROC_RANKS:-4} processes on device ${MPROC_DEVICE:-0} (no MPI): data and aggregate rates"
-  clang-16 -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \
+  "$clang" -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \
     -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_90 --cuda-path=/usr/local/cuda \
-    --libomptarget-nvptx-bc-path=/opt/llvm16/lib -Wno-unknown-cuda-version \
+    --libomptarget-nvptx-bc-path=$llvm/lib -Wno-unknown-cuda-version \
     -Iinclude tools/gpu/mproc-shards.c -o /tmp/mproc-shards \
-    -L/opt/offload-io/lib -lompx_io -L/opt/llvm16/lib &&
-    LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 300 \
+    -L$inst/lib -lompx_io -L$llvm/lib &&
+    LD_LIBRARY_PATH=$inst/lib:$LD_LIBRARY_PATH timeout 300 \
       bash tools/gpu/mproc.sh /tmp/mproc-shards /tmp/mproc "${MPROC_MIB:-1024}" \
       "${MPROC_DEVICE:-0}" "${MPROC_RANKS:-4}"
 fi 2>&1 | tee "$out/mproc.log"
 
 if [[ $steps == *llvm* ]]; then
-  # LLVM 16's own libomptarget suite (packed by pack-build.sh into
-  # /opt/offload-io/llvm-suite/test) with the stock CUDA plugin and with
+  # The LLVM's own libomptarget suite (packed by pack-build.sh into
+  # $inst/llvm-suite/test) with the stock CUDA plugin and with
   # ours; fails when a test passing with stock does not pass with ours.
   # Results, lit logs and the plugin check's lists go to $out/llvm-suite;
   # the compiled tests stay here.
-  echo "== LLVM 16 libomptarget suite, nvptx64-nvidia-cuda: stock plugin and ours"
-  OFFLOADIO_PLUGIN_DIR=/opt/offload-io/lib OFFLOADIO_LLVM_SUITE_DIR=/opt/offload-io/llvm-suite/test \
+  echo "== LLVM $version libomptarget suite, nvptx64-nvidia-cuda: stock plugin and ours"
+  OFFLOADIO_PLUGIN_DIR=$inst/lib OFFLOADIO_LLVM_SUITE_DIR=$inst/llvm-suite/test \
     OFFLOADIO_LLVM_SUITE_OUT="$out/llvm-suite" OFFLOADIO_LLVM_SUITE_WORK=/tmp/llvm-suite \
-    OFFLOADIO_LLVM_TOOLS=/opt/llvm16/bin OFFLOADIO_LLVM_LIB=/opt/llvm16/lib \
-    OFFLOADIO_CLANG=/opt/llvm16/bin/clang-16 OFFLOADIO_LIT=/opt/llvm16/lit/lit.py \
+    OFFLOADIO_LLVM_TOOLS=$llvm/bin OFFLOADIO_LLVM_LIB=$llvm/lib \
+    OFFLOADIO_CLANG=$clang OFFLOADIO_LIT=$llvm/lit/lit.py \
     OFFLOADIO_CUDA_PATH=/usr/local/cuda OFFLOADIO_OFFLOAD_ARCH=sm_90 \
     timeout 540 bash tools/llvm-suite/gate.sh nvptx64-nvidia-cuda
 fi 2>&1 | tee "$out/llvm.log"
 
 if [[ $steps == *disk* ]]; then
   echo "== disk benchmark (O_DIRECT, caches dropped) and two-device checks"
-  clang-16 -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \
+  "$clang" -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \
     -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_90 --cuda-path=/usr/local/cuda \
-    --libomptarget-nvptx-bc-path=/opt/llvm16/lib -Wno-unknown-cuda-version \
+    --libomptarget-nvptx-bc-path=$llvm/lib -Wno-unknown-cuda-version \
     -Iinclude tools/bench/disk-bench.c -o /tmp/disk-bench \
-    -L/opt/offload-io/lib -lompx_io -L/opt/llvm16/lib
+    -L$inst/lib -lompx_io -L$llvm/lib
   # Only the nvptx image: the GPUs are devices 0.. here.
   # DISK_EXTRA_CONFIGS: more engine settings to compare, ';'-separated, each
   # a list of VAR=VALUE words ("OMPX_IO_THREADS=2 OMPX_IO_CHUNK_SIZE=64M;...").
   IFS=';' read -ra extra <<<"${DISK_EXTRA_CONFIGS:-}"
   for cfg in "" "${extra[@]}"; do
     echo "-- engine settings: ${cfg:-defaults}"
-    env $cfg LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout $((80 + 40 * ${DISK_ROUNDS:-3})) \
+    env $cfg LD_LIBRARY_PATH=$inst/lib:$LD_LIBRARY_PATH timeout $((80 + 40 * ${DISK_ROUNDS:-3})) \
       /tmp/disk-bench /root/offload-io-disk.dat ${DISK_MIB:-8192} 0 ${DISK_THREADS:-8} ${DISK_ROUNDS:-3}
   done
 fi 2>&1 | tee "$out/disk.log"
@@ -201,12 +215,12 @@ if [[ $steps == *multi* ]]; then
   # two or more (exits 2 otherwise); MULTI_MIB per GPU, the file holds one
   # slice per GPU and is removed afterwards.
   echo "== multi-device benchmark: every GPU at once beside one alone"
-  clang-16 -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \
+  "$clang" -O2 -fopenmp -fopenmp-targets=nvptx64-nvidia-cuda \
     -Xopenmp-target=nvptx64-nvidia-cuda -march=sm_90 --cuda-path=/usr/local/cuda \
-    --libomptarget-nvptx-bc-path=/opt/llvm16/lib -Wno-unknown-cuda-version \
+    --libomptarget-nvptx-bc-path=$llvm/lib -Wno-unknown-cuda-version \
     -Iinclude tools/gpu/multi-device-bench.c -o /tmp/multi-device-bench \
-    -L/opt/offload-io/lib -lompx_io -L/opt/llvm16/lib &&
-    LD_LIBRARY_PATH=/opt/offload-io/lib:$LD_LIBRARY_PATH timeout 300 \
+    -L$inst/lib -lompx_io -L$llvm/lib &&
+    LD_LIBRARY_PATH=$inst/lib:$LD_LIBRARY_PATH timeout 300 \
       /tmp/multi-device-bench /root/offload-io-multi.dat "${MULTI_MIB:-4096}"
   rm -f /root/offload-io-multi.dat
 fi 2>&1 | tee "$out/multi.log"
