@@ -27,7 +27,7 @@ export OFFLOADIO_LLVM_VERSION=$version
 # The packed LLVM and our packed build, one folder per version so that
 # rounds of two versions on one warm machine do not mix plugins.
 llvm=/opt/llvm$version
-inst=$inst-$version
+inst=/opt/offload-io-$version
 clang=$llvm/bin/clang-$version
 mkdir -p "$out" "$llvm" "$inst/lib"
 tar xJf ".pack/llvm$version.tar.xz" -C "$llvm"
