@@ -103,9 +103,9 @@ protected:
   /// Load an image holding \p Globals; its id.
   Expected<int32_t> load(std::map<std::string, size_t> Globals) {
     Device->Globals = std::move(Globals);
-    auto Table = Device->loadBinary(TgtImage);
-    if (!Table)
-      return Table.takeError();
+    auto Image = Device->loadBinary(TgtImage);
+    if (!Image)
+      return Image.takeError();
     return int32_t(Loaded++);
   }
   static DeviceLimitsTy amdgpu(uint64_t HeapSize) {

@@ -166,9 +166,9 @@ protected:
                 sizeof(Machine));
     TgtImages.push_back(std::make_unique<__tgt_device_image>(
         __tgt_device_image{&B[0], &B[0] + B.size(), nullptr, nullptr}));
-    auto Table = Device->loadBinary(*TgtImages.back());
-    if (!Table)
-      return Table.takeError();
+    auto LoadedImage = Device->loadBinary(*TgtImages.back());
+    if (!LoadedImage)
+      return LoadedImage.takeError();
     return Loaded++;
   }
 

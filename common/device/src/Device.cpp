@@ -108,7 +108,7 @@ Error GenericDeviceTy::deinit() {
   return Result;
 }
 
-Expected<__tgt_target_table *>
+Expected<DeviceImageTy *>
 GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
   std::lock_guard<std::mutex> Guard(ImagesLock);
   auto ImageOrErr = loadImageImpl(TgtImage, Images.size());
@@ -148,8 +148,7 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
     }
     Image.Entries.push_back(Entry);
   }
-  Image.Table.EntriesBegin = Image.Entries.data();
-  Image.Table.EntriesEnd = Image.Entries.data() + Image.Entries.size();
+  Image.sealEntries();
   Services.Info.print(
       InfoPluginKernel, DeviceId, "loaded image {0} ({1} bytes, {2} entries)",
       Image.getId(), Image.getBytes().size(), Image.Entries.size());
@@ -157,7 +156,7 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
     return std::move(Err);
   FreePool.release();
   Images.push_back(std::move(*ImageOrErr));
-  return &Images.back()->Table;
+  return Images.back().get();
 }
 
 Error GenericDeviceTy::writeDeviceEnvironment(DeviceImageTy &Image) {

@@ -132,8 +132,9 @@ public:
   /// The backend's limits.
   const DeviceLimitsTy &getLimits() const { return Limits; }
 
-  /// load_binary: load \p TgtImage and build its entry table.
-  Expected<__tgt_target_table *> loadBinary(const __tgt_device_image &TgtImage);
+  /// load_binary: load \p TgtImage and translate its entries; the image
+  /// stays the device's.
+  Expected<DeviceImageTy *> loadBinary(const __tgt_device_image &TgtImage);
 
   /// data_alloc: \p HstPtr is the mapped host address or null.
   Expected<void *> dataAlloc(int64_t Size, void *HstPtr, AllocKindTy Kind);

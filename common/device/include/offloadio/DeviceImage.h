@@ -8,6 +8,7 @@
 #include "offloadio/ABI.h"
 #include "offloadio/Kernel.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <memory>
@@ -54,8 +55,16 @@ public:
   /// The translated entry table (kernels: kernel objects; globals: device
   /// addresses).
   std::vector<__tgt_offload_entry> Entries;
-  /// What load_binary returns; points into Entries.
+  /// What load_binary returns under libomptarget 16 and 17; points into
+  /// Entries.
   __tgt_target_table Table = {nullptr, nullptr};
+
+  /// Points Table at Entries and indexes them by name; called once all
+  /// entries are in.
+  void sealEntries();
+  /// The translated entry named \p Name, or null (libomptarget 18 asks for
+  /// each kernel and global by name).
+  const __tgt_offload_entry *findEntry(llvm::StringRef Name) const;
   /// The device memory of the image's device-side malloc, or null; the
   /// device frees it when it lets go of its images.
   void *DeviceMemoryPool = nullptr;
@@ -69,6 +78,8 @@ private:
   int32_t ImageId;
   const __tgt_device_image *TgtImage;
   std::vector<std::unique_ptr<GenericKernelTy>> Kernels;
+  /// Entries' indices by name.
+  llvm::StringMap<size_t> EntryIndex;
 };
 
 } // namespace offloadio

@@ -2,15 +2,14 @@
 //
 // The entry points of libomptarget 18 that 16 and 17 do not have or have
 // with another signature: load_binary answers a handle of the loaded image,
-// from which libomptarget asks for each kernel and global by name;
+// from which libomptarget asks for each kernel and global by name (the
+// image's name index answers);
 // init_requires answers 0 (anything else fails the device); the offset of
 // the plugin's first device arrives through set_device_offset; and with no
 // deinit_plugin the plugin waits for its work at exit itself.
 #include "offloadio/ABI.h"
 #include "offloadio/CApiSupport.h"
 #include "offloadio/DeviceImage.h"
-
-#include <cstring>
 
 using namespace offloadio;
 
@@ -19,14 +18,10 @@ namespace {
 /// The entry of the image behind \p Binary named \p Name, or null.
 const __tgt_offload_entry *findEntry(__tgt_device_binary Binary,
                                      const char *Name) {
-  auto *Table = reinterpret_cast<const __tgt_target_table *>(Binary.handle);
-  if (!Table || !Name)
+  auto *Image = reinterpret_cast<const DeviceImageTy *>(Binary.handle);
+  if (!Image || !Name)
     return nullptr;
-  for (const __tgt_offload_entry *E = Table->EntriesBegin;
-       E != Table->EntriesEnd; ++E)
-    if (E->name && std::strcmp(E->name, Name) == 0)
-      return E;
-  return nullptr;
+  return Image->findEntry(Name);
 }
 
 /// Answer entry \p Name's address of \p Binary in \p Out for \p EntryPoint.
@@ -66,10 +61,10 @@ OFFLOADIO_API int32_t __tgt_rtl_load_binary(int32_t DeviceId,
                        "null device image {0} or binary out-pointer {1}",
                        static_cast<void *>(Image),
                        static_cast<void *>(Binary));
-    auto TableOrErr = D.loadBinary(*Image);
-    if (!TableOrErr)
-      return TableOrErr.takeError();
-    Binary->handle = reinterpret_cast<uintptr_t>(*TableOrErr);
+    auto Loaded = D.loadBinary(*Image);
+    if (!Loaded)
+      return Loaded.takeError();
+    Binary->handle = reinterpret_cast<uintptr_t>(*Loaded);
     return Error::success();
   });
 }

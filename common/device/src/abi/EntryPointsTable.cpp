@@ -40,10 +40,10 @@ __tgt_rtl_load_binary(int32_t DeviceId, __tgt_device_image *Image) {
   onDevice(DeviceId, "load_binary", [&](GenericDeviceTy &D) -> Error {
     if (!Image)
       return makeError(ErrorCode::InvalidArgument, "null device image");
-    auto TableOrErr = D.loadBinary(*Image);
-    if (!TableOrErr)
-      return TableOrErr.takeError();
-    Table = *TableOrErr;
+    auto Loaded = D.loadBinary(*Image);
+    if (!Loaded)
+      return Loaded.takeError();
+    Table = &(*Loaded)->Table;
     return Error::success();
   });
   return Table;
