@@ -139,24 +139,32 @@ bench_ratio() {
     if (a == "" || b == "" || b + 0 == 0) print "n/a"; else printf "%.2f", a / b }'
 }
 
-# bench_stock_image_flags TRIPLE: extra flags for the binary the stock
-# plugin runs. LLVM 18's stock CUDA plugin reads a cubin's SM from e_flags
-# as ELF ABI versions before 8 lay it out; ptxas from CUDA 12.8 on writes
-# version 8 (SM in bits 8-15), which it reads as sm_0, so it refuses every
-# such image and reports no device. Its binary carries the device code as
-# LLVM bitcode instead, which stock 18 compiles at load (its JIT); ours
-# runs the cubin. BENCH_STOCK_IMAGE=native gives stock the cubin too.
-bench_stock_image_flags() {
-  if [[ $1 == nvptx64-nvidia-cuda && $BENCH_LLVM_VERSION == 18 &&
-    ${BENCH_STOCK_IMAGE:-bitcode} == bitcode ]]; then
-    echo "-Wl,--embed-bitcode"
+# bench_stock_program TRIPLE EXE: prints the program the stock plugin runs:
+# EXE, or under LLVM 18 for nvptx64 a copy whose cubins' ELF headers are
+# rewritten to the layout before ELF ABI version 8. LLVM 18's stock CUDA
+# plugin reads a cubin's SM from e_flags bits 0-7; ptxas of CUDA 13 writes
+# version 8 (SM in bits 8-15) for every SM, so stock 18 refuses every image
+# and reports no device (tools/bench/cubin-legacy-header.py says more).
+# BENCH_STOCK_IMAGE=native gives stock EXE as built.
+bench_stock_program() {
+  local triple=$1 exe=$2
+  if [[ $triple == nvptx64-nvidia-cuda && $BENCH_LLVM_VERSION == 18 &&
+    ${BENCH_STOCK_IMAGE:-legacy-header} == legacy-header ]]; then
+    cp "$exe" "$exe-stock"
+    local n
+    n=$(python3 "$bench_root/tools/bench/cubin-legacy-header.py" "$exe-stock") ||
+      bench_die "rewriting the cubin headers of $exe-stock failed"
+    echo "== $n cubin header(s) rewritten for stock LLVM 18 (bench_stock_program)" >&2
+    echo "$exe-stock"
+  else
+    echo "$exe"
   fi
 }
 
 # bench_side_by_side NAME TRIPLE [ARGS...]: compiles tools/bench/NAME.c for
-# TRIPLE once (twice where the stock plugin needs another image, see
-# bench_stock_image_flags), runs it with our plugin and with the stock one
-# (ARGS passed on), and sets OURS_LOG and STOCK_LOG to the two logs.
+# TRIPLE once, runs it with our plugin and with the stock one (ARGS passed
+# on; the stock plugin's copy from bench_stock_program), and sets OURS_LOG
+# and STOCK_LOG to the two logs.
 bench_side_by_side() {
   local name=$1 triple=$2
   shift 2
@@ -164,15 +172,7 @@ bench_side_by_side() {
   local exe=$out/$name-$PLUGIN stock_exe
   echo "== compiling $name for $triple"
   bench_compile "$bench_root/tools/bench/$name.c" "$exe"
-  stock_exe=$exe
-  local stock_flags
-  stock_flags=$(bench_stock_image_flags "$triple")
-  if [[ -n $stock_flags ]]; then
-    stock_exe=$exe-stock
-    echo "== compiling $name for the stock plugin ($stock_flags: see bench_stock_image_flags)"
-    # shellcheck disable=SC2086 # flags are words
-    bench_compile "$bench_root/tools/bench/$name.c" "$stock_exe" $stock_flags
-  fi
+  stock_exe=$(bench_stock_program "$triple" "$exe")
   echo "== $name ($triple, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg))"
   OURS_LOG=$out/$name.ours.log
   STOCK_LOG=$out/$name.stock.log

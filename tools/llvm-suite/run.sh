@@ -97,13 +97,7 @@ else
   case $triple in
     nvptx64-nvidia-cuda*)
       flags="-Xopenmp-target=nvptx64-nvidia-cuda -march=$arch"
-      flags+=" --libomptarget-nvptx-bc-path=$llvm_lib -Wno-unknown-cuda-version"
-      # LLVM 18's stock CUDA plugin refuses the cubins of CUDA 12.8 and
-      # later (it reads their SM from e_flags in the older layout): its
-      # programs carry bitcode, which it compiles at load (its JIT).
-      if [[ $llvm == 18 && $plugin == stock ]]; then
-        flags+=" -Wl,--embed-bitcode"
-      fi ;;
+      flags+=" --libomptarget-nvptx-bc-path=$llvm_lib -Wno-unknown-cuda-version" ;;
     amdgcn-amd-amdhsa*)
       rocm_libs=${OFFLOADIO_ROCM_DEVICE_LIB_PATH:-}
       if [[ -z $rocm_libs ]]; then
