@@ -146,7 +146,7 @@ struct AsyncInfoTy {
 #if OFFLOADIO_CONFORMANCE_LLVM_ABI >= 18
 static_assert(sizeof(AsyncInfoTy) == 56, "libomptarget 18's __tgt_async_info");
 #else
-static_assert(sizeof(AsyncInfoTy) == 8, "libomptarget 16's __tgt_async_info");
+static_assert(sizeof(AsyncInfoTy) == 8, "libomptarget 16's and 17's __tgt_async_info");
 #endif
 
 /// A loaded image, as the version's load_binary leaves it.
