@@ -218,8 +218,10 @@ fi
 # libomptarget 18 and 17, in a Debian trixie root (bookworm has neither):
 # the same build, its unit, conformance and x86_64 lit suites, and that
 # version's own libomptarget suite, stock plugin against ours; for 18 (the
-# AMD generation of MI300) also the AMDGPU data path on the HSA emulation and
-# the amdgcn lit tests built for every AMD architecture LLVM 18 supports.
+# AMD generation of MI300) also the AMDGPU data path on the HSA emulation,
+# the amdgcn lit tests built for every AMD architecture LLVM 18 supports, and
+# on the emulation the conformance suite against LLVM 18's stock amdgpu
+# plugin and LLVM 18's own suite for amdgcn, stock plugin against ours.
 # OFFLOADIO_TRIXIE_VERSIONS picks the versions (empty: none).
 in_trixie() {
   bash "$root/tools/trixie/in-root.sh" bash "$root/tools/trixie/version-stage.sh" "$@"
@@ -239,6 +241,10 @@ if [[ -n $trixie_versions ]]; then
             in_trixie "$v" "$vbuild" amdgcn-lit
           stage "build: amdgcn lit tests for every AMD architecture of LLVM $v" \
             in_trixie "$v" "$vbuild" amdgcn-archs
+          stage "conformance: LLVM $v's stock amdgpu plugin on the HSA emulation" \
+            in_trixie "$v" "$vbuild" amdgcn-conformance
+          stage "LLVM $v libomptarget suite, amdgcn on the HSA emulation: stock plugin and ours" \
+            in_trixie "$v" "$vbuild" amdgcn-suite
         fi
       else
         skip "LLVM $v suites" "its build failed"

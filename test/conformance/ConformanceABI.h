@@ -116,6 +116,39 @@ constexpr bool kernelsTakeLaunchEnvironment() {
   return ConformanceABIVersion >= 18;
 }
 
+/// The async info as the version's libomptarget allocates it and passes it
+/// to every entry point that takes one. 16 and 17: the queue alone. 18
+/// (Shared/APITypes.h): the queue, then the allocations a launch leaves to
+/// the plugin to free at synchronize (an llvm::SmallVector<void *, 2>,
+/// empty) and the host storage of a launch's environment (16 bytes); 18's
+/// stock plugins read and write those members, so an 8-byte struct would
+/// hand them whatever lies past it. Not copyable: the empty vector points
+/// into itself.
+struct AsyncInfoTy {
+  AsyncInfoTy() = default;
+  AsyncInfoTy(const AsyncInfoTy &) = delete;
+  AsyncInfoTy &operator=(const AsyncInfoTy &) = delete;
+  __tgt_async_info *get() { return &Info; }
+  void *queue() const { return Info.Queue; }
+
+  // Public, as libomptarget's: only the plugin reads the members past Info.
+  __tgt_async_info Info{nullptr};
+#if OFFLOADIO_CONFORMANCE_LLVM_ABI >= 18
+  void **AllocationsBegin = AllocationsInline;
+  uint32_t AllocationsSize = 0;
+  uint32_t AllocationsCapacity = 2;
+  void *AllocationsInline[2] = {nullptr, nullptr};
+  uint32_t LaunchReductionCount = 0;
+  uint32_t LaunchReductionIterations = 0;
+  void *LaunchReductionBuffer = nullptr;
+#endif
+};
+#if OFFLOADIO_CONFORMANCE_LLVM_ABI >= 18
+static_assert(sizeof(AsyncInfoTy) == 56, "libomptarget 18's __tgt_async_info");
+#else
+static_assert(sizeof(AsyncInfoTy) == 8, "libomptarget 16's and 17's __tgt_async_info");
+#endif
+
 /// A loaded image, as the version's load_binary leaves it.
 struct LoadedImageTy {
   __tgt_target_table *Table = nullptr; ///< 16 and 17.

@@ -69,11 +69,11 @@ TEST_P(DeviceConformance, ConcurrentLockSubmitRetrieveUnlock) {
       }
       fillPattern(Priv, PrivSize, Seed);
       if (I & 1) {
-        __tgt_async_info AI{nullptr};
+        AsyncInfoTy AI;
         std::memset(Back, 0, PrivSize);
-        if (P->data_submit_async(Dev, PrivTgt[T], Priv, PrivSize, &AI) ||
-            P->data_retrieve_async(Dev, Back, PrivTgt[T], PrivSize, &AI) ||
-            P->synchronize(Dev, &AI) || AI.Queue)
+        if (P->data_submit_async(Dev, PrivTgt[T], Priv, PrivSize, AI.get()) ||
+            P->data_retrieve_async(Dev, Back, PrivTgt[T], PrivSize, AI.get()) ||
+            P->synchronize(Dev, AI.get()) || AI.queue())
           Fail(T, I, "async copy failed");
         else if (auto R = hasPattern(Back, PrivSize, Seed); !R)
           Fail(T, I, std::string("async data: ") + R.message());

@@ -202,14 +202,14 @@ protected:
   struct AsyncTy {
     AsyncTy(PluginTy *P, int32_t Dev) : P(P), Dev(Dev) {}
     ~AsyncTy() {
-      if (AI.Queue)
-        P->synchronize(Dev, &AI);
+      if (AI.queue())
+        P->synchronize(Dev, AI.get());
     }
-    __tgt_async_info *operator&() { return &AI; }
-    void *queue() const { return AI.Queue; }
+    __tgt_async_info *operator&() { return AI.get(); }
+    void *queue() const { return AI.queue(); }
     PluginTy *P;
     int32_t Dev;
-    __tgt_async_info AI{nullptr};
+    AsyncInfoTy AI;
   };
 
   const int32_t Dev = 0;

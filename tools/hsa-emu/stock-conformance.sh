@@ -1,31 +1,46 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The conformance suite (test/conformance) against LLVM 16's own amdgpu
-# plugin on the HSA emulation: every case runs in a process of its own (the
-# stock plugin crashes on some hostile inputs), and its result (OK, FAILED,
-# SKIPPED or CRASHED) is compared with test/hsa-emu/stock-conformance.expected,
-# which says why each case that is not OK with the stock plugin is not
-# (RESULT|RESULT where either may come, with the reason).
+# The conformance suite (test/conformance) against LLVM 16's or 18's own
+# amdgpu plugin on the HSA emulation: every case runs in a process of its
+# own (the stock plugin crashes on some hostile inputs), and its result (OK,
+# FAILED, SKIPPED or CRASHED) is compared with that version's expected file,
+# test/hsa-emu/stock-conformance.expected (16) or
+# stock-conformance-<N>.expected, which says why each case that is not OK
+# with the stock plugin is not (RESULT|RESULT where either may come, with the
+# reason). The version is the one the build was configured for
+# (tools/llvm-suite/version.sh): its ConformanceTest speaks that ABI.
 # Fails when a result differs from the expected one, or when a case of the
 # suite has no expected result, or an expected case no longer exists.
 #
 #   OFFLOADIO_BUILD_DIR=build bash tools/hsa-emu/stock-conformance.sh
 #
-#   OFFLOADIO_LLVM_LIB   the stock plugins (default /usr/lib/llvm-16/lib)
+#   OFFLOADIO_LLVM_VERSION the libomptarget version (default: the build's,
+#                          else 16)
+#   OFFLOADIO_LLVM_LIB     the stock plugins (default /usr/lib/llvm-<N>/lib)
 #   OFFLOADIO_HSA_EMU_DIR  the emulation (default <build>/test/hsa-emu)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tools/llvm-suite/version.sh
+source "$root/tools/llvm-suite/version.sh"
 build=${OFFLOADIO_BUILD_DIR:-$root/build}
-llvm_lib=${OFFLOADIO_LLVM_LIB:-/usr/lib/llvm-16/lib}
+llvm=$(llvm_suite_version "$build")
+llvm_suite_facts "$llvm"
+llvm_lib=${OFFLOADIO_LLVM_LIB:-/usr/lib/llvm-$llvm/lib}
 emu=${OFFLOADIO_HSA_EMU_DIR:-$build/test/hsa-emu}
-expected=$root/test/hsa-emu/stock-conformance.expected
+if [[ $llvm == 16 ]]; then
+  expected=$root/test/hsa-emu/stock-conformance.expected
+else
+  expected=$root/test/hsa-emu/stock-conformance-$llvm.expected
+fi
 exe=$build/unittests/ConformanceTest
-for f in "$exe" "$emu/libhsa-runtime64.so" "$llvm_lib/libomptarget.rtl.amdgpu.nextgen.so" "$expected"; do
+for f in "$exe" "$emu/libhsa-runtime64.so" "$llvm_lib/libomptarget.rtl.amdgpu$llvm_plugin_suffix.so" \
+  "$expected"; do
   if [[ ! -e $f ]]; then
     echo "stock-conformance: not found: $f" >&2
     exit 1
   fi
 done
+echo "stock-conformance: LLVM $llvm's amdgpu plugin ($llvm_lib) against $expected"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # No expected-failure list of ours applies to the stock plugin: an empty

@@ -56,7 +56,9 @@
 #                                programs' LD_LIBRARY_PATH, where both plugins
 #                                find libhsa-runtime64.so (default
 #                                <build>/test/hsa-emu, the HSA emulation, when
-#                                it was built; empty: the system's runtime)
+#                                it was built; empty: the system's runtime);
+#                                the LLVM tools folder also goes first on
+#                                PATH, for the stock plugin's JIT (lld)
 #   OFFLOADIO_LLVM_SUITE_TIMEOUT seconds each test program may run (default 120)
 #   OFFLOADIO_LLVM_SUITE_JOBS    lit's -j (default nproc)
 #   OFFLOADIO_LLVM_SUITE_FILTER  run only the tests matching this regular
@@ -123,6 +125,12 @@ if [[ $triple == amdgcn-amd-amdhsa* ]]; then
   if [[ -n $hsa_dir ]]; then
     export LD_LIBRARY_PATH=$hsa_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   fi
+  # LLVM 17's and 18's amdgpu plugins compile the IR images of
+  # -fopenmp-target-jit programs (upstream's jit/ tests) and link them with
+  # the `lld` they find on PATH, as in an LLVM build tree; Debian keeps it
+  # in the LLVM tools folder. Without it the stock plugin fails the image
+  # and then crashes.
+  export PATH=$tools:$PATH
 fi
 
 name=$triple.$plugin

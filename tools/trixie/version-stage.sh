@@ -11,7 +11,11 @@
 # suite (LLVM N's own libomptarget suite on x86_64, stock plugin and ours,
 # gated), amdgcn-lit (the AMDGPU data-path lit tests on the HSA emulation,
 # as tools/test.sh runs them for 16), amdgcn-archs (every amdgcn lit test
-# built for each AMD architecture LLVM N supports).
+# built for each AMD architecture LLVM N supports), amdgcn-suite (LLVM N's
+# own libomptarget suite for amdgcn on the HSA emulation, stock plugin and
+# ours, gated), amdgcn-conformance (the conformance suite against LLVM N's
+# stock amdgpu plugin on the emulation, each result against its expected
+# file).
 set -euo pipefail
 version=${1:?usage: version-stage.sh N BUILD_DIR STEP}
 build=${2:?usage: version-stage.sh N BUILD_DIR STEP}
@@ -44,6 +48,11 @@ case $step in
       --filter "amdgcn-amd-amdhsa :: offload/(amdgpu/|$shared)" "$build/test" ;;
   amdgcn-archs)
     bash "$root/tools/amdgcn-arch-check.sh" ;;
+  amdgcn-suite)
+    # run.sh puts the build's HSA emulation on the programs' library path.
+    bash "$root/tools/llvm-suite/gate.sh" amdgcn-amd-amdhsa ;;
+  amdgcn-conformance)
+    bash "$root/tools/hsa-emu/stock-conformance.sh" ;;
   *)
     echo "version-stage.sh: unknown step '$step'" >&2
     exit 2 ;;
