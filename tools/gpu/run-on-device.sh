@@ -31,6 +31,9 @@ inst=/opt/offload-io-$version
 clang=$llvm/bin/clang-$version
 mkdir -p "$out" "$llvm" "$inst/lib"
 tar xJf ".pack/llvm$version.tar.xz" -C "$llvm"
+# LLVM 17's and 18's suites look for the nvptx device runtime in
+# <library dir>/DeviceRTL, where an LLVM build tree keeps it.
+ln -sfn . "$llvm/lib/DeviceRTL"
 tar xJf ".pack/build-llvm$version.tar.xz" -C "$inst"
 export PATH=$llvm/bin:/usr/local/cuda/bin:$PATH
 # clang itself needs libraries from the tarball (libicuuc).
