@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// What a teardown (waiting for a device's work, deinit, freeing the memory
-// and unregistering the host memory the framework holds) does with a vendor
-// driver that has shut down. The backends only name that answer
+// What a teardown (waiting for a device's work, running its images'
+// destructors, deinit, freeing the device and pinned host memory the
+// framework holds) does with a vendor driver that has shut down. The backends only name that answer
 // (ErrorCode::DriverShutDown: CUDA_ERROR_DEINITIALIZED,
 // HSA_STATUS_ERROR_NOT_INITIALIZED); this is the one place that decides
 // what it means.
