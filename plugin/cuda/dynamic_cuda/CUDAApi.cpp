@@ -29,7 +29,8 @@ Error resolve(void *Handle, const char *Library, const char *Name, FnTy &Slot) {
 
 /// Results the plugin names itself when the driver cannot (cuGetErrorName
 /// and cuGetErrorString fail once the driver has shut down, which is when
-/// CUDA_ERROR_DEINITIALIZED comes), with cuda.h's description of each.
+/// CUDA_ERROR_DEINITIALIZED comes), each with the description
+/// cuGetErrorString gives it.
 #define OFFLOADIO_CUDA_KNOWN_RESULTS(X)                                        \
   X(CUDA_ERROR_INVALID_VALUE, "invalid argument")                              \
   X(CUDA_ERROR_OUT_OF_MEMORY, "out of memory")                                 \
