@@ -92,9 +92,12 @@ TEST(AMDGPUTeardownTest, AfterHsaShutDown) {
   EXPECT_FALSE(bool(Deinit0)) << takeErrorMessage(std::move(Deinit0));
   EXPECT_FALSE(bool(Deinit1)) << takeErrorMessage(std::move(Deinit1));
   EXPECT_EQ(Printed, "");
-  // As in a process, the plugin is never destroyed (CApi.cpp): its
-  // streams' destructors would wait on signals of a runtime that is gone.
-  (void)Plugin.release();
+  // As in a process, the plugin is never destroyed (CApi.cpp, which keeps
+  // it in a static as this does, so that it is not a leak): the devices'
+  // destructors would free memory through the plugin's HSA context, which
+  // the plugin destroys before them.
+  static GenericPluginTy *Kept = Plugin.release();
+  (void)Kept;
 }
 
 } // namespace
