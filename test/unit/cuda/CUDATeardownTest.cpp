@@ -115,9 +115,10 @@ TEST_F(CUDATeardownTest, ResultsAreNamedWhenTheDriverCannot) {
   EXPECT_EQ(Api.errorName(CUDA_ERROR_DEINITIALIZED), "CUDA_ERROR_DEINITIALIZED");
   EXPECT_EQ(Api.errorString(CUDA_ERROR_DEINITIALIZED), "driver shutting down");
   EXPECT_EQ(Api.errorName(CUDA_ERROR_OUT_OF_MEMORY), "CUDA_ERROR_OUT_OF_MEMORY");
-  // A result the plugin does not know keeps its number.
-  EXPECT_EQ(Api.errorName(CUresult(9999)), "CUresult 9999");
-  EXPECT_EQ(Api.errorString(CUresult(9999)), "unknown error");
+  // A result the plugin does not know keeps its number (one within the
+  // enumeration's range: a value beyond it is not a CUresult at all).
+  EXPECT_EQ(Api.errorName(CUresult(777)), "CUresult 777");
+  EXPECT_EQ(Api.errorString(CUresult(777)), "unknown error");
   // The driver's own names come first while it answers.
   State.Down = false;
   EXPECT_EQ(Api.errorName(CUDA_ERROR_DEINITIALIZED), "FAKE_NAME");
