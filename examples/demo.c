@@ -12,7 +12,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "ompx_io.h" /* and ompx_lock.h: llvm_omp_target_lock_mem */
+/* and ompx_lock.h: ompx_target_lock_mem locks through offload-io's plugin
+ * on every libomptarget; llvm_omp_target_lock_mem does the same where
+ * libomptarget passes it on (16, 17; 18.1.8 returns NULL). */
+#include "ompx_io.h"
 
 int __tgt_print_device_info(int64_t Device);
 
@@ -64,8 +67,8 @@ int main(void) {
   // the figures.
   omp_target_memcpy(Dev, Host, Bytes, 0, 0, 0, Host0);
   for (int Locked = 0; Locked < 2; ++Locked) {
-    if (Locked && !llvm_omp_target_lock_mem(Host, Bytes, 0)) {
-      printf("lock failed\n");
+    if (Locked && !ompx_target_lock_mem(Host, Bytes, 0)) {
+      printf("lock failed: %s\n", ompx_io_last_error());
       return 1;
     }
     double T0 = now();
@@ -79,18 +82,18 @@ int main(void) {
            Bytes / (T2 - T1) / 1e9);
   }
   // A sub-buffer of a locked region shares it: same device address + offset.
-  char *Base = llvm_omp_target_lock_mem(Host, Bytes, 0);
-  char *Sub = llvm_omp_target_lock_mem(Host + 4096, 1024, 0);
+  char *Base = ompx_target_lock_mem(Host, Bytes, 0);
+  char *Sub = ompx_target_lock_mem(Host + 4096, 1024, 0);
   printf("== sub-buffer lock inside the region: %s\n",
          Sub == Base + 4096 ? "device pointer = region + offset" : "WRONG");
   Failures += Sub != Base + 4096;
   // Partial overlap is refused.
-  void *Overlap = llvm_omp_target_lock_mem(Host + Bytes - 16, 64, 0);
+  void *Overlap = ompx_target_lock_mem(Host + Bytes - 16, 64, 0);
   printf("== overlapping lock: %s\n", Overlap ? "WRONGLY accepted" : "refused");
   Failures += Overlap != NULL;
-  llvm_omp_target_unlock_mem(Host + 4096, 0);
-  llvm_omp_target_unlock_mem(Host, 0);
-  llvm_omp_target_unlock_mem(Host, 0);
+  ompx_target_unlock_mem(Host + 4096, 0);
+  ompx_target_unlock_mem(Host, 0);
+  ompx_target_unlock_mem(Host, 0);
   omp_target_free(Dev, 0);
   free(Host);
   free(X);

@@ -6,7 +6,8 @@
  * llvm_omp_target_lock_mem and llvm_omp_target_unlock_mem are libomptarget's
  * own entry points (libomptarget.so.16, linked by -fopenmp); LLVM 16 ships no
  * header for them, so they are declared here with libomptarget's prototypes.
- * ompx_target_lock_info is offload-io's and lives in libompx_io (-lompx_io).
+ * ompx_target_lock_mem, ompx_target_unlock_mem and ompx_target_lock_info are
+ * offload-io's and live in libompx_io (-lompx_io).
  * ompx_io.h includes this header.
  */
 #ifndef OMPX_LOCK_H
@@ -39,6 +40,25 @@ void *llvm_omp_target_lock_mem(void *ptr, size_t size, int device_num);
  *  byte of a region, or a lock released already), as after locking
  *  [h, h + 1 MiB) an unlock of h + 4096 is refused and h still locked. */
 void llvm_omp_target_unlock_mem(void *ptr, int device_num);
+
+/** llvm_omp_target_lock_mem through offload-io's plugin directly: the same
+ *  map, rules and pinning, on every libomptarget version. Use it where
+ *  libomptarget's own call does not reach the plugin: libomptarget 18.1.8's
+ *  llvm_omp_target_lock_mem returns NULL without asking any plugin. Locks
+ *  taken either way are one map: llvm_omp_target_unlock_mem releases one
+ *  taken here and the other way round. Returns the device-accessible
+ *  address of ptr, or NULL with errno and ompx_io_last_error set: EINVAL
+ *  when ptr is NULL or size is 0, ENODEV when device_num is not served by
+ *  an offload-io plugin, or the plugin's refusal (the memory is not mapped,
+ *  or it overlaps a locked region without lying inside it). */
+void *ompx_target_lock_mem(void *ptr, size_t size, int device_num);
+
+/** llvm_omp_target_unlock_mem through offload-io's plugin directly: release
+ *  one lock taken at ptr on device_num. 0, or -1 with errno and
+ *  ompx_io_last_error set, and nothing changed: EINVAL for a NULL ptr,
+ *  ENODEV when device_num is not served by offload-io, ENOENT when ptr is
+ *  in no locked region or no outstanding lock was taken at it. */
+int ompx_target_unlock_mem(void *ptr, int device_num);
 
 /** A locked host region, as the plugin's map holds it. */
 typedef struct ompx_lock_region {

@@ -85,7 +85,7 @@ build_with() {
 # The lit tests beside test/offload/amdgpu that launch no kernel and check
 # what every device must answer alike: hostile batches, descriptors and
 # depend tasks, the order of the checks, interior unlocks.
-amdgcn_shared_tests='io/(batch-basic|batch-errors|batch-closed-fd|errors-einval|errors-linux-order|last-error|free-in-flight|depend-(threads|exit|capture|last-error|errors))[.]c|lock/(lock-rules|lock-unlock-interior)[.]c'
+amdgcn_shared_tests='io/(batch-basic|batch-errors|batch-closed-fd|errors-einval|errors-linux-order|last-error|free-in-flight|depend-(threads|exit|capture|last-error|errors))[.]c|lock/(lock-rules|lock-unlock-interior|ompx-lock-mem)[.]c'
 amdgcn_lit() {
   # The emulation runs no kernels: the data-path tests of test/offload/amdgpu
   # and the shared ones above run here; kernels need real AMD hardware.

@@ -203,6 +203,35 @@ OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_lock_info(const void *Ptr,
   return 1;
 }
 
+OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_lock_mem(int32_t DeviceId,
+                                                              void *Ptr,
+                                                              uint64_t Size,
+                                                              void **Locked) {
+  if (Locked)
+    *Locked = nullptr;
+  return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
+    if (!Locked)
+      return makeError(ErrorCode::InvalidArgument, "null locked-pointer slot");
+    if (Size > uint64_t(INT64_MAX))
+      return makeError(ErrorCode::InvalidArgument,
+                       "cannot lock {0} bytes at {1} for device {2}: the "
+                       "size is above INT64_MAX",
+                       Size, Ptr, D.getDeviceId());
+    auto Address = thePlugin().lockHostMemory(D, Ptr, int64_t(Size));
+    if (!Address)
+      return Address.takeError();
+    *Locked = *Address;
+    return Error::success();
+  });
+}
+
+OFFLOADIO_EXTENSION_DEFINITION int32_t
+__tgt_rtl_ompx_unlock_mem(int32_t DeviceId, void *Ptr) {
+  return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) {
+    return thePlugin().unlockHostMemory(D, Ptr);
+  });
+}
+
 OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_copy_counters(int32_t DeviceId,
                                                    uint64_t *Bytes,
                                                    uint64_t *Copies) {

@@ -132,7 +132,7 @@ static_assert(std::is_same_v<decltype(PinnedBudgetStatsTy::Cap),
 // call, packed, in the order of OFFLOADIO_EXTENSIONS. The entries each
 // version has: appending a call without raising the version, or raising
 // the version without recording its entries here, fails the build.
-constexpr uint32_t EntriesOfVersion[] = {0, /*1:*/ 20, /*2:*/ 21};
+constexpr uint32_t EntriesOfVersion[] = {0, /*1:*/ 20, /*2:*/ 21, /*3:*/ 23};
 constexpr uint32_t NumExtensions = 0
 #define OFFLOADIO_EXTENSION_COUNT(Field, Symbol) +1
     OFFLOADIO_EXTENSIONS(OFFLOADIO_EXTENSION_COUNT);

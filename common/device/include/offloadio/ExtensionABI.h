@@ -151,6 +151,19 @@ __tgt_rtl_ompx_process_budget(ompx_io_process_budget_t *Out);
 OFFLOADIO_EXTENSION_CALL int32_t
 __tgt_rtl_ompx_lock_info(const void *Ptr, ompx_lock_region_t *Out);
 
+/// Lock \p Size bytes at \p Ptr for local device \p DeviceId, as
+/// __tgt_rtl_data_lock does for a global device number, its
+/// device-accessible address into \p *Locked (null on failure).
+OFFLOADIO_EXTENSION_CALL int32_t __tgt_rtl_ompx_lock_mem(int32_t DeviceId,
+                                                         void *Ptr,
+                                                         uint64_t Size,
+                                                         void **Locked);
+
+/// Release one lock taken at \p Ptr for local device \p DeviceId, as
+/// __tgt_rtl_data_unlock does for a global device number.
+OFFLOADIO_EXTENSION_CALL int32_t __tgt_rtl_ompx_unlock_mem(int32_t DeviceId,
+                                                           void *Ptr);
+
 /// Bytes and copies per ompx_copy_path of local device \p DeviceId.
 OFFLOADIO_EXTENSION_CALL int32_t __tgt_rtl_ompx_copy_counters(int32_t DeviceId,
                                                               uint64_t *Bytes,
@@ -202,12 +215,14 @@ __tgt_rtl_ompx_settings_info(ompx_io_setting_info_t *Out, uint64_t EntrySize,
   X(LockInfo, __tgt_rtl_ompx_lock_info)                                        \
   X(CopyCounters, __tgt_rtl_ompx_copy_counters)                                \
   X(TakeLastError, __tgt_rtl_ompx_take_last_error)                             \
-  X(SettingsInfo, __tgt_rtl_ompx_settings_info)
+  X(SettingsInfo, __tgt_rtl_ompx_settings_info)                                \
+  X(LockMem, __tgt_rtl_ompx_lock_mem)                                          \
+  X(UnlockMem, __tgt_rtl_ompx_unlock_mem)
 
 /// The version of the table that OFFLOADIO_EXTENSIONS describes: one more
-/// for each call appended. 1: the 20 calls up to TakeLastError; 2:
-/// SettingsInfo.
-#define OFFLOADIO_EXTENSION_TABLE_VERSION 2u
+/// for each set of calls appended together. 1: the 20 calls up to
+/// TakeLastError; 2: SettingsInfo; 3: LockMem and UnlockMem.
+#define OFFLOADIO_EXTENSION_TABLE_VERSION 3u
 
 /// A plugin's extension table, as C and C++ see it: the header (its size
 /// and version), then one pointer per entry of OFFLOADIO_EXTENSIONS, typed
