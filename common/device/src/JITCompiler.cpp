@@ -101,7 +101,9 @@ JITCompilerTy::generateCode(llvm::StringRef Bitcode, JITTargetTy &Target) {
     M = std::move(*Parsed);
   } else {
     auto Parsed =
-        parseModule(llvm::MemoryBufferRef(Bitcode, "bitcode image"), Context,
+        // Unnamed, as the stock plugins parse it: the dumps then match
+        // theirs line for line (no "; ModuleID" line).
+        parseModule(llvm::MemoryBufferRef(Bitcode, ""), Context,
                     "bitcode image of " + llvm::Twine(Bitcode.size()) +
                         " bytes");
     if (!Parsed)
