@@ -97,7 +97,8 @@ TEST_F(JITCompilerTest, TheTestModulesAreBitcodeOfTheirTargets) {
   ASSERT_FALSE(AMDGCN.empty());
   EXPECT_TRUE(isBitcodeImage(NVPTX));
   EXPECT_TRUE(isBitcodeImage(AMDGCN));
-  EXPECT_FALSE(isBitcodeImage("\x7f" "ELF\x02\x01\x01"));
+  EXPECT_FALSE(isBitcodeImage("\x7f"
+                              "ELF\x02\x01\x01"));
   EXPECT_FALSE(isBitcodeImage(""));
 
   auto Target = readBitcodeTarget(NVPTX);
@@ -129,8 +130,8 @@ TEST_F(JITCompilerTest, TruncatedBitcodeIsRefusedWithItsSize) {
 
 TEST_F(JITCompilerTest, ArchitecturesCompareByArchitectureOnly) {
   EXPECT_TRUE(isSameArchitecture("nvptx64-nvidia-cuda", "nvptx64-nvidia-cuda"));
-  EXPECT_TRUE(isSameArchitecture("nvptx64-unknown-unknown",
-                                 "nvptx64-nvidia-cuda"));
+  EXPECT_TRUE(
+      isSameArchitecture("nvptx64-unknown-unknown", "nvptx64-nvidia-cuda"));
   EXPECT_FALSE(isSameArchitecture("amdgcn-amd-amdhsa", "nvptx64-nvidia-cuda"));
   EXPECT_FALSE(isSameArchitecture("nvptx-nvidia-cuda", "nvptx64-nvidia-cuda"));
   EXPECT_FALSE(isSameArchitecture("", "nvptx64-nvidia-cuda"));
@@ -311,7 +312,8 @@ TEST_F(JITCompilerTest, NoLinkerNamesWhatWasSearched) {
 }
 
 TEST_F(JITCompilerTest, SettingsAreReadWithTheStockNames) {
-  ScopedEnvTy Vars{"LIBOMPTARGET_JIT_OPT_LEVEL", "LIBOMPTARGET_JIT_SKIP_OPT",
+  ScopedEnvTy Vars{"LIBOMPTARGET_JIT_OPT_LEVEL",
+                   "LIBOMPTARGET_JIT_SKIP_OPT",
                    "LIBOMPTARGET_JIT_PRE_OPT_IR_MODULE",
                    "LIBOMPTARGET_JIT_POST_OPT_IR_MODULE",
                    "LIBOMPTARGET_JIT_REPLACEMENT_MODULE",
@@ -353,7 +355,8 @@ public:
 
 protected:
   Expected<int32_t> initImpl() override { return 1; }
-  Expected<std::unique_ptr<GenericDeviceTy>> createDeviceImpl(int32_t) override {
+  Expected<std::unique_ptr<GenericDeviceTy>>
+  createDeviceImpl(int32_t) override {
     return notHere("devices from the plugin");
   }
   bool isImageCompatibleImpl(const __tgt_device_image &,
@@ -468,7 +471,8 @@ TEST_F(JITCompilerTest, NativeImagesAreLoadedAsTheyAre) {
   ASSERT_FALSE(bool(Plugin.init()));
   JITDeviceTy Device(Plugin, true);
   ASSERT_FALSE(bool(Device.init()));
-  std::string Native = "\x7f" "ELF not bitcode";
+  std::string Native = "\x7f"
+                       "ELF not bitcode";
   __tgt_device_image Image = imageOf(Native);
   auto Loaded = Device.loadBinary(Image);
   ASSERT_TRUE(bool(Loaded)) << llvm::toString(Loaded.takeError());

@@ -23,6 +23,8 @@ using namespace offloadio;
 
 namespace {
 
+const char *settingName(SettingId Id) { return settingDecl(Id).Name; }
+
 llvm::OptimizationLevel optimizationLevel(unsigned Level) {
   switch (Level) {
   case 0:
@@ -58,8 +60,8 @@ readSettingFile(const std::string &Path, const char *Name) {
   auto Buffer = llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!Buffer)
-    return makeError(ErrorCode::IOError, "cannot read {0}={1}: {2}", Name,
-                     Path, Buffer.getError().message());
+    return makeError(ErrorCode::IOError, "cannot read {0}={1}: {2}", Name, Path,
+                     Buffer.getError().message());
   return std::move(*Buffer);
 }
 
@@ -84,18 +86,19 @@ JITCompilerTy::generateCode(llvm::StringRef Bitcode, JITTargetTy &Target) {
   // A finished object replaces compilation altogether.
   if (Settings.ReplacementObject)
     return readSettingFile(*Settings.ReplacementObject,
-                           "LIBOMPTARGET_JIT_REPLACEMENT_OBJECT");
+                           settingName(SettingId::JITReplacementObject));
 
   llvm::LLVMContext Context;
   std::unique_ptr<llvm::Module> M;
   if (Settings.ReplacementModule) {
     auto File = readSettingFile(*Settings.ReplacementModule,
-                                "LIBOMPTARGET_JIT_REPLACEMENT_MODULE");
+                                settingName(SettingId::JITReplacementModule));
     if (!File)
       return File.takeError();
-    auto Parsed = parseModule((*File)->getMemBufferRef(), Context,
-                              "LIBOMPTARGET_JIT_REPLACEMENT_MODULE=" +
-                                  *Settings.ReplacementModule);
+    auto Parsed =
+        parseModule((*File)->getMemBufferRef(), Context,
+                    llvm::Twine(settingName(SettingId::JITReplacementModule)) +
+                        "=" + *Settings.ReplacementModule);
     if (!Parsed)
       return Parsed.takeError();
     M = std::move(*Parsed);
@@ -130,8 +133,8 @@ JITCompilerTy::generateCode(llvm::StringRef Bitcode, JITTargetTy &Target) {
   auto CodeGenLevel = llvm::CodeGenOpt::getLevel(int(Settings.OptLevel));
   if (!CodeGenLevel)
     return makeError(ErrorCode::InvalidArgument,
-                     "LIBOMPTARGET_JIT_OPT_LEVEL={0} is no optimisation level",
-                     Settings.OptLevel);
+                     "{0}={1} is no optimisation level",
+                     settingName(SettingId::JITOptLevel), Settings.OptLevel);
   std::optional<llvm::Reloc::Model> Reloc;
   if (M->getModuleFlag("PIC Level"))
     Reloc = M->getPICLevel() == llvm::PICLevel::NotPIC ? llvm::Reloc::Static
@@ -147,13 +150,13 @@ JITCompilerTy::generateCode(llvm::StringRef Bitcode, JITTargetTy &Target) {
 
   if (Settings.PreOptIRModule)
     if (auto Err = printModule(*M, *Settings.PreOptIRModule,
-                               "LIBOMPTARGET_JIT_PRE_OPT_IR_MODULE"))
+                               settingName(SettingId::JITPreOptIRModule)))
       return std::move(Err);
   if (!Settings.SkipOpt)
     optimize(*M, *TM);
   if (Settings.PostOptIRModule)
     if (auto Err = printModule(*M, *Settings.PostOptIRModule,
-                               "LIBOMPTARGET_JIT_POST_OPT_IR_MODULE"))
+                               settingName(SettingId::JITPostOptIRModule)))
       return std::move(Err);
 
   bool Assembly = Target.getOutputKind() == JITOutputKindTy::Assembly;
@@ -169,8 +172,7 @@ JITCompilerTy::generateCode(llvm::StringRef Bitcode, JITTargetTy &Target) {
                      Assembly ? "assembly" : "an object", TripleName, CPU);
   CodeGen.run(*M);
   // PTX goes to the driver as a C string.
-  return llvm::MemoryBuffer::getMemBufferCopy(Output.str(),
-                                              "jit-" + CPU);
+  return llvm::MemoryBuffer::getMemBufferCopy(Output.str(), "jit-" + CPU);
 }
 
 void JITCompilerTy::optimize(llvm::Module &M, llvm::TargetMachine &TM) {
@@ -187,10 +189,9 @@ void JITCompilerTy::optimize(llvm::Module &M, llvm::TargetMachine &TM) {
   PB.registerLoopAnalyses(LAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
   llvm::OptimizationLevel Level = optimizationLevel(Settings.OptLevel);
-  llvm::ModulePassManager MPM =
-      Level == llvm::OptimizationLevel::O0
-          ? PB.buildO0DefaultPipeline(Level)
-          : PB.buildPerModuleDefaultPipeline(Level);
+  llvm::ModulePassManager MPM = Level == llvm::OptimizationLevel::O0
+                                    ? PB.buildO0DefaultPipeline(Level)
+                                    : PB.buildPerModuleDefaultPipeline(Level);
   MPM.run(M, MAM);
 }
 
@@ -208,6 +209,6 @@ Error JITCompilerTy::printModule(llvm::Module &M, const std::string &Path,
   std::string Why = OS.error().message();
   // An error left set would abort the process when the stream goes.
   OS.clear_error();
-  return makeError(ErrorCode::IOError, "cannot write {0}={1}: {2}", Name,
-                   Path, Why);
+  return makeError(ErrorCode::IOError, "cannot write {0}={1}: {2}", Name, Path,
+                   Why);
 }

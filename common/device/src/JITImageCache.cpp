@@ -16,9 +16,9 @@ JITImageCacheTy::KeyTy JITImageCacheTy::makeKey(llvm::StringRef Bitcode,
                      /*LowerCase=*/true);
 }
 
-Expected<llvm::StringRef>
-JITImageCacheTy::getOrCompile(llvm::StringRef Bitcode, llvm::StringRef CPU,
-                              CompileFnTy Compile) {
+Expected<llvm::StringRef> JITImageCacheTy::getOrCompile(llvm::StringRef Bitcode,
+                                                        llvm::StringRef CPU,
+                                                        CompileFnTy Compile) {
   KeyTy Key = makeKey(Bitcode, CPU);
   // Held while compiling: devices loading the same image wait for the one
   // compilation rather than repeating it, as the stock plugins' JIT does.

@@ -54,8 +54,8 @@ Expected<std::unique_ptr<llvm::MemoryBuffer>>
 offloadio::linkSharedObject(const LLDProgramTy &LLD, llvm::StringRef Object,
                             llvm::StringRef CPU) {
   TempFileTy Input, Output;
-  if (auto EC = llvm::sys::fs::createTemporaryFile("offloadio-jit", "o",
-                                                   Input.Path))
+  if (auto EC =
+          llvm::sys::fs::createTemporaryFile("offloadio-jit", "o", Input.Path))
     return makeError(ErrorCode::IOError,
                      "cannot create a temporary file for the linker's input: "
                      "{0}",
@@ -89,8 +89,8 @@ offloadio::linkSharedObject(const LLDProgramTy &LLD, llvm::StringRef Object,
   Args.append({"--no-undefined", "-shared", MCPU, "-o", Output.Path.str(),
                Input.Path.str()});
   std::string Why;
-  int RC = llvm::sys::ExecuteAndWait(LLD.Path, Args, std::nullopt, {}, 0, 0,
-                                     &Why);
+  int RC =
+      llvm::sys::ExecuteAndWait(LLD.Path, Args, std::nullopt, {}, 0, 0, &Why);
   if (RC != 0)
     return makeError(ErrorCode::InvalidImage,
                      "{0} failed linking the JIT-compiled object for {1} (exit "

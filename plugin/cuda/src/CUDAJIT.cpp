@@ -42,8 +42,7 @@ cuda::assemblePTX(const CUDAApiTy &Api, llvm::StringRef PTX, int32_t DeviceId,
     Log.back() = '\0';
     return checkCU(Api, Result, Call,
                    "JIT-compiled PTX of {0} bytes for {1} on device {2}{3}{4}",
-                   PTX.size(), Arch, DeviceId, Log[0] ? ": " : "",
-                   Log.data());
+                   PTX.size(), Arch, DeviceId, Log[0] ? ": " : "", Log.data());
   };
   CUresult Result = Api.cuLinkCreate(unsigned(std::size(Options)), Options,
                                      Values, &Link.State);
@@ -72,6 +71,5 @@ Expected<std::unique_ptr<llvm::MemoryBuffer>>
 CUDAJITTargetTy::finishImage(std::unique_ptr<llvm::MemoryBuffer> Output) {
   if (auto Err = Device.setContext())
     return std::move(Err);
-  return assemblePTX(Api, Output->getBuffer(), Device.getDeviceId(),
-                     getCPU());
+  return assemblePTX(Api, Output->getBuffer(), Device.getDeviceId(), getCPU());
 }

@@ -20,9 +20,10 @@ class CUDADeviceTy;
 /// Assemble the NUL-terminated PTX \p PTX for the device of the current
 /// context with the driver (cuLinkCreate, cuLinkAddData, cuLinkComplete);
 /// the cubin, copied. \p DeviceId and \p Arch name the device in errors.
-Expected<std::unique_ptr<llvm::MemoryBuffer>>
-assemblePTX(const CUDAApiTy &Api, llvm::StringRef PTX, int32_t DeviceId,
-            llvm::StringRef Arch);
+Expected<std::unique_ptr<llvm::MemoryBuffer>> assemblePTX(const CUDAApiTy &Api,
+                                                          llvm::StringRef PTX,
+                                                          int32_t DeviceId,
+                                                          llvm::StringRef Arch);
 
 /// One CUDA device as the JIT compiles for it.
 class CUDAJITTargetTy final : public JITTargetTy {

@@ -41,8 +41,8 @@ public:
                                      JITTargetTy &Target);
 
   /// Compile \p Bitcode for \p Target, bypassing the cache.
-  Expected<std::unique_ptr<llvm::MemoryBuffer>>
-  compile(llvm::StringRef Bitcode, JITTargetTy &Target);
+  Expected<std::unique_ptr<llvm::MemoryBuffer>> compile(llvm::StringRef Bitcode,
+                                                        JITTargetTy &Target);
 
   /// Number of images compiled and cached.
   size_t numCompiledImages() const { return Cache.size(); }
@@ -57,8 +57,7 @@ private:
   /// Optimise \p M at the level of the settings.
   void optimize(llvm::Module &M, llvm::TargetMachine &TM);
   /// Print \p M to \p Path (a dump setting).
-  Error printModule(llvm::Module &M, const std::string &Path,
-                    const char *When);
+  Error printModule(llvm::Module &M, const std::string &Path, const char *When);
 
   JITSettingsTy Settings;
   /// Registers LLVM's targets once per plugin.
