@@ -199,7 +199,8 @@ GenericDeviceTy::compileBitcodeImage(const __tgt_device_image &TgtImage) {
   Services.Info.print(
       InfoPluginKernel, DeviceId, "bitcode image at {0} {1} for {2}: {3} bytes",
       TgtImage.ImageStart,
-      Services.JIT.numCompiledImages() != Before ? "compiled" : "already compiled",
+      Services.JIT.numCompiledImages() != Before ? "compiled"
+                                                 : "already compiled",
       Target->getCPU(), Image->size());
   return std::optional<llvm::StringRef>(*Image);
 }

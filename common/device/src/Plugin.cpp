@@ -38,9 +38,14 @@ Expected<IOEngineTy &> GenericPluginTy::getIOEngine(GenericDeviceTy &Device) {
 }
 
 DeviceServicesTy GenericPluginTy::getDeviceServices() {
-  return DeviceServicesTy{getName(),   Info,        Profile,
-                          PinnedMap,   *this,       CopyThreads,
-                          Settings.MappedLocks, *RuntimeABI,
+  return DeviceServicesTy{getName(),
+                          Info,
+                          Profile,
+                          PinnedMap,
+                          *this,
+                          CopyThreads,
+                          Settings.MappedLocks,
+                          *RuntimeABI,
                           JIT};
 }
 

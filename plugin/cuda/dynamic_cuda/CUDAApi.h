@@ -94,7 +94,7 @@ namespace cuda {
   X(cuGraphExecDestroy)                                                        \
   X(cuGraphLaunch)                                                             \
   X(cuMemHostAlloc)                                                            \
-  X(cuStreamWriteValue32)                                                       \
+  X(cuStreamWriteValue32)                                                      \
   X(cuLinkCreate)                                                              \
   X(cuLinkAddData)                                                             \
   X(cuLinkComplete)                                                            \

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The few calls of LLVM's support, object and code generation libraries
-// whose signatures differ between LLVM 16, 17 and 18 (the versions a build may use), bridged
-// by overload resolution rather than version #ifs: the first overload that
-// compiles against the LLVM at hand is chosen.
+// whose signatures differ between LLVM 16, 17 and 18 (the versions a build may
+// use), bridged by overload resolution rather than version #ifs: the first
+// overload that compiles against the LLVM at hand is chosen.
 #ifndef OFFLOADIO_LLVMSUPPORTCOMPAT_H
 #define OFFLOADIO_LLVMSUPPORTCOMPAT_H
 
