@@ -109,9 +109,19 @@ int main(void) {
       return 1;
     }
     uint32_t *DevData = omp_target_alloc(FileBytes, 0);
+    // The first read into fresh device memory also pays for its first
+    // touch (on the host plugin, the kernel zeroing 65,536 new pages); the
+    // second read is the transfer alone, which is what a loop of reads into
+    // the same buffers sees.
     double T0 = now();
-    ssize_t Got = ompx_target_pread(Fd, DevData, FileBytes, 0, 0);
+    ssize_t First = ompx_target_pread(Fd, DevData, FileBytes, 0, 0);
     double T1 = now();
+    ssize_t Got = ompx_target_pread(Fd, DevData, FileBytes, 0, 0);
+    double T2 = now();
+    printf("== file -> device, first read into fresh device memory: %.1f GB/s "
+           "(includes the first touch of its pages)\n",
+           First / (T1 - T0) / 1e9);
+    Failures += First != (ssize_t)FileBytes;
     uint64_t Sum = 0;
 #pragma omp target teams distribute parallel for reduction(+ : Sum)            \
     is_device_ptr(DevData) device(0)
@@ -124,8 +134,9 @@ int main(void) {
       if (Stats.bytes_read[P])
         Used = ompx_io_path_name(P);
     printf("== file -> device: %zd bytes by the %s path at %.1f GB/s "
-           "(page-cached file); sum on the device %s\n",
-           Got, Used, Got / (T1 - T0) / 1e9,
+           "(page-cached file, device memory touched before); sum on the "
+           "device %s\n",
+           Got, Used, Got / (T2 - T1) / 1e9,
            Sum == Expected ? "correct" : "WRONG");
     Failures += Got != (ssize_t)FileBytes || Sum != Expected;
     close(Fd);

@@ -178,6 +178,28 @@ config.available_features.add("llvm-%d" % llvm_abi)
 if target_triple == HOST_TRIPLE:
     config.available_features.add("unified_shared_memory")
 
+
+def cuda_toolkit_version():
+    """CUDA_VERSION of the toolkit's cuda.h (13000 for 13.0), or 0."""
+    try:
+        with open(os.path.join(config.cuda_path, "include", "cuda.h")) as f:
+            for line in f:
+                if line.startswith("#define CUDA_VERSION "):
+                    return int(line.split()[2])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+# "stock-runs-images": the stock plugin of this LLVM accepts the images the
+# toolchain builds. LLVM 18's stock CUDA plugin reads a cubin's SM from
+# e_flags in the layout before ELF ABI 8, which ptxas of CUDA 13 no longer
+# writes (LLVM issue 159088): it refuses every image and runs the regions on
+# the host. Tests wrap their stock runs in %if stock-runs-images.
+if not (target_triple == "nvptx64-nvidia-cuda" and llvm_abi >= 18
+        and cuda_toolkit_version() >= 13000):
+    config.available_features.add("stock-runs-images")
+
 # What the amdgpu plugin finds in a run that does not use the emulation:
 # a real HSA runtime ("hsa-runtime"), and whether this machine has the KFD
 # device node an AMD GPU needs ("amd-kfd").

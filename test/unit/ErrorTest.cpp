@@ -132,6 +132,7 @@ int documentedErrno(ErrorCode Code) {
     return EINVAL;
   case ErrorCode::InvalidDevice:
   case ErrorCode::ForkedChild:
+  case ErrorCode::DriverShutDown:
     return ENODEV;
   case ErrorCode::OutOfResources:
     return ENOMEM;

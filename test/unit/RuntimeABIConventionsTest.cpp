@@ -61,6 +61,25 @@ TEST(RuntimeABIConventions, WhatEachVersionPassesAndNotifies) {
             reinterpret_cast<void *>(~uintptr_t(0)));
 }
 
+TEST(RuntimeABIConventions, PrivateSegmentOfKernelsWithDynamicStacks) {
+  // Without a dynamic stack every version gives the descriptor's size.
+  for (unsigned V : {16u, 17u, 18u}) {
+    EXPECT_EQ(abi(V).privateSegmentSize(0, false, 0), 0u) << V;
+    EXPECT_EQ(abi(V).privateSegmentSize(272, false, 4096), 272u) << V;
+  }
+  // 16 and 17: the setting (1 KiB unset) on top of the descriptor's size.
+  for (unsigned V : {16u, 17u}) {
+    EXPECT_EQ(abi(V).privateSegmentSize(272, true, 0), 272u + 1024) << V;
+    EXPECT_EQ(abi(V).privateSegmentSize(272, true, 8192), 272u + 8192) << V;
+  }
+  // 18: the stock plugin's stack (16 KiB unset) in place of it, never less
+  // than the descriptor asks.
+  EXPECT_EQ(abi(18).privateSegmentSize(272, true, 0), 16384u);
+  EXPECT_EQ(abi(18).privateSegmentSize(272, true, 4096), 4096u);
+  EXPECT_EQ(abi(18).privateSegmentSize(20000, true, 4096), 20000u);
+  EXPECT_EQ(abi(18).privateSegmentSize(20000, true, 0), 20000u);
+}
+
 TEST(RuntimeABIConventions, CtorAndDtorKernelsAreRecognisedByName) {
   EXPECT_TRUE(isGlobalCtorDtorKernel("__omp_offloading_fd02_1234_ctor"));
   EXPECT_TRUE(isGlobalCtorDtorKernel("__omp_offloading_fd02_1234_dtor"));

@@ -87,7 +87,7 @@ TEST(SettingReportTest, BothReadersOfAVariableAreReported) {
   const SettingReportTy &AMDGPU = find(Report, SettingId::AMDGPUStackSize);
   EXPECT_EQ(CUDA.Read.Name, AMDGPU.Read.Name);
   EXPECT_EQ(CUDA.Read.Default, "0");
-  EXPECT_EQ(AMDGPU.Read.Default, "1K");
+  EXPECT_EQ(AMDGPU.Read.Default, "0");
 }
 
 } // namespace

@@ -30,8 +30,19 @@ llvm=/opt/llvm$version
 inst=/opt/offload-io-$version
 clang=$llvm/bin/clang-$version
 mkdir -p "$out" "$llvm" "$inst/lib"
-tar xJf ".pack/llvm$version.tar.xz" -C "$llvm"
-tar xJf ".pack/build-llvm$version.tar.xz" -C "$inst"
+# A warm machine keeps what an earlier call of this lease unpacked: a
+# version whose packs are not carried this time runs from there (at most
+# 64 MiB travel per call, less than two LLVMs).
+if [[ -e .pack/llvm$version.tar.xz ]]; then
+  tar xJf ".pack/llvm$version.tar.xz" -C "$llvm"
+  tar xJf ".pack/build-llvm$version.tar.xz" -C "$inst"
+elif [[ ! -x $clang || ! -e $inst/bin/ConformanceTest ]]; then
+  echo "run-on-device: .pack/llvm$version.tar.xz not carried and LLVM $version not unpacked here before" >&2
+  exit 1
+fi
+# LLVM 17's and 18's suites look for the nvptx device runtime in
+# <library dir>/DeviceRTL, where an LLVM build tree keeps it.
+ln -sfn . "$llvm/lib/DeviceRTL"
 export PATH=$llvm/bin:/usr/local/cuda/bin:$PATH
 # clang itself needs libraries from the tarball (libicuuc).
 export LD_LIBRARY_PATH=$llvm/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

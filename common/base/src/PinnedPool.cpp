@@ -62,6 +62,11 @@ Error PinnedLeaseTy::release() {
   return Err;
 }
 
+void PinnedLeaseTy::abandon() {
+  Ptr = nullptr;
+  llvm::consumeError(release());
+}
+
 Expected<PinnedReservationTy>
 PinnedPoolTy::reserve(const PinnedRequestTy &Request, bool Smaller,
                       size_t MinBytes, PinnedTryTy Try) {

@@ -209,7 +209,7 @@ size_t StagingPoolTy::reclaimIdle() {
   return Bytes;
 }
 
-StagingBufferTy *StagingPoolTy::waitForOldest() {
+StagingBufferTy *StagingPoolTy::takeOldest(bool Wait, TeardownTy &Teardown) {
   InFlightTy Oldest;
   {
     std::lock_guard<std::mutex> Guard(InFlightLock);
@@ -219,7 +219,10 @@ StagingBufferTy *StagingPoolTy::waitForOldest() {
     InFlight.pop_front();
     InFlightCount.fetch_sub(1, std::memory_order_release);
   }
-  llvm::consumeError(Oldest.Done->synchronize());
+  // A failed copy is its caller's to report; only a driver that has shut
+  // down matters here.
+  if (Wait)
+    Teardown.addDriverAnswerOnly(Oldest.Done->synchronize());
   return Oldest.Buffer;
 }
 
@@ -229,23 +232,35 @@ unsigned StagingPoolTy::allocated() const {
 }
 
 Error StagingPoolTy::clear() {
+  TeardownTy Teardown;
+  clear(Teardown);
+  return Teardown.takeForEnclosing();
+}
+
+void StagingPoolTy::clear(TeardownTy &Teardown) {
   // Copies still reading buffers handed over with releaseAfter(): wait for
   // them, which also gives their events back before the device's event
-  // pool goes.
-  while (StagingBufferTy *Buffer = waitForOldest()) {
+  // pool goes. A driver that has shut down finished them all.
+  while (StagingBufferTy *Buffer =
+             takeOldest(!Teardown.driverGone(), Teardown)) {
     std::lock_guard<std::mutex> Guard(Lock);
     Available.push_back(Buffer);
   }
   std::lock_guard<std::mutex> Guard(Lock);
-  if (Available.size() != All.size())
-    return makeError(ErrorCode::Busy,
-                     "staging pool cleared with {0} of {1} buffers in use",
-                     All.size() - Available.size(), All.size());
-  Error Result = Error::success();
-  for (auto &Buffer : All)
-    if (auto Err = Buffer->Lease.release())
-      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  if (Available.size() != All.size()) {
+    Teardown.add(
+        makeError(ErrorCode::Busy,
+                  "staging pool cleared with {0} of {1} buffers in use",
+                  All.size() - Available.size(), All.size()));
+    return;
+  }
+  // The memory of a driver that has shut down went with it.
+  for (auto &Buffer : All) {
+    if (Teardown.driverGone())
+      Buffer->Lease.abandon();
+    else
+      Teardown.add(Buffer->Lease.release());
+  }
   All.clear();
   Available.clear();
-  return Result;
 }

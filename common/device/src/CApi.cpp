@@ -68,7 +68,10 @@ OFFLOADIO_API int32_t __tgt_rtl_number_of_devices() {
 }
 
 OFFLOADIO_API int32_t __tgt_rtl_init_device(int32_t DeviceId) {
-  return reportEntryPoint(thePlugin().initDevice(DeviceId), DeviceId, "init_device");
+  Error Err = thePlugin().initDevice(DeviceId);
+  if (!Err)
+    arrangeExitFlush();
+  return reportEntryPoint(std::move(Err), DeviceId, "init_device");
 }
 
 OFFLOADIO_API void *__tgt_rtl_data_alloc(int32_t DeviceId, int64_t Size,

@@ -63,50 +63,51 @@ Error GenericDeviceTy::init() {
 }
 
 Error GenericDeviceTy::drain() {
-  Error Result = Error::success();
+  TeardownTy Teardown;
+  drain(Teardown);
+  return Teardown.finish();
+}
+
+void GenericDeviceTy::drain(TeardownTy &Teardown) {
   Streams.forEach([&](StreamTy &S) {
-    if (auto Err = S.synchronize())
-      Result = llvm::joinErrors(std::move(Result), std::move(Err));
-    if (auto Err = S.flushDeviceOutput())
-      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+    Teardown.run([&] { return S.synchronize(); });
+    Teardown.run([&] { return S.flushDeviceOutput(); });
     // Copy-outs nobody waited for: their destinations may be gone, but
-    // their bounce buffers still go back.
-    if (auto Err = S.cancelDeferred())
-      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+    // their bounce buffers still go back, whatever the driver's state.
+    Teardown.add(S.cancelDeferred());
   });
-  return Result;
 }
 
 Error GenericDeviceTy::deinit() {
+  // Steps that call the vendor driver go through Teardown, which skips
+  // them once the driver has shut down; the framework's own bookkeeping
+  // is undone either way. What the skipped steps would have released
+  // (streams, events, the backend's objects) is destroyed with the device.
+  TeardownTy Teardown;
   // The images' destructors run while the device is still whole.
-  Error Result = runImageDestructors();
+  runImageDestructors(Teardown);
   // Workers hold streams and buffers of this device: stop them first.
   if (IOService)
     IOService->stop();
-  Result = llvm::joinErrors(std::move(Result), drain());
+  drain(Teardown);
   if (MemoryManager)
-    if (auto Err = MemoryManager->releaseAll())
-      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+    MemoryManager->releaseAll(Teardown);
   // The pools first: buffers still on their way back hold events of this
   // device until their copies are done.
-  if (auto Err = Staging->clear())
-    Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  Staging->clear(Teardown);
   if (SmallDownloads)
-    if (auto Err = SmallDownloads->clear())
-      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+    SmallDownloads->clear(Teardown);
   Events.clear();
   Streams.clear();
   {
     std::lock_guard<std::mutex> Guard(ImagesLock);
     for (auto &Image : Images)
       if (Image->DeviceMemoryPool)
-        if (auto Err = freeMemory(Image->DeviceMemoryPool))
-          Result = llvm::joinErrors(std::move(Result), std::move(Err));
+        Teardown.run([&] { return freeMemory(Image->DeviceMemoryPool); });
     Images.clear();
   }
-  if (auto Err = deinitImpl())
-    Result = llvm::joinErrors(std::move(Result), std::move(Err));
-  return Result;
+  Teardown.run([&] { return deinitImpl(); });
+  return Teardown.finish();
 }
 
 Expected<DeviceImageTy *>

@@ -163,11 +163,11 @@ Error GenericDeviceTy::freeMemory(void *Ptr) {
 
 Error GenericDeviceTy::freeLeakedMemory() {
   UserAllocations.takeAll();
-  Error Result = Error::success();
+  // A driver that has shut down took the memory left with it.
+  TeardownTy Teardown;
   for (const AllocationInfoTy &Alloc : VendorMemory.takeAll())
-    if (auto Err = freeImpl(Alloc.Ptr, Alloc.Size, Alloc.Kind))
-      Result = llvm::joinErrors(std::move(Result), std::move(Err));
-  return Result;
+    Teardown.run([&] { return freeImpl(Alloc.Ptr, Alloc.Size, Alloc.Kind); });
+  return Teardown.takeForEnclosing();
 }
 
 Error GenericDeviceTy::lockMappedBuffer(void *Key, void *HstPtr,

@@ -119,18 +119,22 @@ Error GenericDeviceTy::runImageConstructors(DeviceImageTy &Image) {
 }
 
 Error GenericDeviceTy::runImageDestructors() {
+  TeardownTy Teardown;
+  runImageDestructors(Teardown);
+  return Teardown.finish();
+}
+
+void GenericDeviceTy::runImageDestructors(TeardownTy &Teardown) {
   std::lock_guard<std::mutex> Guard(ImagesLock);
-  Error Result = Error::success();
-  // The reverse of the load order, as a program's shared objects.
+  // The reverse of the load order, as a program's shared objects. Each
+  // runs once: those a driver that has shut down skips are dropped too.
   for (auto &Image : llvm::reverse(Images)) {
     if (!Image->PendingDestructors)
       continue;
     InitFiniCallTy Call = std::move(*Image->PendingDestructors);
     Image->PendingDestructors.reset();
-    if (auto Err = runInitFiniKernel(*Image, Call, /*Init=*/false))
-      Result = llvm::joinErrors(std::move(Result), std::move(Err));
+    Teardown.run([&] { return runInitFiniKernel(*Image, Call, false); });
   }
-  return Result;
 }
 
 Error GenericDeviceTy::runInitFiniKernel(DeviceImageTy &Image,

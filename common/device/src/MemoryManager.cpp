@@ -56,6 +56,12 @@ Expected<bool> MemoryManagerTy::free(void *Ptr) {
 }
 
 Error MemoryManagerTy::releaseAll() {
+  TeardownTy Teardown;
+  releaseAll(Teardown);
+  return Teardown.takeForEnclosing();
+}
+
+void MemoryManagerTy::releaseAll(TeardownTy &Teardown) {
   std::vector<void *> ToFree;
   {
     std::lock_guard<std::mutex> Guard(Lock);
@@ -65,11 +71,9 @@ Error MemoryManagerTy::releaseAll() {
     }
     Cached.clear();
   }
-  Error Result = Error::success();
+  // A driver that has shut down took the blocks left with it.
   for (void *Ptr : ToFree)
-    if (auto Err = Allocator.freeBlock(Ptr))
-      Result = llvm::joinErrors(std::move(Result), std::move(Err));
-  return Result;
+    Teardown.run([&] { return Allocator.freeBlock(Ptr); });
 }
 
 size_t MemoryManagerTy::cachedBlocks() const {

@@ -184,18 +184,18 @@ Error GenericPluginTy::flush() {
   // for them would never end, and the work was the parent's to finish.
   if (ForkGuard.inForkedChild())
     return Error::success();
-  Error Result = Error::success();
+  // One teardown for every device: the driver is the process's, so its
+  // first answer that it has shut down ends the waits of all of them.
+  TeardownTy Teardown;
   for (int32_t I = 0; I < NumDevices; ++I)
     if (GenericDeviceTy *Device =
             ReadyDevices[I].load(std::memory_order_acquire)) {
       // libomptarget 18 has no deinit: its images' destructors run here,
       // at exit.
-      if (auto Err = Device->runImageDestructors())
-        Result = llvm::joinErrors(std::move(Result), std::move(Err));
-      if (auto Err = Device->drain())
-        Result = llvm::joinErrors(std::move(Result), std::move(Err));
+      Device->runImageDestructors(Teardown);
+      Device->drain(Teardown);
     }
-  return Result;
+  return Teardown.finish();
 }
 
 bool GenericPluginTy::interceptProbeAlloc(int32_t LocalId, void *&Result) {

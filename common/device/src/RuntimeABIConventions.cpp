@@ -24,6 +24,18 @@ DeviceRuntimeABITy::encodeDeviceMemoryPoolTracker() const {
   return {};
 }
 
+uint64_t DeviceRuntimeABITy::privateSegmentSize(uint64_t KernelPrivate,
+                                                bool DynamicStack,
+                                                uint64_t StackSetting) const {
+  // Before 18 the stock plugin gives every kernel its descriptor's private
+  // size alone, which a dynamic stack may outgrow; ours adds the setting
+  // (1 KiB when unset) on top.
+  constexpr uint64_t DefaultExtraStack = 1024;
+  if (!DynamicStack)
+    return KernelPrivate;
+  return KernelPrivate + (StackSetting ? StackSetting : DefaultExtraStack);
+}
+
 bool offloadio::isGlobalCtorDtorKernel(llvm::StringRef KernelName) {
   // clang names them <prefix>_ctor and <prefix>_dtor.
   return KernelName.ends_with("tor");
@@ -148,6 +160,9 @@ int32_t readInt32(llvm::StringRef Bytes, size_t Offset) {
 /// record: a bare kernel), a 48-byte device environment, the launch
 /// environment as every kernel's first argument.
 class RuntimeABI18Ty : public RuntimeABI17Ty {
+  /// The stock plugin's stack for kernels with a dynamic stack.
+  static constexpr uint64_t DefaultDynamicStack = 16 * 1024;
+
 public:
   unsigned getVersion() const override { return 18; }
 
@@ -210,6 +225,17 @@ public:
     for (uint64_t Field : {uint64_t(0), uint64_t(0), uint64_t(~0U), uint64_t(0)})
       appendBytes(Out, Field);
     return Out;
+  }
+
+  uint64_t privateSegmentSize(uint64_t KernelPrivate, bool DynamicStack,
+                              uint64_t StackSetting) const override {
+    // The stock plugin gives such a kernel the stack size in place of its
+    // private size; never less than the descriptor asks, which the stock
+    // plugin would give only to a setting below it.
+    if (!DynamicStack)
+      return KernelPrivate;
+    return std::max(KernelPrivate,
+                    StackSetting ? StackSetting : DefaultDynamicStack);
   }
 
   GeometryRulesTy getGeometryRules() const override {

@@ -135,6 +135,10 @@ struct HSAApiTy {
 
 /// Error for a failed HSA call: names the call, the runtime's text for
 /// \p Status, and the context formatted from \p Fmt (pointer, size, device).
+/// HSA_STATUS_ERROR_NOT_INITIALIZED, the runtime's answer once hsa_shut_down
+/// took it down (the plugin initialised it at load), is
+/// ErrorCode::DriverShutDown (TeardownTy decides what a teardown does with
+/// it).
 template <typename... ArgsTy>
 Error checkHSA(const HSAApiTy &Api, hsa_status_t Status, const char *Call,
                const char *Fmt, ArgsTy &&...Args) {
@@ -144,10 +148,16 @@ Error checkHSA(const HSAApiTy &Api, hsa_status_t Status, const char *Call,
   // on the other backends), not a malfunction of the runtime.
   ErrorCode Code = Status == HSA_STATUS_ERROR_OUT_OF_RESOURCES
                        ? ErrorCode::OutOfResources
+                   : Status == HSA_STATUS_ERROR_NOT_INITIALIZED
+                       ? ErrorCode::DriverShutDown
                        : ErrorCode::BackendError;
-  return makeError(Code, "{0} failed: {1}: {2}", Call,
+  return makeError(Code, "{0} failed: {1}: {2}{3}", Call,
                    llvm::formatv(Fmt, std::forward<ArgsTy>(Args)...).str(),
-                   Api.describe(Status));
+                   Api.describe(Status),
+                   Code == ErrorCode::DriverShutDown
+                       ? " (the HSA runtime was shut down, as at the "
+                         "process's exit)"
+                       : "");
 }
 
 } // namespace amdgpu

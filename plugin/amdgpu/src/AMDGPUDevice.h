@@ -51,10 +51,9 @@ public:
   AMDGPUKernargPoolTy &getKernargPool() { return *Kernargs; }
   /// Largest group segment (LDS) a work-group may use.
   uint32_t getMaxGroupSegmentSize() const { return MaxGroupSegmentSize; }
-  /// Private memory added per work-item for kernels with dynamic stacks.
-  uint32_t getDynamicStackSize() const {
-    return uint32_t(Settings.DynamicStackSize);
-  }
+  /// LIBOMPTARGET_STACK_SIZE, 0 when unset (DeviceRuntimeABITy's
+  /// privateSegmentSize decides what kernels with dynamic stacks get).
+  uint64_t getStackSizeSetting() const { return Settings.DynamicStackSize; }
 
 protected:
   Error initImpl(DeviceLimitsTy &Limits) override;

@@ -145,8 +145,14 @@ Error AMDGPUKernelTy::launchImpl(GenericDeviceTy &GenericDevice, void **Args,
   Packet.grid_size_x = uint32_t(GridSize);
   Packet.grid_size_y = 1;
   Packet.grid_size_z = 1;
-  Packet.private_segment_size =
-      PrivateSize + (DynamicStack ? Device.getDynamicStackSize() : 0);
+  uint64_t Private = Device.getServices().RuntimeABI.privateSegmentSize(
+      PrivateSize, DynamicStack, Device.getStackSizeSetting());
+  if (Private > UINT32_MAX)
+    return makeError(ErrorCode::InvalidArgument,
+                     "kernel {0} on device {1}: {2} private bytes per "
+                     "work-item exceed the dispatch packet's field",
+                     getName(), DeviceId, Private);
+  Packet.private_segment_size = uint32_t(Private);
   Packet.group_segment_size = uint32_t(Group);
   Packet.kernel_object = KernelObject;
   Packet.kernarg_address = Slot->Ptr;

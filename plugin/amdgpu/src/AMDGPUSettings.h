@@ -16,8 +16,9 @@ namespace amdgpu {
 
 /// The settings of one AMDGPU device.
 struct AMDGPUSettingsTy {
-  /// LIBOMPTARGET_STACK_SIZE: private bytes per work-item added for kernels
-  /// with dynamic stacks. A size (K/M/G suffixes) from 0 to 1M; default 1024.
+  /// LIBOMPTARGET_STACK_SIZE: private bytes per work-item for kernels with
+  /// dynamic stacks, as DeviceRuntimeABITy::privateSegmentSize applies it.
+  /// A size (K/M/G suffixes) from 0 to 1M; 0 (the default): unset.
   uint64_t DynamicStackSize = settingDecl(SettingId::AMDGPUStackSize).Default;
 
   /// LIBOMPTARGET_HEAP_SIZE: bytes of device memory each image's

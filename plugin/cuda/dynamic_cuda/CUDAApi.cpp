@@ -27,6 +27,45 @@ Error resolve(void *Handle, const char *Library, const char *Name, FnTy &Slot) {
   return Error::success();
 }
 
+/// Results the plugin names itself when the driver cannot (cuGetErrorName
+/// and cuGetErrorString fail once the driver has shut down, which is when
+/// CUDA_ERROR_DEINITIALIZED comes), each with the description
+/// cuGetErrorString gives it.
+#define OFFLOADIO_CUDA_KNOWN_RESULTS(X)                                        \
+  X(CUDA_ERROR_INVALID_VALUE, "invalid argument")                              \
+  X(CUDA_ERROR_OUT_OF_MEMORY, "out of memory")                                 \
+  X(CUDA_ERROR_NOT_INITIALIZED, "initialization error")                        \
+  X(CUDA_ERROR_DEINITIALIZED, "driver shutting down")                          \
+  X(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected")                \
+  X(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal")                       \
+  X(CUDA_ERROR_INVALID_CONTEXT, "invalid device context")                      \
+  X(CUDA_ERROR_CONTEXT_IS_DESTROYED, "context is destroyed")                   \
+  X(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle")                      \
+  X(CUDA_ERROR_NOT_FOUND, "named symbol not found")                            \
+  X(CUDA_ERROR_NOT_READY, "device not ready")                                  \
+  X(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered")    \
+  X(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure")                    \
+  X(CUDA_ERROR_NOT_SUPPORTED, "operation not supported")                       \
+  X(CUDA_ERROR_UNKNOWN, "unknown error")
+
+struct KnownResultTy {
+  const char *Name;
+  const char *Description;
+};
+
+/// The plugin's own name and description of \p Result, or nulls.
+KnownResultTy knownResult(CUresult Result) {
+  switch (Result) {
+#define OFFLOADIO_CUDA_KNOWN_RESULT(Name, Description)                         \
+  case Name:                                                                   \
+    return {#Name, Description};
+    OFFLOADIO_CUDA_KNOWN_RESULTS(OFFLOADIO_CUDA_KNOWN_RESULT)
+#undef OFFLOADIO_CUDA_KNOWN_RESULT
+  default:
+    return {nullptr, nullptr};
+  }
+}
+
 } // namespace
 
 Expected<std::unique_ptr<CUDAApiTy>> CUDAApiTy::load(const char *Library) {
@@ -58,6 +97,8 @@ std::string CUDAApiTy::errorName(CUresult Result) const {
   const char *Name = nullptr;
   if (cuGetErrorName && cuGetErrorName(Result, &Name) == CUDA_SUCCESS && Name)
     return Name;
+  if (const char *Known = knownResult(Result).Name)
+    return Known;
   return "CUresult " + std::to_string(int(Result));
 }
 
@@ -66,5 +107,7 @@ std::string CUDAApiTy::errorString(CUresult Result) const {
   if (cuGetErrorString && cuGetErrorString(Result, &Text) == CUDA_SUCCESS &&
       Text)
     return Text;
+  if (const char *Known = knownResult(Result).Description)
+    return Known;
   return "unknown error";
 }

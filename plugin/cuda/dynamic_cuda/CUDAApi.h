@@ -122,10 +122,12 @@ public:
   OFFLOADIO_CUDA_OPTIONAL_FUNCTIONS(OFFLOADIO_CUDA_DECLARE)
 #undef OFFLOADIO_CUDA_DECLARE
 
-  /// The symbolic name of \p Result ("CUDA_ERROR_OUT_OF_MEMORY"), or a
-  /// numeric placeholder when the driver does not know it.
+  /// The symbolic name of \p Result ("CUDA_ERROR_OUT_OF_MEMORY"): the
+  /// driver's, else the plugin's own for the results it knows (a driver
+  /// that has shut down names none), else a numeric placeholder.
   std::string errorName(CUresult Result) const;
-  /// The driver's description of \p Result.
+  /// The description of \p Result: the driver's, else the plugin's own
+  /// for the results it knows, else "unknown error".
   std::string errorString(CUresult Result) const;
 
 private:
@@ -137,13 +139,22 @@ private:
 /// Check the result of driver call \p Call ("cuMemAlloc"). On failure the
 /// error names the call, the CUDA error's name and description, and the
 /// context formatted from \p Fmt and \p Args (pointer, size, device, ...).
+/// CUDA_ERROR_DEINITIALIZED, the driver's answer once it has shut down, is
+/// ErrorCode::DriverShutDown (TeardownTy decides what a teardown does
+/// with it); every other failure is a BackendError.
 template <typename... ArgsTy>
 Error checkCU(const CUDAApiTy &Api, CUresult Result, const char *Call,
               const char *Fmt, ArgsTy &&...Args) {
   if (Result == CUDA_SUCCESS)
     return Error::success();
-  return makeError(ErrorCode::BackendError, "{0} failed with {1} ({2}): {3}",
-                   Call, Api.errorName(Result), Api.errorString(Result),
+  bool ShutDown = Result == CUDA_ERROR_DEINITIALIZED;
+  return makeError(ShutDown ? ErrorCode::DriverShutDown
+                            : ErrorCode::BackendError,
+                   "{0} failed with {1} ({2}{3}): {4}", Call,
+                   Api.errorName(Result), Api.errorString(Result),
+                   ShutDown ? ": the CUDA driver was shut down, as at the "
+                              "process's exit"
+                            : "",
                    llvm::formatv(Fmt, std::forward<ArgsTy>(Args)...).str());
 }
 

@@ -58,7 +58,7 @@ protected:
 
 TEST_F(AMDGPUSettingsTest, DefaultsWhenUnset) {
   SettingsTy S = read();
-  EXPECT_EQ(S.DynamicStackSize, 1024u);
+  EXPECT_EQ(S.DynamicStackSize, 0u) << "unset: the version's default";
   EXPECT_EQ(S.HeapSize, 512u << 20) << "stock LLVM 18's pool";
   EXPECT_EQ(S.NumQueues, 4);
   EXPECT_EQ(S.QueueSize, 512);
@@ -108,7 +108,7 @@ TEST_F(AMDGPUSettingsTest, InvalidValuesGiveTheDefaultAndAreReported) {
   ScopedEnvTy::set(NumQueuesVar, "0");
   ScopedEnvTy::set(QueueSizeVar, "32");
   SettingsTy S = read();
-  EXPECT_EQ(S.DynamicStackSize, 1024u);
+  EXPECT_EQ(S.DynamicStackSize, 0u);
   EXPECT_EQ(S.HeapSize, 512u << 20);
   EXPECT_EQ(S.NumQueues, 4);
   EXPECT_EQ(S.QueueSize, 512);

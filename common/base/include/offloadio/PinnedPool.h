@@ -89,6 +89,10 @@ public:
   /// Free the memory, then give its bytes back; the lease becomes empty.
   /// The bytes go back even if the free fails: nothing would retry it.
   Error release();
+  /// Give the bytes back without freeing the memory, which went with a
+  /// vendor driver that has shut down (TeardownTy): no call reaches it.
+  /// The lease becomes empty.
+  void abandon();
 
 private:
   friend class PinnedPoolTy;

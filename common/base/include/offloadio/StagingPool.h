@@ -42,6 +42,7 @@
 #include "offloadio/PinnedPool.h"
 #include "offloadio/ResourcePool.h"
 #include "offloadio/Stream.h"
+#include "offloadio/Teardown.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -113,8 +114,13 @@ public:
   /// The most buffers the pool allocates.
   unsigned getMaxBuffers() const { return MaxBuffers; }
   /// Free every buffer; all must have been released (those handed over
-  /// with releaseAfter() are waited for).
+  /// with releaseAfter() are waited for). A teardown (TeardownTy): once
+  /// the vendor driver answers that it has shut down, the buffers left are
+  /// dropped without a call, and that answer is returned.
   Error clear();
+  /// clear() as a step of \p Teardown: once the driver has shut down
+  /// (before or during it), no call reaches it.
+  void clear(TeardownTy &Teardown);
 
 private:
   /// acquire() and tryAcquire(): wait at the cap, or not.
@@ -124,9 +130,11 @@ private:
   /// not wait under a lock that stream callbacks take (release() runs on
   /// the driver's callback thread).
   void reclaimCompleted();
-  /// Take the oldest buffer of InFlight once its copy is done; null when
-  /// none is in flight. For clear(), which waits for every copy anyway.
-  StagingBufferTy *waitForOldest();
+  /// Take the oldest buffer of InFlight, once its copy is done unless
+  /// \p Wait is false; null when none is in flight. For clear(), which
+  /// waits for every copy anyway. The wait's error is added to
+  /// \p Teardown.
+  StagingBufferTy *takeOldest(bool Wait, TeardownTy &Teardown);
   /// A buffer of releaseAfter() and the event its copy completes.
   struct InFlightTy {
     StagingBufferTy *Buffer = nullptr;

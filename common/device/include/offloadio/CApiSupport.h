@@ -72,6 +72,13 @@ int32_t onGlobalDevice(int32_t GlobalId, const char *EntryPoint, FnTy Fn) {
 /// plugin stays usable.
 int32_t flushPlugin(const char *EntryPoint);
 
+/// Arrange for flushPlugin at the process's exit where the libomptarget
+/// served asks for no flush itself (libomptarget 18: abi/); nothing for
+/// the others. Called once a device is initialised, by then the vendor
+/// driver has set up its own teardown (abi/EntryPointsHandle.cpp says why
+/// that matters).
+void arrangeExitFlush();
+
 /// Turn \p Err of an extension call on local device \p DeviceId (-1: none)
 /// into an errno value and keep its message for
 /// __tgt_rtl_ompx_take_last_error, as every extension does.

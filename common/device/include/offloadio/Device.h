@@ -20,6 +20,7 @@
 #include "offloadio/PinnedPool.h"
 #include "offloadio/ResourcePool.h"
 #include "offloadio/StagingPool.h"
+#include "offloadio/Teardown.h"
 #include "offloadio/Settings.h"
 #include "offloadio/TransferPolicy.h"
 #include "offloadio/Stream.h"
@@ -115,14 +116,22 @@ public:
 
   /// Bring the device up: backend init, pools, memory manager.
   Error init();
-  /// Release pooled resources; the device can be initialised again.
+  /// Release pooled resources; the device can be initialised again. A
+  /// teardown (TeardownTy): success once the vendor driver has shut down.
   Error deinit();
-  /// Wait for all work on every stream of the device.
+  /// Wait for all work on every stream of the device. A teardown, as
+  /// deinit().
   Error drain();
+  /// drain() as a step of \p Teardown: stops at the driver's first answer
+  /// that it has shut down.
+  void drain(TeardownTy &Teardown);
   /// Run the global destructors of the images loaded whose device runtime
   /// leaves them to the plugin (DeviceRuntimeABITy::runsImageConstructors),
   /// each once, the last image loaded first.
   Error runImageDestructors();
+  /// runImageDestructors() as a step of \p Teardown: none is launched once
+  /// the driver has shut down (the images went with it).
+  void runImageDestructors(TeardownTy &Teardown);
 
   /// The plugin-local device number.
   int32_t getDeviceId() const { return DeviceId; }
@@ -354,7 +363,9 @@ protected:
   virtual size_t getPageableCaptureLimit() const { return 0; }
 
   /// Free what the program and the framework left allocated: for backends
-  /// whose teardown must release the vendor memory itself.
+  /// whose teardown must release the vendor memory itself. A teardown
+  /// (TeardownTy): the driver's first answer that it has shut down ends
+  /// it, and is returned.
   Error freeLeakedMemory();
 
   GenericPluginTy &Plugin;

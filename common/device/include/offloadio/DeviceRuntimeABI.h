@@ -71,6 +71,14 @@ public:
 
   /// The launch-geometry rules of this version.
   virtual GeometryRulesTy getGeometryRules() const = 0;
+
+  /// The private segment bytes per work-item of an AMDGPU dispatch of a
+  /// kernel whose descriptor asks for \p KernelPrivate bytes and, when
+  /// \p DynamicStack, has a call stack of unknown depth; \p StackSetting is
+  /// LIBOMPTARGET_STACK_SIZE, 0 when unset.
+  virtual uint64_t privateSegmentSize(uint64_t KernelPrivate,
+                                      bool DynamicStack,
+                                      uint64_t StackSetting) const;
 };
 
 /// The image global of the device runtime's malloc pool (libomptarget 18).

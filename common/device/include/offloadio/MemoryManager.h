@@ -7,6 +7,7 @@
 #define OFFLOADIO_MEMORYMANAGER_H
 
 #include "offloadio/Error.h"
+#include "offloadio/Teardown.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -52,8 +53,13 @@ public:
   /// case the caller frees it directly.
   Expected<bool> free(void *Ptr);
 
-  /// Free every cached block back to the allocator.
+  /// Free every cached block back to the allocator; a teardown
+  /// (TeardownTy): the driver's first answer that it has shut down drops
+  /// the blocks left from the books without a call, and is returned.
   Error releaseAll();
+  /// releaseAll() as a step of \p Teardown: once the driver has shut down
+  /// (before or during it), no call reaches it.
+  void releaseAll(TeardownTy &Teardown);
 
   /// Number of blocks currently cached (not handed out).
   size_t cachedBlocks() const;

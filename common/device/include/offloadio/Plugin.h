@@ -145,8 +145,16 @@ public:
   /// Wait for every device's pending work (deinit_plugin; at exit under
   /// libomptarget 18, after running the images' global destructors). The
   /// plugin stays usable afterwards: libomptarget calls deinit_plugin once
-  /// per unregistered library and may use the plugin again.
+  /// per unregistered library and may use the plugin again. A teardown
+  /// (TeardownTy): success once the vendor driver has shut down.
   Error flush();
+
+  /// Call \p Arrange the first time only: how the C layer arranges, once,
+  /// for the flush at the process's exit where libomptarget asks for none
+  /// (CApiSupport.h, arrangeExitFlush).
+  template <typename FnTy> void arrangeExitFlushOnce(FnTy &&Arrange) {
+    std::call_once(ExitFlushArranged, std::forward<FnTy>(Arrange));
+  }
 
 protected:
   /// Discover devices; returns their number.
@@ -228,6 +236,8 @@ private:
   int32_t ProbedLocalId = -1;
   std::optional<int32_t> GlobalIdOffset;
   char ProbeToken = 0;
+  /// arrangeExitFlushOnce's.
+  std::once_flag ExitFlushArranged;
 };
 
 /// Each backend defines this factory; the C layer calls it once.

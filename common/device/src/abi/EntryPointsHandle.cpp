@@ -41,14 +41,45 @@ int32_t answerEntry(__tgt_device_binary Binary, const char *Name, void **Out,
   return OFFLOAD_SUCCESS;
 }
 
-/// Waits for outstanding work at exit: libomptarget 18 has no
-/// deinit_plugin. The plugin stays usable for calls made after this (the
-/// program's own exit handlers may still unregister its images).
+/// The exit handler of arrangeExitFlush.
+void flushAtExitHandler(void *) { (void)flushPlugin("exit"); }
+
+/// The fallback: waits for outstanding work when the plugin is unloaded or
+/// the process exits, for plugins whose exit handler was never registered
+/// (no device initialised through init_device, or __cxa_atexit refused),
+/// and for work queued after that handler ran. Once the vendor driver has
+/// shut down, that flush is quiet and successful (TeardownTy). The plugin
+/// stays usable for calls made after this (the program's own exit
+/// handlers may still unregister its images).
 __attribute__((destructor)) void flushAtExit() {
   (void)flushPlugin("exit");
 }
 
 } // namespace
+
+/// The plugin's own DSO handle (every shared object has one).
+extern "C" void *__dso_handle __attribute__((visibility("hidden")));
+extern "C" int __cxa_atexit(void (*Fn)(void *), void *Arg, void *Dso);
+
+void offloadio::arrangeExitFlush() {
+  // libomptarget 18 has no deinit_plugin: the plugin waits for its work at
+  // exit itself, and must do so while the vendor driver still works. A
+  // destructor alone runs too late: the CUDA driver tears itself down from
+  // an exit handler of its own, and exit() runs every handler before any
+  // shared object's destructors. Exit handlers run in the reverse order of
+  // their registration; the driver registers its handler when it starts
+  // (cuInit, hsa_init, at the latest with a device's context), which has
+  // happened once a device is initialised, so a handler registered now
+  // runs before the driver's. It is registered against this DSO's handle,
+  // so that it also runs, before the code goes, if the plugin is unloaded
+  // (dlclose) before exit.
+  thePlugin().arrangeExitFlushOnce([] {
+    if (__cxa_atexit(flushAtExitHandler, nullptr, &__dso_handle) != 0)
+      thePlugin().getInfo().print(~0u, -1,
+                                  "no exit handler: outstanding work is "
+                                  "waited for by the plugin's destructor");
+  });
+}
 
 OFFLOADIO_API int32_t __tgt_rtl_load_binary(int32_t DeviceId,
                                             __tgt_device_image *Image,

@@ -10,6 +10,10 @@
 
 using namespace offloadio;
 
+void offloadio::arrangeExitFlush() {
+  // libomptarget 16 and 17 call deinit_plugin.
+}
+
 OFFLOADIO_API int32_t __tgt_rtl_deinit_plugin() {
   // Called once per unregistered library, and the plugin is used again
   // afterwards: only wait for outstanding work.
