@@ -43,8 +43,10 @@ namespace {
 struct TempFileTy {
   llvm::SmallString<128> Path;
   ~TempFileTy() {
+    // The image is already read or the error already made; a file left in
+    // the temporary directory is all a failure here could cost.
     if (!Path.empty())
-      llvm::sys::fs::remove(Path);
+      (void)llvm::sys::fs::remove(Path);
   }
 };
 
@@ -57,8 +59,7 @@ offloadio::linkSharedObject(const LLDProgramTy &LLD, llvm::StringRef Object,
   if (auto EC =
           llvm::sys::fs::createTemporaryFile("offloadio-jit", "o", Input.Path))
     return makeError(ErrorCode::IOError,
-                     "cannot create a temporary file for the linker's input: "
-                     "{0}",
+                     "createTemporaryFile failed for the linker's input: {0}",
                      EC.message());
   {
     std::error_code EC;
@@ -78,7 +79,7 @@ offloadio::linkSharedObject(const LLDProgramTy &LLD, llvm::StringRef Object,
   if (auto EC = llvm::sys::fs::createTemporaryFile("offloadio-jit", "so",
                                                    Output.Path))
     return makeError(ErrorCode::IOError,
-                     "cannot create a temporary file for the linker's output: "
+                     "createTemporaryFile failed for the linker's output: "
                      "{0}",
                      EC.message());
 

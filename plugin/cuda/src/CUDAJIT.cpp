@@ -14,6 +14,8 @@ struct LinkStateTy {
   const CUDAApiTy &Api;
   CUlinkState State = nullptr;
   ~LinkStateTy() {
+    // The cubin is copied (or the error made) before; a failed destroy
+    // leaks only the driver's link state.
     if (State)
       (void)Api.cuLinkDestroy(State);
   }

@@ -27,7 +27,6 @@ struct ProcessShareTy;
 /// clauses are locked for the lifetime of their mapping.
 enum class MappedLockPolicyTy { Off, On, Mandatory };
 
-/// Settings of one plugin instance.
 /// The JIT's settings (stock names and meanings).
 struct JITSettingsTy {
   /// LIBOMPTARGET_JIT_OPT_LEVEL: optimisation level, 0 to 3, default 3.
@@ -50,6 +49,7 @@ struct JITSettingsTy {
   static JITSettingsTy fromEnv();
 };
 
+/// Settings of one plugin instance.
 struct PluginSettingsTy {
   /// LIBOMPTARGET_INFO: bit mask of the info lines that the stock plugins
   /// print too, decimal or hex (-1: all); default 0.

@@ -56,8 +56,8 @@ private:
   generateCode(llvm::StringRef Bitcode, JITTargetTy &Target);
   /// Optimise \p M at the level of the settings.
   void optimize(llvm::Module &M, llvm::TargetMachine &TM);
-  /// Print \p M to \p Path (a dump setting).
-  Error printModule(llvm::Module &M, const std::string &Path, const char *When);
+  /// Print \p M to \p Path, the file that setting \p Name names.
+  Error printModule(llvm::Module &M, const std::string &Path, const char *Name);
 
   JITSettingsTy Settings;
   /// Registers LLVM's targets once per plugin.
