@@ -250,11 +250,12 @@ int ompx_io_get_settings(ompx_io_setting_t *settings, size_t capacity,
 
 /** How a setting's value is written (ompx_io_setting_info_t.kind). */
 enum ompx_io_setting_kind {
-  OMPX_IO_KIND_BOOL = 0,     /**< true/false, on/off, yes/no, 1/0. */
-  OMPX_IO_KIND_INT = 1,      /**< An integer in bounds (0x hex allowed). */
-  OMPX_IO_KIND_SIZE = 2,     /**< A size in bounds, K/M/G allowed. */
-  OMPX_IO_KIND_CHOICE = 3,   /**< One of the words of valid. */
-  OMPX_IO_KIND_INFO_MASK = 4 /**< Any integer, taken as a 32-bit mask. */
+  OMPX_IO_KIND_BOOL = 0,      /**< true/false, on/off, yes/no, 1/0. */
+  OMPX_IO_KIND_INT = 1,       /**< An integer in bounds (0x hex allowed). */
+  OMPX_IO_KIND_SIZE = 2,      /**< A size in bounds, K/M/G allowed. */
+  OMPX_IO_KIND_CHOICE = 3,    /**< One of the words of valid. */
+  OMPX_IO_KIND_INFO_MASK = 4, /**< Any integer, taken as a 32-bit mask. */
+  OMPX_IO_KIND_PATH = 5       /**< A file name (unset or empty: none). */
 };
 
 /** Who reads a setting (ompx_io_setting_info_t.layer). */

@@ -334,6 +334,10 @@ def value_problems(d, default_cell, valid_cell):
         if "boolean" not in valid_cell:
             problems.append("%s does not say its valid values are a boolean"
                             % where)
+    elif kind == "Path":
+        if "file" not in valid_cell:
+            problems.append("%s does not say its valid values are a file "
+                            "name" % where)
     elif kind == "InfoMask":
         if "integer" not in valid_cell:
             problems.append("%s does not say its valid values are an integer"

@@ -59,6 +59,9 @@ TEST(SettingTableTest, EveryDeclarationIsSound) {
       break;
     case SettingKindTy::InfoMask:
       break;
+    case SettingKindTy::Path:
+      EXPECT_EQ(D.Default, 0u) << Name;
+      break;
     }
     EXPECT_EQ(D.Kind == SettingKindTy::Choice, *D.Choices != '\0') << Name;
     EXPECT_STRNE(settingLayerName(D.Layer), "unknown") << Name;
@@ -138,6 +141,9 @@ TEST(SettingTableTest, EveryReaderKindReadsItsDefaultWhenUnset) {
       break;
     case SettingKindTy::Choice:
       EXPECT_EQ(Text, settingChoices(D)[D.Default]) << D.Name;
+      break;
+    case SettingKindTy::Path:
+      EXPECT_EQ(Text, "") << D.Name;
       break;
     }
   }

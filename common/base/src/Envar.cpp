@@ -374,6 +374,17 @@ uint32_t offloadio::readInfoMaskSetting(const SettingDeclTy &D) {
   return Used;
 }
 
+std::optional<std::string> offloadio::readPathSetting(const SettingDeclTy &D) {
+  auto Raw = getEnv(D.Name);
+  // Every text names a file; an empty one names none, as unset.
+  std::optional<std::string> Used;
+  if (Raw && !Raw->empty())
+    Used = *Raw;
+  if (EnvReadLogTy::recording())
+    noteRead(D.Name, Raw, Used.value_or(""), "", "a file name", false);
+  return Used;
+}
+
 std::string offloadio::readSettingText(const SettingDeclTy &D) {
   switch (D.Kind) {
   case SettingKindTy::Bool:
@@ -386,6 +397,8 @@ std::string offloadio::readSettingText(const SettingDeclTy &D) {
     return settingChoices(D)[readChoiceSetting(D)];
   case SettingKindTy::InfoMask:
     return std::to_string(readInfoMaskSetting(D));
+  case SettingKindTy::Path:
+    return readPathSetting(D).value_or("");
   }
   return "";
 }

@@ -61,6 +61,18 @@ PluginSettingsTy PluginSettingsTy::fromEnv(const ProcessShareTy &Share) {
       Policies[readChoiceSetting<SettingId::LockMappedHostBuffers>()];
   S.PinnedMax = readSizeSetting<SettingId::PinnedMax>(
       {defaultPinnedMax(Share), std::nullopt, std::nullopt});
+  S.JIT = JITSettingsTy::fromEnv();
+  return S;
+}
+
+JITSettingsTy JITSettingsTy::fromEnv() {
+  JITSettingsTy S;
+  S.OptLevel = unsigned(readIntSetting<SettingId::JITOptLevel>());
+  S.SkipOpt = readBoolSetting<SettingId::JITSkipOpt>();
+  S.PreOptIRModule = readPathSetting<SettingId::JITPreOptIRModule>();
+  S.PostOptIRModule = readPathSetting<SettingId::JITPostOptIRModule>();
+  S.ReplacementModule = readPathSetting<SettingId::JITReplacementModule>();
+  S.ReplacementObject = readPathSetting<SettingId::JITReplacementObject>();
   return S;
 }
 

@@ -4,6 +4,7 @@
 // launches and device information. Memory bookkeeping is in DeviceMemory.cpp,
 // host <-> device copies in DeviceTransfers.cpp.
 #include "offloadio/Device.h"
+#include "offloadio/BitcodeImage.h"
 #include "offloadio/Plugin.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -112,10 +113,25 @@ Error GenericDeviceTy::deinit() {
 Expected<DeviceImageTy *>
 GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
   std::lock_guard<std::mutex> Guard(ImagesLock);
-  auto ImageOrErr = loadImageImpl(TgtImage, Images.size());
+  // A bitcode image (-fopenmp-target-jit) is compiled for this device's
+  // processor first; the compiled image keeps the registered one's entries.
+  std::unique_ptr<__tgt_device_image> Compiled;
+  auto CompiledBytes = compileBitcodeImage(TgtImage);
+  if (!CompiledBytes)
+    return CompiledBytes.takeError();
+  if (*CompiledBytes) {
+    Compiled = std::make_unique<__tgt_device_image>(TgtImage);
+    Compiled->ImageStart = const_cast<char *>((*CompiledBytes)->data());
+    Compiled->ImageEnd =
+        const_cast<char *>((*CompiledBytes)->data() + (*CompiledBytes)->size());
+  }
+  auto ImageOrErr =
+      loadImageImpl(Compiled ? *Compiled : TgtImage, Images.size());
   if (!ImageOrErr)
     return ImageOrErr.takeError();
   DeviceImageTy &Image = **ImageOrErr;
+  if (Compiled)
+    Image.keepCompiledImage(std::move(Compiled));
   if (auto Err = writeDeviceEnvironment(Image))
     return std::move(Err);
   // An image that fails to load takes its pool with it.
@@ -158,6 +174,36 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
   FreePool.release();
   Images.push_back(std::move(*ImageOrErr));
   return Images.back().get();
+}
+
+Expected<std::optional<llvm::StringRef>>
+GenericDeviceTy::compileBitcodeImage(const __tgt_device_image &TgtImage) {
+  llvm::StringRef Bytes(static_cast<const char *>(TgtImage.ImageStart),
+                        static_cast<const char *>(TgtImage.ImageEnd) -
+                            static_cast<const char *>(TgtImage.ImageStart));
+  if (!isBitcodeImage(Bytes))
+    return std::nullopt;
+  JITTargetTy *Target = getJITTargetImpl();
+  if (!Target)
+    return makeError(ErrorCode::Unsupported,
+                     "bitcode image at {0} on device {1}: the {2} plugin "
+                     "compiles no bitcode images",
+                     TgtImage.ImageStart, DeviceId, Services.PluginName);
+  size_t Before = Services.JIT.numCompiledImages();
+  auto Image = Services.JIT.getImage(Bytes, *Target);
+  if (!Image)
+    return makeError(ErrorCode::InvalidImage,
+                     "cannot compile the bitcode image at {0} ({1} bytes) "
+                     "for {2} on device {3}: {4}",
+                     TgtImage.ImageStart, Bytes.size(), Target->getCPU(),
+                     DeviceId, takeErrorMessage(Image.takeError()));
+  Services.Info.print(
+      InfoPluginKernel, DeviceId, "bitcode image at {0} {1} for {2}: {3} bytes",
+      TgtImage.ImageStart,
+      Services.JIT.numCompiledImages() != Before ? "compiled"
+                                                 : "already compiled",
+      Target->getCPU(), Image->size());
+  return std::optional<llvm::StringRef>(*Image);
 }
 
 Error GenericDeviceTy::writeDeviceEnvironment(DeviceImageTy &Image) {

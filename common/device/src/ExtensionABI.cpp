@@ -106,7 +106,8 @@ static_assert(unsigned(SettingKindTy::Bool) == OMPX_IO_KIND_BOOL &&
                   unsigned(SettingKindTy::Int) == OMPX_IO_KIND_INT &&
                   unsigned(SettingKindTy::Size) == OMPX_IO_KIND_SIZE &&
                   unsigned(SettingKindTy::Choice) == OMPX_IO_KIND_CHOICE &&
-                  unsigned(SettingKindTy::InfoMask) == OMPX_IO_KIND_INFO_MASK,
+                  unsigned(SettingKindTy::InfoMask) == OMPX_IO_KIND_INFO_MASK &&
+                  unsigned(SettingKindTy::Path) == OMPX_IO_KIND_PATH,
               "setting kinds");
 static_assert(unsigned(SettingLayerTy::Plugin) == OMPX_IO_LAYER_PLUGIN &&
                   unsigned(SettingLayerTy::Device) == OMPX_IO_LAYER_DEVICE &&

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/Plugin.h"
+#include "offloadio/BitcodeImage.h"
 #include "offloadio/DeviceIO.h"
 #include "offloadio/io/IOWorkerPool.h"
 
@@ -37,9 +38,15 @@ Expected<IOEngineTy &> GenericPluginTy::getIOEngine(GenericDeviceTy &Device) {
 }
 
 DeviceServicesTy GenericPluginTy::getDeviceServices() {
-  return DeviceServicesTy{getName(),   Info,        Profile,
-                          PinnedMap,   *this,       CopyThreads,
-                          Settings.MappedLocks, *RuntimeABI};
+  return DeviceServicesTy{getName(),
+                          Info,
+                          Profile,
+                          PinnedMap,
+                          *this,
+                          CopyThreads,
+                          Settings.MappedLocks,
+                          *RuntimeABI,
+                          JIT};
 }
 
 unsigned GenericPluginTy::getNumIOWorkers() {
@@ -144,7 +151,26 @@ bool GenericPluginTy::isValidBinary(const __tgt_device_image &Image,
                                     const char *Arch) {
   if (!Image.ImageStart || Image.ImageEnd <= Image.ImageStart)
     return false;
-  return isImageCompatibleImpl(Image, Arch ? Arch : "");
+  llvm::StringRef Bytes(static_cast<const char *>(Image.ImageStart),
+                        static_cast<const char *>(Image.ImageEnd) -
+                            static_cast<const char *>(Image.ImageStart));
+  if (!isBitcodeImage(Bytes))
+    return isImageCompatibleImpl(Image, Arch ? Arch : "");
+  if (getJITTripleImpl().empty())
+    return false;
+  auto Target = readBitcodeTarget(Bytes);
+  if (!Target) {
+    Info.print(InfoPluginKernel, -1, "bitcode image at {0} refused: {1}",
+               Image.ImageStart, takeErrorMessage(Target.takeError()));
+    return false;
+  }
+  if (!isSameArchitecture(Target->Triple, getJITTripleImpl())) {
+    Info.print(InfoPluginKernel, -1,
+               "bitcode image at {0} is for '{1}', not for '{2}'",
+               Image.ImageStart, Target->Triple, getJITTripleImpl());
+    return false;
+  }
+  return isBitcodeCompatibleImpl(Target->CPU, Arch ? Arch : "");
 }
 
 bool GenericPluginTy::isDataExchangable(int32_t SrcId, int32_t DstId) {

@@ -13,6 +13,7 @@
 
 #include "AMDGPUContext.h"
 #include "AMDGPUFastpath.h"
+#include "AMDGPUJIT.h"
 #include "AMDGPUKernargPool.h"
 #include "AMDGPUKernel.h"
 #include "AMDGPUQueue.h"
@@ -57,6 +58,7 @@ public:
 protected:
   Error initImpl(DeviceLimitsTy &Limits) override;
   Error deinitImpl() override;
+  JITTargetTy *getJITTargetImpl() override { return &JITTarget; }
   Expected<std::unique_ptr<DeviceImageTy>>
   loadImageImpl(const __tgt_device_image &TgtImage, int32_t ImageId) override;
   Expected<std::unique_ptr<GenericKernelTy>>
@@ -97,6 +99,8 @@ private:
 
   AMDGPUContextTy &Ctx;
   const AMDGPUAgentInfoTy &Gpu;
+  /// The GPU as the JIT of bitcode images compiles for it.
+  AMDGPUJITTargetTy JITTarget{Gpu.Name, getServices().Info, getDeviceId()};
   /// The pinned budget the kernel-argument arenas reserve in.
   PinnedBudgetTy &Budget;
   /// The system calls of the file fastpath.

@@ -83,6 +83,11 @@ protected:
 
   bool isImageCompatibleImpl(const __tgt_device_image &Image,
                              llvm::StringRef Arch) override;
+  llvm::StringRef getJITTripleImpl() const override {
+    return "amdgcn-amd-amdhsa";
+  }
+  bool isBitcodeCompatibleImpl(llvm::StringRef CPU,
+                               llvm::StringRef Arch) override;
   Expected<void *> pinHostMemoryImpl(void *HstPtr, size_t Size) override;
   Error unpinHostMemoryImpl(void *HstPtr, void *DevAccessiblePtr,
                             size_t Size) override;
@@ -291,6 +296,25 @@ bool AMDGPUPluginTy::isImageCompatibleImpl(const __tgt_device_image &Image,
                                        AMDGPUTargetIdTy::parse(Gpu.Target)))
       return true;
   getInfo().print(~0u, -1, "image for {0} runs on none of the GPUs",
+                  Target.str());
+  return false;
+}
+
+bool AMDGPUPluginTy::isBitcodeCompatibleImpl(llvm::StringRef CPU,
+                                             llvm::StringRef Arch) {
+  if (!Ctx)
+    return false;
+  // The module is compiled for each GPU's processor; it must have been
+  // made for that processor (its intrinsics and features are).
+  llvm::StringRef Made = Arch.empty() ? CPU : Arch;
+  if (Made.empty())
+    return true;
+  AMDGPUTargetIdTy Target = AMDGPUTargetIdTy::parse(Made);
+  for (const AMDGPUAgentInfoTy &Gpu : Ctx->Gpus)
+    if (AMDGPUTargetIdTy::isCompatible(Target,
+                                       AMDGPUTargetIdTy::parse(Gpu.Target)))
+      return true;
+  getInfo().print(~0u, -1, "bitcode image for {0} runs on none of the GPUs",
                   Target.str());
   return false;
 }

@@ -82,7 +82,9 @@ namespace cuda {
 /// and its users check. Kernel launches replayed from executable graphs
 /// (CUDAGraphLauncher.h) need the cuGraph* ones (cuGraphAddKernelNode and
 /// cuGraphExecKernelNodeSetParams are their _v2 forms with CUDA 12
-/// headers); a stream's completion flag (CUDAStream.h) the last two.
+/// headers); a stream's completion flag (CUDAStream.h) cuMemHostAlloc and
+/// cuStreamWriteValue32; the driver's PTX JIT of bitcode images
+/// (CUDAJIT.h) the cuLink* ones.
 #define OFFLOADIO_CUDA_OPTIONAL_FUNCTIONS(X)                                   \
   X(cuGraphCreate)                                                             \
   X(cuGraphDestroy)                                                            \
@@ -92,7 +94,11 @@ namespace cuda {
   X(cuGraphExecDestroy)                                                        \
   X(cuGraphLaunch)                                                             \
   X(cuMemHostAlloc)                                                            \
-  X(cuStreamWriteValue32)
+  X(cuStreamWriteValue32)                                                      \
+  X(cuLinkCreate)                                                              \
+  X(cuLinkAddData)                                                             \
+  X(cuLinkComplete)                                                            \
+  X(cuLinkDestroy)
 
 /// The driver entry points. A default-constructed table holds null pointers;
 /// load() fills one from the driver library, and tests may fill one with

@@ -6,6 +6,7 @@
 #define OFFLOADIO_CUDA_CUDADEVICE_H
 
 #include "CUDAApi.h"
+#include "CUDAJIT.h"
 #include "CUDASettings.h"
 
 #include "offloadio/Device.h"
@@ -37,6 +38,10 @@ public:
 
   /// The driver's device handle.
   CUdevice getCUDevice() const { return Device; }
+  /// "sm_<major><minor>", from the compute capability read at init.
+  std::string getArchName() const {
+    return "sm_" + std::to_string(ComputeMajor) + std::to_string(ComputeMinor);
+  }
   /// The retained primary context (null before init / after deinit).
   CUcontext getContext() const { return Context; }
   /// Dynamic shared memory given to every launch
@@ -52,6 +57,7 @@ protected:
   size_t getPageableCaptureLimit() const override { return 64 << 10; }
   Error initImpl(DeviceLimitsTy &Limits) override;
   Error deinitImpl() override;
+  JITTargetTy *getJITTargetImpl() override { return &JITTarget; }
   Expected<std::unique_ptr<DeviceImageTy>>
   loadImageImpl(const __tgt_device_image &TgtImage, int32_t ImageId) override;
   Expected<std::unique_ptr<GenericKernelTy>>
@@ -103,6 +109,8 @@ private:
   bool GraphLaunches = false;
   /// The device's environment variables, read at init.
   CUDASettingsTy Settings;
+  /// The device as the JIT of bitcode images compiles for it.
+  CUDAJITTargetTy JITTarget{Api, *this};
 
   /// The file engine's fastpath, created with the first engine and kept
   /// across deinit/init (it only caches what cuFile refused). deinit() stops

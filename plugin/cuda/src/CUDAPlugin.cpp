@@ -35,6 +35,11 @@ protected:
   createDeviceImpl(int32_t DeviceId) override;
   bool isImageCompatibleImpl(const __tgt_device_image &Image,
                              llvm::StringRef Arch) override;
+  llvm::StringRef getJITTripleImpl() const override {
+    return "nvptx64-nvidia-cuda";
+  }
+  bool isBitcodeCompatibleImpl(llvm::StringRef CPU,
+                               llvm::StringRef Arch) override;
   Expected<void *> pinHostMemoryImpl(void *HstPtr, size_t Size) override;
   Error unpinHostMemoryImpl(void *HstPtr, void *DevAccessiblePtr,
                             size_t Size) override;
@@ -157,6 +162,36 @@ bool CUDAPluginTy::isImageCompatibleImpl(const __tgt_device_image &Image,
     if (!isArchCompatible(*Target, Major, Minor)) {
       getInfo().print(InfoPluginKernel, int32_t(I),
                       "image for sm_{0}{1}{2} cannot run on compute "
+                      "capability {3}.{4}",
+                      Target->Major, Target->Minor,
+                      Target->ArchSpecific ? "a" : "", Major, Minor);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool CUDAPluginTy::isBitcodeCompatibleImpl(llvm::StringRef CPU,
+                                           llvm::StringRef Arch) {
+  if (!Api || CUDevices.empty())
+    return false;
+  // The module is compiled for each device's own architecture, so any
+  // earlier one's runs; one made for a later architecture (or for an
+  // architecture-specific one) may use what the device lacks.
+  std::optional<CUDAArchTy> Target = parseCUDAArch(Arch);
+  if (!Target)
+    Target = parseCUDAArch(CPU);
+  if (!Target)
+    return true;
+  for (size_t I = 0; I < ComputeCapabilities.size(); ++I) {
+    auto [Major, Minor] = ComputeCapabilities[I];
+    bool Runs = Target->ArchSpecific
+                    ? Target->Major == Major && Target->Minor == Minor
+                    : std::make_pair(Target->Major, Target->Minor) <=
+                          std::make_pair(Major, Minor);
+    if (!Runs) {
+      getInfo().print(InfoPluginKernel, int32_t(I),
+                      "bitcode image for sm_{0}{1}{2} cannot run on compute "
                       "capability {3}.{4}",
                       Target->Major, Target->Minor,
                       Target->ArchSpecific ? "a" : "", Major, Minor);

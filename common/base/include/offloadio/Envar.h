@@ -100,6 +100,10 @@ unsigned readChoiceSetting(const SettingDeclTy &D);
 /// taken modulo 2^32; otherwise reported, and the default.
 uint32_t readInfoMaskSetting(const SettingDeclTy &D);
 
+/// Read setting \p D of kind Path: its value, or nullopt when unset or
+/// empty.
+std::optional<std::string> readPathSetting(const SettingDeclTy &D);
+
 /// The readers of setting \p Id, its kind checked at compile time.
 template <SettingId Id> bool readBoolSetting() {
   static_assert(settingDecl(Id).Kind == SettingKindTy::Bool, "not a Bool");
@@ -123,6 +127,11 @@ template <SettingId Id> uint32_t readInfoMaskSetting() {
   static_assert(settingDecl(Id).Kind == SettingKindTy::InfoMask,
                 "not an InfoMask");
   return readInfoMaskSetting(settingDecl(Id));
+}
+
+template <SettingId Id> std::optional<std::string> readPathSetting() {
+  static_assert(settingDecl(Id).Kind == SettingKindTy::Path, "not a Path");
+  return readPathSetting(settingDecl(Id));
 }
 
 /// Read setting \p D with the reader of its kind, the table's defaults

@@ -12,7 +12,7 @@
 namespace offloadio {
 
 /// How a setting's value is written (Settings.def).
-enum class SettingKindTy { Bool, Int, Size, Choice, InfoMask };
+enum class SettingKindTy { Bool, Int, Size, Choice, InfoMask, Path };
 
 /// Who reads a setting (Settings.def).
 enum class SettingLayerTy { Plugin, Device, IOEngine, Host, CUDA, AMDGPU };

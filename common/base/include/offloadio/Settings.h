@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace offloadio {
@@ -25,6 +26,28 @@ struct ProcessShareTy;
 /// LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS: whether host buffers of map
 /// clauses are locked for the lifetime of their mapping.
 enum class MappedLockPolicyTy { Off, On, Mandatory };
+
+/// The JIT's settings (stock names and meanings).
+struct JITSettingsTy {
+  /// LIBOMPTARGET_JIT_OPT_LEVEL: optimisation level, 0 to 3, default 3.
+  unsigned OptLevel = 3;
+  /// LIBOMPTARGET_JIT_SKIP_OPT: compile without optimising; default false.
+  bool SkipOpt = false;
+  /// LIBOMPTARGET_JIT_PRE_OPT_IR_MODULE: where to print the module before
+  /// optimisation; none by default.
+  std::optional<std::string> PreOptIRModule;
+  /// LIBOMPTARGET_JIT_POST_OPT_IR_MODULE: where to print it after.
+  std::optional<std::string> PostOptIRModule;
+  /// LIBOMPTARGET_JIT_REPLACEMENT_MODULE: IR or bitcode compiled in place of
+  /// the image's.
+  std::optional<std::string> ReplacementModule;
+  /// LIBOMPTARGET_JIT_REPLACEMENT_OBJECT: code generation output used in
+  /// place of compiling.
+  std::optional<std::string> ReplacementObject;
+
+  /// Read every variable above once.
+  static JITSettingsTy fromEnv();
+};
 
 /// Settings of one plugin instance.
 struct PluginSettingsTy {
@@ -58,6 +81,8 @@ struct PluginSettingsTy {
       settingDecl(SettingId::PinnedMax).Min;
   static constexpr uint64_t DefaultPinnedFloor =
       settingDecl(SettingId::PinnedMax).Default;
+  /// The JIT of bitcode images (LIBOMPTARGET_JIT_*).
+  JITSettingsTy JIT;
 
   /// Read every variable above once.
   static PluginSettingsTy fromEnv();

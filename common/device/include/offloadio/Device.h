@@ -32,6 +32,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace offloadio {
@@ -305,6 +306,9 @@ protected:
   virtual Error initImpl(DeviceLimitsTy &Limits) = 0;
   /// Backend teardown of what initImpl created.
   virtual Error deinitImpl() = 0;
+  /// The JIT's view of this device, or null when the backend compiles no
+  /// bitcode images (the plugin then refuses them in is_valid_binary).
+  virtual JITTargetTy *getJITTargetImpl() { return nullptr; }
   /// Load an image; the generic code resolves entries afterwards.
   virtual Expected<std::unique_ptr<DeviceImageTy>>
   loadImageImpl(const __tgt_device_image &TgtImage, int32_t ImageId) = 0;
@@ -419,6 +423,10 @@ private:
   static Error releaseLaunchMemory(void *Launch);
   /// Write the device runtime's environment into \p Image, if it has one.
   Error writeDeviceEnvironment(DeviceImageTy &Image);
+  /// The image the JIT compiled from \p TgtImage for this device when it
+  /// is bitcode (bytes the plugin's JIT keeps), nullopt when it is native.
+  Expected<std::optional<llvm::StringRef>>
+  compileBitcodeImage(const __tgt_device_image &TgtImage);
   /// Give \p Image's device-side malloc its pool of Limits.DeviceHeapSize
   /// bytes, where the device runtime takes one and the image has it.
   Error setUpDeviceMemoryPool(DeviceImageTy &Image);

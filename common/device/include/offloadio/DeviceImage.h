@@ -37,8 +37,16 @@ public:
 
   /// Index of the image on its device.
   int32_t getId() const { return ImageId; }
-  /// The image as libomptarget registered it.
+  /// The image loaded: as libomptarget registered it, or the image the JIT
+  /// compiled from it (then with the registered image's entries).
   const __tgt_device_image &getTgtImage() const { return *TgtImage; }
+  /// Keep \p Compiled, the image loaded in place of the bitcode image
+  /// libomptarget registered (this image's getTgtImage()), alive with it.
+  void keepCompiledImage(std::unique_ptr<__tgt_device_image> Compiled) {
+    CompiledImage = std::move(Compiled);
+  }
+  /// Whether the image was compiled from bitcode at load.
+  bool isCompiledFromBitcode() const { return CompiledImage != nullptr; }
   /// The image bytes.
   llvm::StringRef getBytes() const {
     return llvm::StringRef(static_cast<const char *>(TgtImage->ImageStart),
@@ -77,6 +85,8 @@ public:
 private:
   int32_t ImageId;
   const __tgt_device_image *TgtImage;
+  /// Owns what TgtImage points to when the JIT compiled the image.
+  std::unique_ptr<__tgt_device_image> CompiledImage;
   std::vector<std::unique_ptr<GenericKernelTy>> Kernels;
   /// Entries' indices by name.
   llvm::StringMap<size_t> EntryIndex;

@@ -8,6 +8,7 @@
 
 #include "offloadio/DeviceRuntimeABI.h"
 #include "offloadio/Info.h"
+#include "offloadio/JITCompiler.h"
 #include "offloadio/ParallelFor.h"
 #include "offloadio/PinnedMemoryMap.h"
 #include "offloadio/Profile.h"
@@ -38,6 +39,9 @@ struct DeviceServicesTy {
   MappedLockPolicyTy MappedLocks;
   /// The device-runtime conventions of the libomptarget served.
   const DeviceRuntimeABITy &RuntimeABI;
+  /// The JIT of bitcode images, shared by the plugin's devices so that an
+  /// image is compiled once per processor.
+  JITCompilerTy &JIT;
 };
 
 } // namespace offloadio

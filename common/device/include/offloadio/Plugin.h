@@ -11,6 +11,7 @@
 #include "offloadio/Error.h"
 #include "offloadio/ForkGuard.h"
 #include "offloadio/Info.h"
+#include "offloadio/JITCompiler.h"
 #include "offloadio/Profile.h"
 #include "offloadio/ParallelFor.h"
 #include "offloadio/PinnedBudget.h"
@@ -83,7 +84,8 @@ public:
   /// data_delete hook of the id probe.
   bool interceptProbeFree(void *Ptr) const { return Ptr == &ProbeToken; }
 
-  /// is_valid_binary(_info).
+  /// is_valid_binary(_info): a native image the backend accepts, or a
+  /// bitcode image for the plugin's triple and a processor of its devices.
   bool isValidBinary(const __tgt_device_image &Image, const char *Arch);
   /// is_data_exchangable.
   bool isDataExchangable(int32_t SrcId, int32_t DstId);
@@ -137,6 +139,9 @@ public:
   /// a private account until init() joins the process's.
   PinnedBudgetTy &getPinnedBudget() { return *PinnedBudget; }
 
+  /// The JIT of bitcode images.
+  JITCompilerTy &getJIT() { return JIT; }
+
   /// Wait for every device's pending work (deinit_plugin; at exit under
   /// libomptarget 18, after running the images' global destructors). The
   /// plugin stays usable afterwards: libomptarget calls deinit_plugin once
@@ -160,6 +165,16 @@ protected:
   /// Whether \p Image (of arch \p Arch, may be empty) can run here.
   virtual bool isImageCompatibleImpl(const __tgt_device_image &Image,
                                      llvm::StringRef Arch) = 0;
+  /// The triple of the bitcode images the plugin compiles at load; empty
+  /// when it compiles none.
+  virtual llvm::StringRef getJITTripleImpl() const { return ""; }
+  /// Whether a bitcode image made for processor \p CPU (empty: none
+  /// recorded), or for \p Arch as libomptarget says (may be empty), can
+  /// be compiled for and run on the devices.
+  virtual bool isBitcodeCompatibleImpl(llvm::StringRef CPU,
+                                       llvm::StringRef Arch) {
+    return false;
+  }
   /// Pin host memory for every device of the plugin (backend call).
   virtual Expected<void *> pinHostMemoryImpl(void *HstPtr, size_t Size) = 0;
   /// Undo pinHostMemoryImpl.
@@ -197,6 +212,7 @@ private:
   SysTy Sys;
   ParallelForTy CopyThreads;
   PinnedMemoryMapTy PinnedMap{*this};
+  JITCompilerTy JIT{Settings.JIT};
   std::mutex IOWorkersLock; ///< Guards IOWorkers while it is made.
   /// Declared before Devices: their engines detach from it as they go.
   std::unique_ptr<IOWorkerPoolTy> IOWorkers;
