@@ -81,8 +81,10 @@ int main(int argc, char **argv) {
   for (size_t I = 0; I < N && I < NUM_DECLARED; ++I) {
     InOrder &= !strcmp(S[I].name, Declared[I]);
     Sized &= S[I].size == sizeof(*S);
+    // A file name's value and default are empty when it names none.
+    int NoneAllowed = S[I].kind == OMPX_IO_KIND_PATH;
     Described &= *S[I].doc && *S[I].valid && *S[I].layer_name &&
-                 *S[I].default_value && *S[I].value;
+                 (NoneAllowed || (*S[I].default_value && *S[I].value));
     printf("setting %s value=%s default=%s env=%s origin=%s kind=%d "
            "layer=%s/%d valid=\"%s\" doc=\"%s\"\n",
            S[I].name, S[I].value, S[I].default_value, S[I].env_value,
