@@ -7,8 +7,8 @@
 // malloc: its tracker and {Ptr, Size}, a device allocation of the backend's
 // heap size of its own for each image that has the tracker, freed at
 // deinit. None for images without the tracker, for a backend without a heap
-// (CUDA) and for 16 and 17. On FakeDevice.h's device, whose images are
-// lists of globals.
+// (CUDA) and for 16 and 17. Under 18 also the table of indirectly callable
+// functions. On FakeDevice.h's device, whose images are lists of globals.
 #include "FakeDevice.h"
 #include "ScopedEnv.h"
 
@@ -38,6 +38,9 @@ public:
   std::map<std::string, size_t> Globals;
   /// What was written, by image and global.
   std::map<std::pair<int32_t, std::string>, std::string> Written;
+  /// Globals holding a device function's address (declare target
+  /// indirect), by name: what they hold. The device's memory is the host's.
+  std::map<std::string, void *> FunctionGlobals;
 
   std::string written(int32_t Image, const std::string &Name) const {
     auto It = Written.find({Image, Name});
@@ -48,6 +51,13 @@ protected:
   Error initImpl(DeviceLimitsTy &L) override {
     L = Backend;
     return Error::success();
+  }
+  Expected<void *> getGlobalAddressImpl(DeviceImageTy &, llvm::StringRef Name,
+                                        size_t) override {
+    auto It = FunctionGlobals.find(Name.str());
+    if (It == FunctionGlobals.end())
+      return makeError(ErrorCode::NotFound, "no global {0}", Name);
+    return static_cast<void *>(&It->second);
   }
   Expected<std::unique_ptr<DeviceImageTy>>
   loadImageImpl(const __tgt_device_image &TgtImage, int32_t Id) override {
@@ -256,6 +266,67 @@ TEST_F(DeviceEnvironmentTest, PoolOfTheWrongSizeFailsTheLoad) {
                   {DeviceMemoryPoolTrackerSymbol, 32}});
   ASSERT_FALSE(bool(Id));
   EXPECT_EQ(takeErrorDetails(Id.takeError()).Code, ErrorCode::InvalidImage);
+  EXPECT_EQ(Device->live(AllocKindTy::Device), 0u);
+}
+
+} // namespace
+
+namespace {
+
+__tgt_offload_entry indirectEntry(uintptr_t Host, const char *Name,
+                                  size_t Size = sizeof(void *)) {
+  __tgt_offload_entry E{};
+  E.addr = reinterpret_cast<void *>(Host);
+  E.name = const_cast<char *>(Name);
+  E.size = Size;
+  E.flags = OMP_DECLARE_TARGET_INDIRECT;
+  return E;
+}
+
+TEST_F(DeviceEnvironmentTest, Version18GetsTheSortedIndirectCallTable) {
+  start(18, amdgpu(0));
+  Device->FunctionGlobals = {{"f", reinterpret_cast<void *>(0xf00)},
+                             {"g", reinterpret_cast<void *>(0x900)},
+                             {"h", reinterpret_cast<void *>(0x500)}};
+  __tgt_offload_entry Entries[] = {indirectEntry(0x3000, "f"),
+                                   indirectEntry(0x1000, "g"),
+                                   indirectEntry(0x2000, "h")};
+  TgtImage.EntriesBegin = Entries;
+  TgtImage.EntriesEnd = Entries + 3;
+  auto Id = load({{EnvSymbol, 48}});
+  ASSERT_TRUE(bool(Id)) << llvm::toString(Id.takeError());
+  std::string Env = Device->written(*Id, EnvSymbol);
+  auto *Table = field<std::pair<uintptr_t, uintptr_t> *>(Env, 24);
+  ASSERT_NE(Table, nullptr);
+  ASSERT_EQ(field<uint64_t>(Env, 32), 3u);
+  EXPECT_EQ(Table[0], std::make_pair(uintptr_t(0x1000), uintptr_t(0x900)));
+  EXPECT_EQ(Table[1], std::make_pair(uintptr_t(0x2000), uintptr_t(0x500)));
+  EXPECT_EQ(Table[2], std::make_pair(uintptr_t(0x3000), uintptr_t(0xf00)));
+  EXPECT_EQ(Device->live(AllocKindTy::Device), 1u);
+  // TearDown: deinit frees it.
+}
+
+TEST_F(DeviceEnvironmentTest, OlderVersionsGetNoIndirectCallTable) {
+  start(17, amdgpu(0));
+  Device->FunctionGlobals = {{"f", reinterpret_cast<void *>(0xf00)}};
+  __tgt_offload_entry Entries[] = {indirectEntry(0x3000, "f")};
+  TgtImage.EntriesBegin = Entries;
+  TgtImage.EntriesEnd = Entries + 1;
+  auto Id = load({{EnvSymbol, 24}});
+  ASSERT_TRUE(bool(Id)) << llvm::toString(Id.takeError());
+  EXPECT_EQ(Device->live(AllocKindTy::Device), 0u);
+}
+
+TEST_F(DeviceEnvironmentTest, AnIndirectEntryNotAPointerFailsTheLoad) {
+  start(18, amdgpu(0));
+  Device->FunctionGlobals = {{"f", nullptr}};
+  __tgt_offload_entry Entries[] = {indirectEntry(0x3000, "f", 4)};
+  TgtImage.EntriesBegin = Entries;
+  TgtImage.EntriesEnd = Entries + 1;
+  auto Id = load({{EnvSymbol, 48}});
+  ASSERT_FALSE(bool(Id));
+  EXPECT_NE(llvm::toString(Id.takeError()).find("'f' has 4 bytes"),
+            std::string::npos);
   EXPECT_EQ(Device->live(AllocKindTy::Device), 0u);
 }
 

@@ -102,8 +102,7 @@ Error GenericDeviceTy::deinit() {
   {
     std::lock_guard<std::mutex> Guard(ImagesLock);
     for (auto &Image : Images)
-      if (Image->DeviceMemoryPool)
-        Teardown.run([&] { return freeMemory(Image->DeviceMemoryPool); });
+      Teardown.run([&] { return freeImageMemory(*Image); });
     Images.clear();
   }
   Teardown.run([&] { return deinitImpl(); });
@@ -132,13 +131,21 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
   DeviceImageTy &Image = **ImageOrErr;
   if (Compiled)
     Image.keepCompiledImage(std::move(Compiled));
-  if (auto Err = writeDeviceEnvironment(Image))
-    return std::move(Err);
-  // An image that fails to load takes its pool with it.
-  auto FreePool = llvm::make_scope_exit([&] {
-    if (Image.DeviceMemoryPool)
-      llvm::consumeError(freeMemory(Image.DeviceMemoryPool));
-  });
+  // An image that fails to load takes its pool and table with it.
+  auto FreeImageMemory = llvm::make_scope_exit(
+      [&] { llvm::consumeError(freeImageMemory(Image)); });
+  auto HasEnvironment = writeDeviceEnvironment(Image);
+  if (!HasEnvironment)
+    return HasEnvironment.takeError();
+  // As the stock plugin, only an image that takes a device environment
+  // (not the host's) gets the table, which that environment then names.
+  if (*HasEnvironment) {
+    if (auto Err = setUpIndirectCallTable(Image, TgtImage))
+      return std::move(Err);
+    if (Image.IndirectCallTable)
+      if (auto Rewritten = writeDeviceEnvironment(Image); !Rewritten)
+        return Rewritten.takeError();
+  }
   if (auto Err = setUpDeviceMemoryPool(Image))
     return std::move(Err);
 
@@ -171,7 +178,7 @@ GenericDeviceTy::loadBinary(const __tgt_device_image &TgtImage) {
       Image.getId(), Image.getBytes().size(), Image.Entries.size());
   if (auto Err = runImageConstructors(Image))
     return std::move(Err);
-  FreePool.release();
+  FreeImageMemory.release();
   Images.push_back(std::move(*ImageOrErr));
   return Images.back().get();
 }
@@ -206,20 +213,23 @@ GenericDeviceTy::compileBitcodeImage(const __tgt_device_image &TgtImage) {
   return std::optional<llvm::StringRef>(*Image);
 }
 
-Error GenericDeviceTy::writeDeviceEnvironment(DeviceImageTy &Image) {
+Expected<bool> GenericDeviceTy::writeDeviceEnvironment(DeviceImageTy &Image) {
   // An image without either global (no OpenMP device runtime linked)
   // needs none.
+  DeviceEnvironmentTy Env = DeviceEnv;
+  Env.IndirectCallTable = reinterpret_cast<uintptr_t>(Image.IndirectCallTable);
+  Env.IndirectCallTableSize = Image.IndirectCallTableSize;
   llvm::SmallVector<char, 48> Bytes =
-      Services.RuntimeABI.encodeDeviceEnvironment(DeviceEnv);
+      Services.RuntimeABI.encodeDeviceEnvironment(Env);
   for (const char *Symbol : DeviceEnvironmentSymbols) {
     auto Written =
         writeImageGlobalImpl(Image, Symbol, Bytes.data(), Bytes.size());
     if (!Written)
       return Written.takeError();
     if (*Written)
-      return Error::success();
+      return true;
   }
-  return Error::success();
+  return false;
 }
 
 Error GenericDeviceTy::setUpDeviceMemoryPool(DeviceImageTy &Image) {

@@ -206,6 +206,8 @@ public:
 
   bool takesDeviceMemoryPool() const override { return true; }
 
+  bool takesIndirectCallTable() const override { return true; }
+
   bool runsImageConstructors() const override { return true; }
 
   // DeviceMemoryPoolTy {void *Ptr; uint64_t Size}: the device bumps Ptr.

@@ -122,6 +122,10 @@ enum OffloadEntryFlagsTy : int32_t {
   OMP_DECLARE_TARGET_LINK = 0x1,
   OMP_DECLARE_TARGET_CTOR = 0x2,
   OMP_DECLARE_TARGET_DTOR = 0x4,
+  /// A function callable through a pointer on the device (declare target
+  /// indirect, libomptarget 18): the entry's address is the host
+  /// function's, its global the device function's address.
+  OMP_DECLARE_TARGET_INDIRECT = 0x8,
 };
 
 /// Printable name of an allocation kind.

@@ -421,8 +421,9 @@ private:
   /// The stream's release of a LaunchMemoryTy (\p Launch): frees its
   /// memory and itself.
   static Error releaseLaunchMemory(void *Launch);
-  /// Write the device runtime's environment into \p Image, if it has one.
-  Error writeDeviceEnvironment(DeviceImageTy &Image);
+  /// Write the device runtime's environment into \p Image, if it has one;
+  /// whether it has.
+  Expected<bool> writeDeviceEnvironment(DeviceImageTy &Image);
   /// The image the JIT compiled from \p TgtImage for this device when it
   /// is bitcode (bytes the plugin's JIT keeps), nullopt when it is native.
   Expected<std::optional<llvm::StringRef>>
@@ -430,6 +431,13 @@ private:
   /// Give \p Image's device-side malloc its pool of Limits.DeviceHeapSize
   /// bytes, where the device runtime takes one and the image has it.
   Error setUpDeviceMemoryPool(DeviceImageTy &Image);
+  /// Give \p Image its table of indirectly callable functions, from the
+  /// entries of \p TgtImage flagged OMP_DECLARE_TARGET_INDIRECT
+  /// (IndirectCallTable.cpp); none when it has no such entry.
+  Error setUpIndirectCallTable(DeviceImageTy &Image,
+                               const __tgt_device_image &TgtImage);
+  /// Free what loading \p Image allocated for it: its pool and table.
+  Error freeImageMemory(DeviceImageTy &Image);
 
   /// Host -> device copy policy (pinned map, staging) behind dataSubmit.
   Error submitHostToDevice(void *TgtPtr, const void *HstPtr, size_t Size,

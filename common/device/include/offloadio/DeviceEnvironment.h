@@ -25,8 +25,8 @@ struct DeviceEnvironmentTy {
   /// Ticks per second of the device clock omp_get_wtime reads; the
   /// backend's, else CLOCKS_PER_SEC.
   uint64_t ClockFrequency = 1000000;
-  /// Device address and length of the table of indirectly callable
-  /// functions (declare target indirect); none yet.
+  /// Device address and pairs of the image's table of indirectly callable
+  /// functions (declare target indirect; DeviceImageTy::IndirectCallTable).
   uint64_t IndirectCallTable = 0;
   uint64_t IndirectCallTableSize = 0;
   /// Threads the device runs at once; 0 if the backend does not say.

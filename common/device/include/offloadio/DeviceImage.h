@@ -76,6 +76,12 @@ public:
   /// The device memory of the image's device-side malloc, or null; the
   /// device frees it when it lets go of its images.
   void *DeviceMemoryPool = nullptr;
+  /// The image's table of indirectly callable functions in device memory
+  /// ({host address, device address} pairs sorted by host address), or
+  /// null; the device frees it when it lets go of its images.
+  void *IndirectCallTable = nullptr;
+  /// Pairs in IndirectCallTable.
+  uint64_t IndirectCallTableSize = 0;
   /// How to run the image's global destructors, noted when it was loaded
   /// (the image's bytes are the program's, which may unregister them before
   /// the device goes down); empty when it has none or they ran

@@ -46,6 +46,9 @@ public:
   /// plugin gives each image (libomptarget 18: the AMDGPU device runtime's
   /// DeviceMemoryPoolSymbol).
   virtual bool takesDeviceMemoryPool() const { return false; }
+  /// Whether the device environment carries the image's table of
+  /// indirectly callable functions (libomptarget 18).
+  virtual bool takesIndirectCallTable() const { return false; }
   /// The bytes of the image global DeviceMemoryPoolSymbol for a pool of
   /// \p Size bytes at \p Ptr.
   virtual llvm::SmallVector<char, 32> encodeDeviceMemoryPool(void *Ptr,
