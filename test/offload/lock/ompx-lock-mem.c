@@ -125,7 +125,6 @@ int main(void) {
 // CHECK: PASS: one map for both ways of locking
 // CHECK: failures: 0
 
-// INFO: offload-io([[PLUGIN:[a-z0-9_]+]])[{{[0-9]+}}]: OpenMP device {{[0-9]+}} is our device
 // INFO: device {{[0-9]+}}: cannot lock {{.*}}: it overlaps the locked region
 // INFO: device {{[0-9]+}}: cannot unlock {{.*}}: it lies inside the locked region {{.*}}, but no lock was taken there
 // INFO: device {{[0-9]+}}: cannot unlock {{.*}}: no locked region contains it
