@@ -5,7 +5,8 @@
 #   lib/        the plugins, liboffloadio_plugins.so.1 (the plugin loader),
 #               libompx_io.so.<version>
 #   lib/cmake/offload-io/   find_package(offload-io CONFIG):
-#               offloadio::ompx_io, offloadio::plugins
+#               offloadio::ompx_io, offloadio::plugins,
+#               offloadio_offload_targets() and the compiler check
 #   lib/pkgconfig/          offload-io.pc, offload-io-plugins.pc
 #   include/    every public header of include/
 #   bin/        ompx-io, offloadio-checkpoint (examples/checkpoint)
@@ -35,8 +36,11 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/offload-ioConfig.cmake
   INSTALL_DESTINATION ${OFFLOADIO_CMAKE_PACKAGE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/offload-ioConfigVersion.cmake
   COMPATIBILITY SameMajorVersion)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/offload-ioOffloadFlags.cmake.in
+  ${PROJECT_BINARY_DIR}/offload-ioOffloadFlags.cmake @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/offload-ioConfig.cmake
               ${PROJECT_BINARY_DIR}/offload-ioConfigVersion.cmake
+              ${PROJECT_BINARY_DIR}/offload-ioOffloadFlags.cmake
   DESTINATION ${OFFLOADIO_CMAKE_PACKAGE_DIR})
 
 # pkg-config: the prefix is found relative to the .pc file, so an install
