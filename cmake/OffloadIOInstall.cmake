@@ -10,6 +10,7 @@
 #   lib/pkgconfig/          offload-io.pc, offload-io-plugins.pc
 #   include/    every public header of include/
 #   bin/        ompx-io, offloadio-checkpoint (examples/checkpoint)
+#   share/man/man1/ompx-io.1, share/bash-completion/completions/ompx-io
 #   share/doc/offload-io/   README.md, LICENSE, docs/
 include(CMakePackageConfigHelpers)
 
@@ -68,6 +69,11 @@ if(TARGET ompx-io)
   # What `ompx-io bench --plot` runs, found beside the installed tool.
   install(PROGRAMS ${PROJECT_SOURCE_DIR}/tools/bench/plot-io.sh
           DESTINATION ${CMAKE_INSTALL_DATADIR}/offload-io)
+  install(FILES ${PROJECT_SOURCE_DIR}/tools/ompx-io/ompx-io.1
+          DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+  install(FILES ${PROJECT_SOURCE_DIR}/tools/ompx-io/ompx-io.bash-completion
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+          RENAME ompx-io)
 endif()
 
 if(TARGET offloadio-checkpoint)
