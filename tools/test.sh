@@ -9,8 +9,11 @@
 # Then it builds twice more, under ASan+UBSan and under TSan, and runs the
 # unit, conformance and x86_64 lit suites on each. The normal build is also
 # installed into a temporary prefix, and examples/consumer is built against
-# it and run with no LD_LIBRARY_PATH (tools/install-check.sh). Then the same
-# for libomptarget 18 and 17 in a Debian trixie root (tools/trixie/).
+# it and run with no LD_LIBRARY_PATH (tools/install-check.sh); its Debian
+# packages are built and installed with apt into a clean bookworm root, where
+# the README's first program must run on our plugin (tools/package/). Then
+# the same for libomptarget 18 and 17 in a Debian trixie root
+# (tools/trixie/), the packages for 18 into a clean trixie root.
 #
 # Every stage runs, whatever the earlier ones did, except the suites of a
 # build that failed (they have nothing to run); the end is one summary of
@@ -122,6 +125,19 @@ stock_conformance() {
 install_check() {
   OFFLOADIO_BUILD_DIR=$build bash "$root/tools/install-check.sh"
 }
+# The Debian packages of a build (tools/package/make-debs.sh), installed
+# with apt into a clean Debian root of SUITE, where the README's first
+# program is built as the -dev package says and must run on our plugin.
+deb_check() { # SUITE LLVM BUILD
+  local debs
+  debs=$(ls "$3"/dist/offload-io*_*.deb) || return 1
+  # shellcheck disable=SC2086
+  bash "$root/tools/package/deb-install-check.sh" "$1" "$2" $debs
+}
+make_debs() {
+  rm -rf "$build/dist"
+  OFFLOADIO_BUILD_DIR=$build bash "$root/tools/package/make-debs.sh" "$build/dist"
+}
 # The checkpoint benchmark on the host plugin, small: the figures only
 # (nothing is asserted but that every byte arrives).
 checkpoint_bench() {
@@ -190,6 +206,12 @@ if stage "build: $build" build_with "$build"; then
   fi
   stage "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" llvm_gate
   stage "install: examples/consumer against the installed tree" install_check
+  if stage "packages: the Debian packages of $build (tools/package/make-debs.sh)" make_debs; then
+    stage "packages: installed with apt into a clean bookworm, the first program on our plugin" \
+      deb_check bookworm 16 "$build"
+  else
+    skip "packages: installed with apt into a clean bookworm" "no packages built"
+  fi
   stage "benchmark: checkpoint save and load, host plugin (128 MiB)" checkpoint_bench
   stage "benchmark: staged-copy ceilings by thread count, host plugin (128 MiB)" ceiling_bench
   stage "multi-device: two devices at once and one process per device (host plugin)" \
@@ -207,6 +229,7 @@ else
               "build: amdgcn lit tests for every supported AMD architecture" \
               "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" \
               "install: examples/consumer against the installed tree" \
+              "packages: the Debian packages" \
               "benchmark: checkpoint save and load, host plugin" \
               "benchmark: staged-copy ceilings" \
               "multi-device: two devices at once" \
@@ -245,6 +268,12 @@ if [[ -n $trixie_versions ]]; then
             in_trixie "$v" "$vbuild" amdgcn-conformance
           stage "LLVM $v libomptarget suite, amdgcn on the HSA emulation: stock plugin and ours" \
             in_trixie "$v" "$vbuild" amdgcn-suite
+          rm -rf "$vbuild/dist"
+          if stage "packages: the Debian packages of $vbuild (trixie root)" \
+              in_trixie "$v" "$vbuild" debs; then
+            stage "packages: installed with apt into a clean trixie, the first program on our plugin" \
+              deb_check trixie "$v" "$vbuild"
+          fi
         fi
       else
         skip "LLVM $v suites" "its build failed"

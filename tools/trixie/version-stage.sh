@@ -53,6 +53,10 @@ case $step in
     bash "$root/tools/llvm-suite/gate.sh" amdgcn-amd-amdhsa ;;
   amdgcn-conformance)
     bash "$root/tools/hsa-emu/stock-conformance.sh" ;;
+  debs)
+    # The Debian packages of this build, into BUILD/dist (trixie's
+    # dependencies); tools/package/deb-install-check.sh installs them.
+    bash "$root/tools/package/make-debs.sh" "$build/dist" ;;
   *)
     echo "version-stage.sh: unknown step '$step'" >&2
     exit 2 ;;
