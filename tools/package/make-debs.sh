@@ -19,16 +19,16 @@ die() {
   echo "make-debs: $*" >&2
   exit 1
 }
-for tool in dpkg-deb dpkg-shlibdeps dpkg-architecture; do
+for tool in dpkg-deb dpkg-shlibdeps strip; do
   command -v $tool >/dev/null || die "$tool is missing (apt-get install dpkg-dev)"
 done
 [[ -f $build/CMakeCache.txt ]] || die "$build is not a build (tools/build.sh makes one)"
-llvm=$(sed -n 's/^LLVM_DIR:PATH=.*llvm-\([0-9]*\).*/\1/p' "$build/CMakeCache.txt")
+llvm=$(sed -n 's/^LLVM_DIR:[A-Z]*=.*llvm-\([0-9]*\).*/\1/p' "$build/CMakeCache.txt")
 [[ -n $llvm ]] || die "cannot tell the LLVM of $build from its LLVM_DIR"
 project_version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
 [[ -n $project_version ]] || project_version=$(sed -n 's/^project(offload-io VERSION \([0-9.]*\).*/\1/p' "$root/CMakeLists.txt")
 version="$project_version+llvm$llvm"
-arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+arch=$(dpkg --print-architecture)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
