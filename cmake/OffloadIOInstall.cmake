@@ -22,11 +22,12 @@ get_property(_plugins GLOBAL PROPERTY OFFLOADIO_PLUGIN_TARGETS)
 install(TARGETS ${_plugins} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # libompx_io is useless without our plugins (every call on a device of a
-# stock plugin fails with ENODEV), so the installed ompx_io brings them; only
-# the installed one, as the build tree's tests choose their plugins with
-# LD_LIBRARY_PATH.
-target_link_libraries(ompx_io INTERFACE $<INSTALL_INTERFACE:offloadio::plugins>)
-install(TARGETS ompx_io offloadio_plugin_loader offloadio_plugins
+# stock plugin fails with ENODEV), so the installed one brings them: it has
+# the loader as NEEDED (libompx_io/CMakeLists.txt), and offloadio::ompx_io
+# links offloadio::plugins; only the installed one, as the build tree's tests
+# choose their plugins with LD_LIBRARY_PATH.
+target_link_libraries(ompx_io_installed INTERFACE $<INSTALL_INTERFACE:offloadio::plugins>)
+install(TARGETS ompx_io_installed offloadio_plugin_loader offloadio_plugins
   EXPORT offload-io-targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -53,10 +53,15 @@ echo "install-check: building examples/consumer through pkg-config"
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig \
   bash "$root/examples/consumer/build-pkg-config.sh" "$work/consumer-pc"
 
-echo "install-check: building a control with a plain rpath and no plugins package"
+echo "install-check: building with -lompx_io alone (a plain rpath, no plugins package)"
 clang-16 -O2 -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -I"$prefix/include" \
   "$root/examples/consumer/consumer.c" -o "$work/consumer-rpath" \
   -L"$prefix/lib" -Wl,-rpath,"$prefix/lib" -lompx_io
+
+echo "install-check: building a control against the build tree's libompx_io, which brings no plugins"
+clang-16 -O2 -fopenmp -fopenmp-targets=x86_64-pc-linux-gnu -I"$prefix/include" \
+  "$root/examples/consumer/consumer.c" -o "$work/consumer-control" \
+  -L"$build/lib" -Wl,-rpath,"$build/lib" -lompx_io
 
 # run NAME EXPECT PROGRAM [VAR=VALUE...]: runs PROGRAM with no
 # LD_LIBRARY_PATH (plus the given variables). EXPECT=ours: it must pass,
@@ -98,7 +103,18 @@ run find_package ours "$work/cmake/consumer"
 run pkg-config ours "$work/consumer-pc"
 run "pkg-config, LD_LIBRARY_PATH=$llvm_lib" ours "$work/consumer-pc" \
   LD_LIBRARY_PATH=$llvm_lib
-run "plain rpath (control)" stock "$work/consumer-rpath"
+run "-lompx_io alone, plain rpath" ours "$work/consumer-rpath"
+run "build tree's libompx_io (control)" stock "$work/consumer-control"
+# The installed tool, from its own prefix: it names a device of ours.
+runs=$((runs + 1))
+if env -u LD_LIBRARY_PATH "$prefix/bin/ompx-io" info >"$work/info.out" 2>&1 &&
+    grep -q 'offload-io x86_64 plugin' "$work/info.out"; then
+  echo "install-check: installed ompx-io info: ok (our x86_64 plugin serves its devices)"
+else
+  echo "install-check: installed ompx-io info: FAILED; its output:" >&2
+  sed 's/^/  | /' "$work/info.out" >&2
+  failures=$((failures + 1))
+fi
 # The README's first program, compiled and run exactly as written there
 # (the prefix in its commands replaced by this one), with no LD_LIBRARY_PATH.
 readme_block() { # LANG: the first fenced block of LANG under "## A first program"
