@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ompx_io: file <-> device transfers for OpenMP offload programs, and the
- * offload-io introspection calls. Link with -lompx_io (build/lib).
+ * offload-io introspection calls. Link with -lompx_io of an installed
+ * offload-io (<prefix>/lib), which also loads offload-io's plugins.
  *
  * device_num is an OpenMP device number, as for omp_target_alloc; the
  * initial device (omp_get_initial_device()) means plain host memory.

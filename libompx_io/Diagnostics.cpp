@@ -5,11 +5,13 @@
 #include "offloadio/MessagePrefix.h"
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <unistd.h>
 
 using namespace ompxio;
@@ -54,6 +56,31 @@ std::string foreignPlugins() {
   }
   return List;
 }
+
+/// The file of this libompx_io, as the dynamic loader names it.
+std::string ownFile() {
+  Dl_info Where;
+  if (dladdr(reinterpret_cast<void *>(&explainNotServed), &Where) &&
+      Where.dli_fname)
+    return Where.dli_fname;
+  return "libompx_io";
+}
+
+/// The documentation page \p Page of the prefix \p Library is installed
+/// in (<prefix>/share/doc/offload-io/, from lib/ or a multiarch lib/<arch>/),
+/// else where the sources keep it.
+std::string docPath(const std::string &Library, const char *Page) {
+  size_t Slash = Library.rfind('/');
+  if (Slash != std::string::npos) {
+    for (const char *Up : {"/../share/doc/offload-io/", "/../../share/doc/offload-io/"}) {
+      std::string Candidate = Library.substr(0, Slash) + Up + Page;
+      char Real[PATH_MAX];
+      if (realpath(Candidate.c_str(), Real))
+        return Real;
+    }
+  }
+  return std::string("docs/") + Page + " of the offload-io sources";
+}
 } // namespace
 
 std::string ompxio::explainNotServed(const char *Call,
@@ -80,9 +107,11 @@ std::string ompxio::explainNotServed(const char *Call,
       ": libomptarget loaded " +
       (Foreign.empty() ? std::string("no other offload plugin")
                        : Foreign + ", not offload-io's") +
-      ". To load ours, put the offload-io library directory first in "
-      "LD_LIBRARY_PATH or link the package's plugins target (see "
-      "docs/install.md)";
+      ". This libompx_io (" + ownFile() +
+      ") does not load ours: link the installed libompx_io, which does, or "
+      "the package's plugins target, or put the directory of offload-io's "
+      "plugins first in LD_LIBRARY_PATH (see " +
+      docPath(ownFile(), "install.md") + ")";
   // Once per process: every ompx call fails the same way here, and
   // ompx_io_last_error has the message for each of them.
   if (!Warned.exchange(true))

@@ -110,9 +110,10 @@ int cmdInfo(int Argc, char **Argv) {
     printAllSettings();
     if (!Ours)
       printf("\nNote: no device is served by an offload-io plugin, so ompx_io "
-             "calls fail with ENODEV.\nPut the offload-io library directory "
-             "first in LD_LIBRARY_PATH, or link the package's plugins target "
-             "(see docs/install.md).\n");
+             "calls fail with ENODEV.\nThe installed ompx-io loads the "
+             "plugins of its prefix; a build tree's does not: put its lib/ "
+             "first in LD_LIBRARY_PATH (install.md in "
+             "<prefix>/share/doc/offload-io).\n");
   }
   free(Probes);
   return Ours ? 0 : 1;

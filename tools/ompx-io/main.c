@@ -42,9 +42,9 @@ static void usage(FILE *Out) {
       "  --version  the versions of ompx-io and libompx_io, and the offload\n"
       "           targets ompx-io is built for (CMake OFFLOADIO_TOOL_TARGETS)\n"
       "\n"
-      "The offload-io plugins must be the ones libomptarget loads: put their\n"
-      "directory (build/lib) first in LD_LIBRARY_PATH, or see "
-      "docs/install.md.\n"
+      "The offload-io plugins must be the ones libomptarget loads: the\n"
+      "installed ompx-io loads those of its prefix; see install.md in\n"
+      "<prefix>/share/doc/offload-io.\n"
       "Engine environment: OMPX_IO_THREADS, OMPX_IO_CHUNK_SIZE, "
       "OMPX_IO_RING_DEPTH,\n"
       "OMPX_IO_PATH=auto|direct|fastpath|staged, OMPX_IO_INFO.\n");

@@ -42,11 +42,11 @@ int main(int argc, char **argv) {
 }
 
 // stderr is unbuffered and comes first; the warning is there once.
-// CHECK: ompx-io[{{[0-9]+}}]: warning: OpenMP device 0 is not served by an offload-io plugin: libomptarget loaded {{.*}}/libomptarget.rtl.x86_64{{(.nextgen)?}}.so, not offload-io's. To load ours, put the offload-io library directory first in LD_LIBRARY_PATH or link the package's plugins target (see docs/install.md)
+// CHECK: ompx-io[{{[0-9]+}}]: warning: OpenMP device 0 is not served by an offload-io plugin: libomptarget loaded {{.*}}/libomptarget.rtl.x86_64{{(.nextgen)?}}.so, not offload-io's. This libompx_io ({{.*}}/libompx_io.so.1) does not load ours: link the installed libompx_io, which does, or the package's plugins target, or put the directory of offload-io's plugins first in LD_LIBRARY_PATH (see docs/install.md of the offload-io sources)
 // CHECK-NOT: warning
 // CHECK: PASS: the stock plugin has devices
 // CHECK: PASS: pread -> -1 ENODEV
-// CHECK: pread: ompx_target_pread: OpenMP device 0 is not served by an offload-io plugin: libomptarget loaded {{.*}}/libomptarget.rtl.x86_64{{(.nextgen)?}}.so, not offload-io's. {{.*}}(see docs/install.md)
+// CHECK: pread: ompx_target_pread: OpenMP device 0 is not served by an offload-io plugin: libomptarget loaded {{.*}}/libomptarget.rtl.x86_64{{(.nextgen)?}}.so, not offload-io's. {{.*}}(see docs/install.md of the offload-io sources)
 // CHECK: PASS: pwrite -> -1 ENODEV
 // CHECK: PASS: get_stats -> -1 ENODEV
 // CHECK: stats: ompx_io_get_stats: OpenMP device 0 is not served by an offload-io plugin

@@ -45,7 +45,7 @@
 // STOCK-LLVM18: libomptarget.rtl.x86_64.so{{(.18.1)?}} (stock, no ompx_io support)
 // STOCK: Device 0: not an offload-io plugin's device
 // STOCK: Note: no device is served by an offload-io plugin, so ompx_io calls fail with ENODEV.
-// STOCK-NEXT: Put the offload-io library directory first in LD_LIBRARY_PATH, or link the package's plugins target (see docs/install.md).
+// STOCK-NEXT: The installed ompx-io loads the plugins of its prefix; a build tree's does not: put its lib/ first in LD_LIBRARY_PATH (install.md in <prefix>/share/doc/offload-io).
 
 // BAD: info: unexpected argument '--bogus'
 
