@@ -15,7 +15,8 @@
 # own libomptarget suite for amdgcn on the HSA emulation, stock plugin and
 # ours, gated), amdgcn-conformance (the conformance suite against LLVM N's
 # stock amdgpu plugin on the emulation, each result against its expected
-# file).
+# file), safetensors-compat (libompx_io's safetensors reader and
+# offloadio-checkpoint against python3-safetensors, both ways; for LLVM 18).
 set -euo pipefail
 version=${1:?usage: version-stage.sh N BUILD_DIR STEP}
 build=${2:?usage: version-stage.sh N BUILD_DIR STEP}
@@ -53,6 +54,8 @@ case $step in
     bash "$root/tools/llvm-suite/gate.sh" amdgcn-amd-amdhsa ;;
   amdgcn-conformance)
     bash "$root/tools/hsa-emu/stock-conformance.sh" ;;
+  safetensors-compat)
+    bash "$root/tools/trixie/safetensors-compat.sh" "$build" ;;
   *)
     echo "version-stage.sh: unknown step '$step'" >&2
     exit 2 ;;
