@@ -18,8 +18,6 @@ namespace checkpoint {
 using llvm::Error;
 using llvm::Expected;
 using llvm::StringRef;
-using safetensors::HeaderTy;
-using safetensors::TensorInfoTy;
 
 namespace {
 
@@ -127,7 +125,7 @@ Expected<DeviceBufferTy> DeviceBufferTy::allocate(uint64_t Bytes, int Device) {
   return std::move(Buffer);
 }
 
-Error saveCheckpoint(StringRef Path, HeaderTy &Header,
+Error saveCheckpoint(StringRef Path, HeaderSpecTy &Header,
                      llvm::ArrayRef<DeviceBufferTy> Buffers,
                      uint64_t Alignment) {
   if (Buffers.size() != Header.Tensors.size())
@@ -136,7 +134,7 @@ Error saveCheckpoint(StringRef Path, HeaderTy &Header,
         llvm::formatv("{0}: {1} tensors but {2} buffers", Path,
                       Header.Tensors.size(), Buffers.size())
             .str());
-  std::string Prefix = safetensors::serializeHeader(Header, Alignment);
+  std::string Prefix = serializeHeader(Header, Alignment);
   int Fd = ::open(Path.str().c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (Fd < 0)
     return systemError(errno, "open(" + Path + ", O_WRONLY | O_CREAT | O_TRUNC)");
@@ -149,7 +147,7 @@ Error saveCheckpoint(StringRef Path, HeaderTy &Header,
                        omp_get_initial_device()));
   Names.push_back("the header");
   for (size_t I = 0; I < Header.Tensors.size(); ++I) {
-    const TensorInfoTy &T = Header.Tensors[I];
+    const TensorSpecTy &T = Header.Tensors[I];
     if (T.bytes() != Buffers[I].size()) {
       ::close(Fd);
       return llvm::createStringError(
@@ -168,30 +166,6 @@ Error saveCheckpoint(StringRef Path, HeaderTy &Header,
   if (::close(Fd) != 0 && !Err)
     return systemError(errno, llvm::formatv("close({0}, fd {1})", Path, Fd).str());
   return Err;
-}
-
-Expected<std::vector<DeviceBufferTy>>
-loadCheckpoint(int Fd, StringRef Path, const HeaderTy &Header, int Device) {
-  std::vector<DeviceBufferTy> Buffers;
-  std::vector<ompx_io_op_t> Ops;
-  std::vector<std::string> Names;
-  for (const TensorInfoTy &T : Header.Tensors) {
-    Expected<DeviceBufferTy> Buffer = DeviceBufferTy::allocate(T.bytes(), Device);
-    if (!Buffer)
-      return llvm::createStringError(
-          std::make_error_code(std::errc::not_enough_memory),
-          "tensor '" + T.Name + "': " + toString(Buffer.takeError()));
-    if (T.bytes()) {
-      Ops.push_back(makeOp(OMPX_IO_OP_READ, Fd, Buffer->data(), T.bytes(),
-                           Header.dataOffset() + T.Begin, Device));
-      Names.push_back("tensor '" + T.Name + "'");
-    }
-    Buffers.push_back(std::move(*Buffer));
-  }
-  if (!Ops.empty())
-    if (Error Err = runBatch(Ops, Names, Path))
-      return std::move(Err);
-  return std::move(Buffers);
 }
 
 } // namespace checkpoint

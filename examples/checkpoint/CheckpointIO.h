@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// Saving device buffers as a safetensors file and loading one into device
-// buffers, each with one ompx_io batch: the save writes the header from
-// host memory and every tensor from device memory in the same batch; the
-// load reads every tensor straight into its device buffer.
+// Saving device buffers as a safetensors file with one ompx_io batch: the
+// header from host memory and every tensor from device memory in the same
+// batch. Loading is libompx_io's (ompx_safetensors_load).
 #ifndef OFFLOADIO_EXAMPLES_CHECKPOINT_CHECKPOINTIO_H
 #define OFFLOADIO_EXAMPLES_CHECKPOINT_CHECKPOINTIO_H
 
-#include "Safetensors.h"
+#include "SafetensorsWriter.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
@@ -49,16 +48,9 @@ private:
 /// \p Path, in one batch. The data section starts at a multiple of
 /// \p Alignment.
 llvm::Error saveCheckpoint(llvm::StringRef Path,
-                           safetensors::HeaderTy &Header,
+                           HeaderSpecTy &Header,
                            llvm::ArrayRef<DeviceBufferTy> Buffers,
                            uint64_t Alignment = 8);
-
-/// Reads every tensor of \p Header (read from the open file \p Fd, named
-/// \p Path in errors) into a new buffer of \p Device, in one batch. The
-/// buffers are in the order of Header.Tensors.
-llvm::Expected<std::vector<DeviceBufferTy>>
-loadCheckpoint(int Fd, llvm::StringRef Path,
-               const safetensors::HeaderTy &Header, int Device);
 
 } // namespace checkpoint
 } // namespace offloadio

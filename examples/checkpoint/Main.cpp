@@ -1,20 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // offloadio-checkpoint: saves generated tensors from device memory as a
-// safetensors file, loads a file into device memory and verifies every
-// byte, or prints a file's header. Saves and loads are one ompx_io batch
-// each (CheckpointIO.h).
+// safetensors file, loads a file or a sharded checkpoint (its
+// model.safetensors.index.json) into device memory, timed, and on request
+// verifies every byte, or prints a checkpoint's headers. A save is one
+// ompx_io batch (CheckpointIO.h); a load is one ompx_safetensors_load, one
+// batch, per file.
 #include "CheckpointIO.h"
 #include "Pattern.h"
-#include "Safetensors.h"
+#include "SafetensorsWriter.h"
+
+#include "ompx_io.h"
+#include "ompx_safetensors.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cassert>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
+#include <optional>
 #include <omp.h>
 #include <unistd.h>
 
@@ -22,24 +32,26 @@ using namespace offloadio;
 using llvm::Error;
 using llvm::Expected;
 using llvm::StringRef;
-using safetensors::DTypeTy;
-using safetensors::HeaderTy;
-using safetensors::TensorInfoTy;
+using checkpoint::HeaderSpecTy;
+using checkpoint::TensorSpecTy;
 
 namespace {
 
 constexpr const char *Usage =
     "usage: offloadio-checkpoint save FILE [--tensors N] [--max-bytes SIZE]\n"
     "                                 [--seed S] [--device D]\n"
-    "       offloadio-checkpoint load FILE [--device D]\n"
-    "       offloadio-checkpoint info FILE\n"
+    "       offloadio-checkpoint load PATH [--device D] [--verify]\n"
+    "       offloadio-checkpoint info PATH\n"
     "save: generates N tensors (default 16) of up to SIZE bytes each (default\n"
     "  1M; K, M, G suffixes) in memory of device D (default: the default\n"
     "  device) and writes them as a safetensors file with one ompx_io batch.\n"
-    "load: reads every tensor of FILE into memory of device D with one batch\n"
-    "  and checks every byte against the file (and against the generator, for\n"
-    "  files that save wrote). Exit status 0 only when all bytes match.\n"
-    "info: prints the header.\n";
+    "load: reads every tensor of PATH (a .safetensors file, or the\n"
+    "  model.safetensors.index.json of a sharded checkpoint) into memory of\n"
+    "  device D, one batch per file, and prints GB/s per file and in total.\n"
+    "  --verify: then checks every byte against the file (and against the\n"
+    "  generator, for files that save wrote); exit status 0 only when all\n"
+    "  bytes match.\n"
+    "info: prints the header of each file.\n";
 
 /// The command line, parsed.
 struct OptionsTy {
@@ -49,6 +61,7 @@ struct OptionsTy {
   uint64_t MaxBytes = 1 << 20;
   uint64_t Seed = 1;
   int Device = -1;
+  bool Verify = false;
 };
 
 Error usageError(const llvm::Twine &Message) {
@@ -83,6 +96,10 @@ Expected<OptionsTy> parseOptions(int Argc, char **Argv) {
     return usageError("unknown command '" + Opts.Command + "'");
   for (int I = 3; I < Argc; ++I) {
     StringRef Option = Argv[I];
+    if (Option == "--verify" && Opts.Command == "load") {
+      Opts.Verify = true;
+      continue;
+    }
     if (I + 1 >= Argc)
       return usageError(Option + ": missing value");
     StringRef Value = Argv[++I];
@@ -134,18 +151,18 @@ struct ShapeRandomTy {
 
 /// N tensors of mixed dtypes and ranks, each at most MaxBytes; the fourth
 /// is empty, as files from real models have some.
-std::vector<TensorInfoTy> generateTensors(const OptionsTy &Opts) {
-  static constexpr DTypeTy DTypes[] = {DTypeTy::F32, DTypeTy::BF16,
-                                       DTypeTy::F16, DTypeTy::I64,
-                                       DTypeTy::U8,  DTypeTy::F64};
+std::vector<TensorSpecTy> generateTensors(const OptionsTy &Opts) {
+  static constexpr int DTypes[] = {OMPX_SAFETENSORS_F32, OMPX_SAFETENSORS_BF16,
+                                   OMPX_SAFETENSORS_F16, OMPX_SAFETENSORS_I64,
+                                   OMPX_SAFETENSORS_U8,  OMPX_SAFETENSORS_F64};
   ShapeRandomTy Random{Opts.Seed};
-  std::vector<TensorInfoTy> Tensors;
+  std::vector<TensorSpecTy> Tensors;
   for (uint64_t I = 0; I < Opts.Tensors; ++I) {
-    TensorInfoTy T;
+    TensorSpecTy T;
     T.Name = llvm::formatv("layers.{0}.{1}", I / 2, I % 2 ? "bias" : "weight");
     T.DType = DTypes[Random.below(std::size(DTypes))];
     uint64_t Elements =
-        std::max<uint64_t>(1, Opts.MaxBytes / safetensors::dtypeSize(T.DType));
+        std::max<uint64_t>(1, Opts.MaxBytes / ompx_safetensors_dtype_size(T.DType));
     uint64_t Count = 1 + Random.below(Elements);
     if (I == 3) {
       T.Shape = {0, 4};
@@ -160,25 +177,25 @@ std::vector<TensorInfoTy> generateTensors(const OptionsTy &Opts) {
   return Tensors;
 }
 
-uint64_t tensorKey(const TensorInfoTy &T) {
-  return ckptTensorKey(T.Name.data(), T.Name.size());
+uint64_t tensorKey(StringRef Name) {
+  return ckptTensorKey(Name.data(), Name.size());
 }
 
 Error save(const OptionsTy &Opts, int Device) {
-  HeaderTy Header;
+  HeaderSpecTy Header;
   Header.Tensors = generateTensors(Opts);
-  if (Error Err = safetensors::layOutContiguously(Header.Tensors))
+  if (Error Err = checkpoint::layOutContiguously(Header.Tensors))
     return Err;
   Header.Metadata = {{"format", "pt"},
                      {CKPT_METADATA_GENERATOR, CKPT_GENERATOR_NAME},
                      {CKPT_METADATA_SEED, std::to_string(Opts.Seed)}};
   std::vector<checkpoint::DeviceBufferTy> Buffers;
-  for (const TensorInfoTy &T : Header.Tensors) {
+  for (const TensorSpecTy &T : Header.Tensors) {
     Expected<checkpoint::DeviceBufferTy> Buffer =
         checkpoint::DeviceBufferTy::allocate(T.bytes(), Device);
     if (!Buffer)
       return Buffer.takeError();
-    if (ckptFillDevice(Buffer->data(), T.bytes(), Opts.Seed, tensorKey(T),
+    if (ckptFillDevice(Buffer->data(), T.bytes(), Opts.Seed, tensorKey(T.Name),
                        Device) != 0)
       return llvm::createStringError(
           std::make_error_code(std::errc::no_such_device),
@@ -214,63 +231,125 @@ private:
   int Fd;
 };
 
-Expected<HeaderTy> openAndReadHeader(StringRef Path, int &Fd) {
-  Fd = ::open(Path.str().c_str(), O_RDONLY);
-  if (Fd < 0)
-    return llvm::createStringError(
-        std::error_code(errno, std::generic_category()),
-        "open(" + Path + ", O_RDONLY): " + std::strerror(errno));
-  return safetensors::readHeader(Fd, Path);
+/// An open checkpoint (ompx_safetensors.h), closed on destruction.
+class CheckpointTy {
+public:
+  CheckpointTy(const CheckpointTy &) = delete;
+  CheckpointTy &operator=(const CheckpointTy &) = delete;
+  ~CheckpointTy() { ompx_safetensors_close(Handle); }
+
+  static Expected<std::unique_ptr<CheckpointTy>> open(StringRef Path) {
+    ompx_safetensors_t Handle;
+    if (ompx_safetensors_open(Path.str().c_str(), &Handle) != 0)
+      return llvm::createStringError(std::error_code(errno, std::generic_category()),
+                                     ompx_io_last_error());
+    return std::unique_ptr<CheckpointTy>(new CheckpointTy(Handle));
+  }
+  ompx_safetensors_t handle() const { return Handle; }
+
+  /// Tensor \p Index; the checkpoint has it.
+  ompx_safetensors_tensor_t tensor(size_t Index) const {
+    ompx_safetensors_tensor_t T;
+    [[maybe_unused]] int Status = ompx_safetensors_tensor(Handle, Index, &T);
+    assert(Status == 0 && "a tensor of the checkpoint");
+    return T;
+  }
+
+private:
+  explicit CheckpointTy(ompx_safetensors_t Handle) : Handle(Handle) {}
+  ompx_safetensors_t Handle;
+};
+
+std::string shapeText(const ompx_safetensors_tensor_t &T) {
+  std::vector<std::string> Dims;
+  for (size_t D = 0; D < T.ndim; ++D)
+    Dims.push_back(std::to_string(T.shape[D]));
+  return llvm::join(Dims, ", ");
 }
 
 /// The seed of a file that save generated, from its metadata.
-std::optional<uint64_t> generatorSeed(const HeaderTy &Header) {
+std::optional<uint64_t> generatorSeed(const CheckpointTy &C, size_t File) {
   bool Generated = false;
   std::optional<uint64_t> Seed;
-  for (const auto &KV : Header.Metadata) {
-    if (KV.first == CKPT_METADATA_GENERATOR)
-      Generated = KV.second == CKPT_GENERATOR_NAME;
-    uint64_t Value;
-    if (KV.first == CKPT_METADATA_SEED && !StringRef(KV.second).getAsInteger(10, Value))
-      Seed = Value;
+  for (size_t I = 0; I < ompx_safetensors_num_metadata(C.handle(), File); ++I) {
+    const char *Key, *Value;
+    if (ompx_safetensors_metadata(C.handle(), File, I, &Key, &Value) != 0)
+      continue;
+    if (StringRef(Key) == CKPT_METADATA_GENERATOR)
+      Generated = StringRef(Value) == CKPT_GENERATOR_NAME;
+    uint64_t Number;
+    if (StringRef(Key) == CKPT_METADATA_SEED &&
+        !StringRef(Value).getAsInteger(10, Number))
+      Seed = Number;
   }
   return Generated ? Seed : std::nullopt;
 }
 
-/// Every byte of each buffer against the file and, when \p Seed is set,
-/// against the generator.
-Error verify(int Fd, StringRef Path, const HeaderTy &Header,
-             llvm::ArrayRef<checkpoint::DeviceBufferTy> Buffers, int Device,
-             std::optional<uint64_t> Seed) {
-  std::vector<char> FromDevice, FromFile;
-  for (size_t I = 0; I < Header.Tensors.size(); ++I) {
-    const TensorInfoTy &T = Header.Tensors[I];
-    if (T.bytes() == 0)
+/// Reads exactly \p Size bytes of \p Fd at \p Offset.
+Error preadFull(int Fd, char *Buf, uint64_t Size, uint64_t Offset,
+                StringRef Path) {
+  for (uint64_t Done = 0; Done < Size;) {
+    ssize_t N = ::pread(Fd, Buf + Done, Size - Done,
+                        static_cast<off_t>(Offset + Done));
+    if (N < 0 && errno == EINTR)
       continue;
-    FromDevice.resize(T.bytes());
-    FromFile.resize(T.bytes());
-    if (omp_target_memcpy(FromDevice.data(), Buffers[I].data(), T.bytes(), 0,
+    if (N <= 0)
+      return llvm::createStringError(
+          std::make_error_code(std::errc::io_error),
+          llvm::formatv("pread({0}, {1} bytes, offset {2}): {3}", Path,
+                        Size - Done, Offset + Done,
+                        N < 0 ? std::strerror(errno) : "end of file")
+              .str());
+    Done += static_cast<uint64_t>(N);
+  }
+  return Error::success();
+}
+
+/// Every byte of each tensor of file \p File of \p C, loaded into
+/// \p Buffers (by tensor index), against the file and, for files that save
+/// wrote, against the generator; \p WithGenerator becomes false for a file
+/// that save did not write.
+Error verifyFile(const CheckpointTy &C, size_t File,
+                 llvm::ArrayRef<checkpoint::DeviceBufferTy> Buffers, int Device,
+                 bool &WithGenerator) {
+  const char *Path = ompx_safetensors_file_path(C.handle(), File);
+  FileTy Fd(::open(Path, O_RDONLY));
+  if (Fd.fd() < 0)
+    return llvm::createStringError(std::error_code(errno, std::generic_category()),
+                                   llvm::formatv("open({0}, O_RDONLY): {1}", Path,
+                                                 std::strerror(errno))
+                                       .str());
+  std::optional<uint64_t> Seed = generatorSeed(C, File);
+  WithGenerator = WithGenerator && Seed;
+  std::vector<char> FromDevice, FromFile;
+  for (size_t I = 0; I < ompx_safetensors_num_tensors(C.handle()); ++I) {
+    ompx_safetensors_tensor_t T = C.tensor(I);
+    if (T.file != File || T.nbytes == 0)
+      continue;
+    FromDevice.resize(T.nbytes);
+    FromFile.resize(T.nbytes);
+    if (omp_target_memcpy(FromDevice.data(), Buffers[I].data(), T.nbytes, 0,
                           0, omp_get_initial_device(), Device) != 0)
       return llvm::createStringError(
           std::make_error_code(std::errc::io_error),
           llvm::formatv("omp_target_memcpy({0} bytes of tensor '{1}' from {2} "
                         "of device {3}) failed",
-                        T.bytes(), T.Name, Buffers[I].data(), Device)
+                        T.nbytes, T.name, Buffers[I].data(), Device)
               .str());
-    if (Error Err = safetensors::preadFull(Fd, FromFile.data(), T.bytes(),
-                                           Header.dataOffset() + T.Begin, Path))
+    if (Error Err = preadFull(Fd.fd(), FromFile.data(), T.nbytes,
+                              T.file_offset, Path))
       return Err;
-    uint64_t Key = tensorKey(T);
-    for (uint64_t B = 0; B < T.bytes(); ++B) {
+    uint64_t Key = tensorKey(T.name);
+    for (uint64_t B = 0; B < T.nbytes; ++B) {
       unsigned char Got = static_cast<unsigned char>(FromDevice[B]);
-      unsigned char File = static_cast<unsigned char>(FromFile[B]);
-      unsigned char Want = Seed ? ckptPatternByte(*Seed, Key, B) : File;
-      if (Got != File || File != Want)
+      unsigned char InFile = static_cast<unsigned char>(FromFile[B]);
+      unsigned char Want = Seed ? ckptPatternByte(*Seed, Key, B) : InFile;
+      if (Got != InFile || InFile != Want)
         return llvm::createStringError(
             std::make_error_code(std::errc::io_error),
             llvm::formatv("tensor '{0}' byte {1}: device has {2:x2}, file has "
                           "{3:x2}{4}",
-                          T.Name, B, Got, File,
+                          T.name, B, Got, InFile,
                           Seed ? llvm::formatv(", generator gives {0:x2}", Want)
                                      .str()
                                : std::string())
@@ -280,49 +359,120 @@ Error verify(int Fd, StringRef Path, const HeaderTy &Header,
   return Error::success();
 }
 
+double gbPerSecond(uint64_t Bytes, double Seconds) {
+  return Seconds > 0 ? double(Bytes) / Seconds / 1e9 : 0.0;
+}
+
+/// Loads every tensor of file \p File of \p C into new buffers of
+/// \p Device (placed in \p Buffers by tensor index) with one
+/// ompx_safetensors_load, timed; prints the file's line.
+Error loadFile(const CheckpointTy &C, size_t File, int Device,
+               std::vector<checkpoint::DeviceBufferTy> &Buffers,
+               uint64_t &Tensors, uint64_t &Bytes, double &Seconds) {
+  std::vector<ompx_safetensors_load_t> Loads;
+  for (size_t I = 0; I < ompx_safetensors_num_tensors(C.handle()); ++I) {
+    ompx_safetensors_tensor_t T = C.tensor(I);
+    if (T.file != File)
+      continue;
+    Expected<checkpoint::DeviceBufferTy> Buffer =
+        checkpoint::DeviceBufferTy::allocate(T.nbytes, Device);
+    if (!Buffer)
+      return llvm::createStringError(
+          std::make_error_code(std::errc::not_enough_memory),
+          llvm::formatv("tensor '{0}': {1}", T.name,
+                        toString(Buffer.takeError()))
+              .str());
+    ompx_safetensors_load_t L;
+    std::memset(&L, 0, sizeof(L));
+    L.index = I;
+    L.device_buf = Buffer->data();
+    L.buf_size = T.nbytes;
+    L.device_num = Device;
+    Loads.push_back(L);
+    Buffers[I] = std::move(*Buffer);
+    Bytes += T.nbytes;
+  }
+  uint64_t FileBytes = 0;
+  for (const ompx_safetensors_load_t &L : Loads)
+    FileBytes += L.buf_size;
+  auto Start = std::chrono::steady_clock::now();
+  ssize_t Failed = ompx_safetensors_load(C.handle(), Loads.data(), Loads.size());
+  double Elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
+  if (Failed != 0)
+    return llvm::createStringError(std::make_error_code(std::errc::io_error),
+                                   ompx_io_last_error());
+  Tensors += Loads.size();
+  Seconds += Elapsed;
+  llvm::outs() << llvm::formatv("{0}: {1} tensors, {2} bytes in one batch, "
+                                "{3:f3} s, {4:f2} GB/s\n",
+                                ompx_safetensors_file_path(C.handle(), File),
+                                Loads.size(), FileBytes, Elapsed,
+                                gbPerSecond(FileBytes, Elapsed));
+  return Error::success();
+}
+
 Error load(const OptionsTy &Opts, int Device) {
-  int Fd = -1;
-  Expected<HeaderTy> Header = openAndReadHeader(Opts.Path, Fd);
-  FileTy File(Fd);
-  if (!Header)
-    return Header.takeError();
-  Expected<std::vector<checkpoint::DeviceBufferTy>> Buffers =
-      checkpoint::loadCheckpoint(File.fd(), Opts.Path, *Header, Device);
-  if (!Buffers)
-    return Buffers.takeError();
-  llvm::outs() << llvm::formatv("loaded {0} tensors, {1} bytes, into device "
-                                "{2} in one batch\n",
-                                Header->Tensors.size(), Header->dataBytes(),
-                                Device);
-  std::optional<uint64_t> Seed = generatorSeed(*Header);
-  if (Error Err = verify(File.fd(), Opts.Path, *Header, *Buffers, Device, Seed))
-    return Err;
-  llvm::outs() << llvm::formatv("verified {0} bytes against the file{1}\n",
-                                Header->dataBytes(),
-                                Seed ? " and the generator" : "");
+  Expected<std::unique_ptr<CheckpointTy>> C = CheckpointTy::open(Opts.Path);
+  if (!C)
+    return C.takeError();
+  size_t Files = ompx_safetensors_num_files((*C)->handle());
+  std::vector<checkpoint::DeviceBufferTy> Buffers(
+      ompx_safetensors_num_tensors((*C)->handle()));
+  uint64_t Tensors = 0, Bytes = 0;
+  double Seconds = 0;
+  for (size_t File = 0; File < Files; ++File)
+    if (Error Err = loadFile(**C, File, Device, Buffers, Tensors, Bytes, Seconds))
+      return Err;
+  llvm::outs() << llvm::formatv("loaded {0} tensors, {1} bytes, from {2} "
+                                "file{3} into device {4}: {5:f3} s, {6:f2} "
+                                "GB/s\n",
+                                Tensors, Bytes, Files, Files == 1 ? "" : "s",
+                                Device, Seconds, gbPerSecond(Bytes, Seconds));
+  if (!Opts.Verify)
+    return Error::success();
+  bool WithGenerator = true;
+  for (size_t File = 0; File < Files; ++File)
+    if (Error Err = verifyFile(**C, File, Buffers, Device, WithGenerator))
+      return Err;
+  llvm::outs() << llvm::formatv("verified {0} bytes against the file{1}{2}\n",
+                                Bytes, Files == 1 ? "" : "s",
+                                WithGenerator ? " and the generator" : "");
   return Error::success();
 }
 
 Error info(const OptionsTy &Opts) {
-  int Fd = -1;
-  Expected<HeaderTy> Header = openAndReadHeader(Opts.Path, Fd);
-  FileTy File(Fd);
-  if (!Header)
-    return Header.takeError();
-  llvm::outs() << llvm::formatv("{0}: {1} tensors, header {2} bytes, data "
-                                "section at offset {3}, {4} bytes\n",
-                                Opts.Path, Header->Tensors.size(),
-                                Header->HeaderLength, Header->dataOffset(),
-                                Header->dataBytes());
-  for (const auto &KV : Header->Metadata)
-    llvm::outs() << "  metadata " << KV.first << " = " << KV.second << "\n";
-  for (const TensorInfoTy &T : Header->Tensors) {
-    std::vector<std::string> Dims;
-    for (uint64_t Dim : T.Shape)
-      Dims.push_back(std::to_string(Dim));
-    llvm::outs() << llvm::formatv("  {0} {1} [{2}] [{3}, {4})\n", T.Name,
-                                  safetensors::dtypeName(T.DType),
-                                  llvm::join(Dims, ", "), T.Begin, T.End);
+  Expected<std::unique_ptr<CheckpointTy>> C = CheckpointTy::open(Opts.Path);
+  if (!C)
+    return C.takeError();
+  ompx_safetensors_t H = (*C)->handle();
+  for (size_t File = 0; File < ompx_safetensors_num_files(H); ++File) {
+    uint64_t HeaderBytes = ompx_safetensors_header_bytes(H, File);
+    uint64_t DataBytes = 0, Count = 0;
+    for (size_t I = 0; I < ompx_safetensors_num_tensors(H); ++I) {
+      ompx_safetensors_tensor_t T = (*C)->tensor(I);
+      if (T.file == File) {
+        DataBytes = std::max(DataBytes, T.data_end);
+        ++Count;
+      }
+    }
+    llvm::outs() << llvm::formatv("{0}: {1} tensors, header {2} bytes, data "
+                                  "section at offset {3}, {4} bytes\n",
+                                  ompx_safetensors_file_path(H, File), Count,
+                                  HeaderBytes, 8 + HeaderBytes, DataBytes);
+    for (size_t I = 0; I < ompx_safetensors_num_metadata(H, File); ++I) {
+      const char *Key, *Value;
+      if (ompx_safetensors_metadata(H, File, I, &Key, &Value) == 0)
+        llvm::outs() << "  metadata " << Key << " = " << Value << "\n";
+    }
+    for (size_t I = 0; I < ompx_safetensors_num_tensors(H); ++I) {
+      ompx_safetensors_tensor_t T = (*C)->tensor(I);
+      if (T.file == File)
+        llvm::outs() << llvm::formatv("  {0} {1} [{2}] [{3}, {4})\n", T.name,
+                                      ompx_safetensors_dtype_name(T.dtype),
+                                      shapeText(T), T.data_begin, T.data_end);
+    }
   }
   return Error::success();
 }

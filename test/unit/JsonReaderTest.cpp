@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The JSON reader of examples/checkpoint: random documents that llvm::json
+// The JSON reader of libompx_io: random documents that llvm::json
 // wrote read back equal (llvm::json is the model), strings decode, each
 // malformed text is refused with what and where, nesting is limited, and a
 // document nested a million deep is checked and skipped on a small stack.
 #include "JsonReader.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -18,11 +19,24 @@
 #include <string>
 #include <vector>
 
-using offloadio::checkpoint::JsonReaderTy;
+using ompxio::JsonFaultTy;
+using ompxio::JsonReaderTy;
 using KindTy = JsonReaderTy::KindTy;
 using llvm::StringRef;
 
 namespace {
+
+/// JsonReaderTy::create as an llvm::Expected, the message as its error.
+llvm::Expected<JsonReaderTy> create(StringRef Text, unsigned MaxDepth) {
+  JsonFaultTy Fault;
+  std::string Message;
+  std::optional<JsonReaderTy> Reader = JsonReaderTy::create(
+      std::string_view(Text.data(), Text.size()), MaxDepth, Fault, Message);
+  if (!Reader)
+    return llvm::createStringError(std::make_error_code(std::errc::invalid_argument),
+                                   Message);
+  return *Reader;
+}
 
 /// Reads the value at \p Reader's cursor into a llvm::json::Value.
 llvm::json::Value readValue(JsonReaderTy &Reader, StringRef Text) {
@@ -115,7 +129,7 @@ TEST(JsonReaderTest, RandomDocumentsReadBackEqual) {
     // Indented or compact, so whitespace falls everywhere JSON allows it.
     OS << llvm::formatv(Round % 2 ? "{0:2}" : "{0}", Model);
     OS.flush();
-    llvm::Expected<JsonReaderTy> Reader = JsonReaderTy::create(Text, 64);
+    llvm::Expected<JsonReaderTy> Reader = create(Text, 64);
     ASSERT_TRUE(static_cast<bool>(Reader))
         << llvm::toString(Reader.takeError()) << "\n"
         << Text;
@@ -131,7 +145,7 @@ TEST(JsonReaderTest, RandomDocumentsReadBackEqual) {
 }
 
 std::string decoded(StringRef Json) {
-  llvm::Expected<JsonReaderTy> Reader = JsonReaderTy::create(Json, 4);
+  llvm::Expected<JsonReaderTy> Reader = create(Json, 4);
   if (!Reader) {
     ADD_FAILURE() << llvm::toString(Reader.takeError());
     return "";
@@ -193,7 +207,7 @@ TEST(JsonReaderTest, MalformedTextIsRefusedWithWhatAndWhere) {
   Cases.push_back({"[1 \xc3\xa9]", "',' or ']' expected, found byte 0xc3 at "
                                    "byte 3"});
   for (const auto &[Text, Expected] : Cases) {
-    llvm::Expected<JsonReaderTy> Reader = JsonReaderTy::create(Text, 8);
+    llvm::Expected<JsonReaderTy> Reader = create(Text, 8);
     if (Reader) {
       ADD_FAILURE() << "accepted: " << Text.str();
       continue;
@@ -207,13 +221,13 @@ TEST(JsonReaderTest, MalformedTextIsRefusedWithWhatAndWhere) {
 TEST(JsonReaderTest, NestingIsLimited) {
   for (StringRef Text : {"[[[]]]", "[[[1]], {\"a\": {}}]", "{\"a\":{\"b\":[]}}",
                          "[[\"[[[[\"]]"}) {
-    llvm::Expected<JsonReaderTy> Reader = JsonReaderTy::create(Text, 3);
+    llvm::Expected<JsonReaderTy> Reader = create(Text, 3);
     EXPECT_TRUE(static_cast<bool>(Reader))
         << Text.str() << ": " << llvm::toString(Reader.takeError());
   }
   for (StringRef Text : {"[[[[]]]]", "[[], [[{}]]]", "{\"a\":{\"b\":[{}]}}",
                          "[[[[", "[[[{\"a\""}) {
-    llvm::Expected<JsonReaderTy> Reader = JsonReaderTy::create(Text, 3);
+    llvm::Expected<JsonReaderTy> Reader = create(Text, 3);
     ASSERT_FALSE(static_cast<bool>(Reader)) << Text.str();
     std::string E = llvm::toString(Reader.takeError());
     EXPECT_NE(E.find("arrays and objects nested more than 3 levels deep at "
@@ -234,7 +248,7 @@ struct DeepRunTy {
 
 void *runDeep(void *Arg) {
   auto *Run = static_cast<DeepRunTy *>(Arg);
-  llvm::Expected<JsonReaderTy> Reader = JsonReaderTy::create(Run->Text, ~0u);
+  llvm::Expected<JsonReaderTy> Reader = create(Run->Text, ~0u);
   Run->Checked = static_cast<bool>(Reader);
   if (Reader) {
     Run->Count = Reader->count();
@@ -243,7 +257,7 @@ void *runDeep(void *Arg) {
   } else {
     llvm::consumeError(Reader.takeError());
   }
-  llvm::Expected<JsonReaderTy> Limited = JsonReaderTy::create(Run->Text, 128);
+  llvm::Expected<JsonReaderTy> Limited = create(Run->Text, 128);
   Run->Refused = !Limited;
   if (!Limited)
     llvm::consumeError(Limited.takeError());
@@ -274,7 +288,7 @@ TEST(JsonReaderTest, MillionDeepOnASmallStack) {
 
 TEST(JsonReaderTest, CountAndSkipLeaveTheCursor) {
   std::string Text = R"( {"a": [1, [2, 3], {"b": "]}"}], "c": {}, "d": "x"} )";
-  llvm::Expected<JsonReaderTy> Reader = JsonReaderTy::create(Text, 8);
+  llvm::Expected<JsonReaderTy> Reader = create(Text, 8);
   ASSERT_TRUE(static_cast<bool>(Reader));
   EXPECT_EQ(Reader->count(), 3u);
   Reader->enterObject();
@@ -292,6 +306,38 @@ TEST(JsonReaderTest, CountAndSkipLeaveTheCursor) {
   EXPECT_EQ(Key, "d");
   Reader->skipValue();
   EXPECT_FALSE(Reader->nextMember(Key));
+}
+
+// The fault kinds that callers turn into errno.
+TEST(JsonReaderTest, FaultKinds) {
+  JsonFaultTy Fault;
+  std::string Message;
+  EXPECT_FALSE(JsonReaderTy::create("\xff", 4, Fault, Message).has_value());
+  EXPECT_EQ(Fault, JsonFaultTy::NotUTF8);
+  EXPECT_FALSE(JsonReaderTy::create("[1,]", 4, Fault, Message).has_value());
+  EXPECT_EQ(Fault, JsonFaultTy::NotJSON);
+  EXPECT_FALSE(JsonReaderTy::create("[[[[[]]]]]", 4, Fault, Message).has_value());
+  EXPECT_EQ(Fault, JsonFaultTy::TooDeep);
+  EXPECT_TRUE(JsonReaderTy::create("[[[[]]]]", 4, Fault, Message).has_value());
+}
+
+// isUTF8 agrees with llvm::json::isUTF8 on random bytes, biased towards
+// lead and continuation bytes, and finds the same first bad byte.
+TEST(JsonReaderTest, Utf8CheckAgreesWithLLVM) {
+  std::mt19937_64 Random(11);
+  static const unsigned char Bytes[] = {0x00, 0x41, 0x7f, 0x80, 0xbf, 0xc0,
+                                        0xc2, 0xdf, 0xe0, 0xed, 0xef, 0xf0,
+                                        0xf4, 0xf5, 0xff, 0x90, 0xa0, 0x9f};
+  for (int Round = 0; Round < 200000; ++Round) {
+    std::string Text;
+    for (size_t N = Random() % 6; N > 0; --N)
+      Text.push_back(static_cast<char>(Bytes[Random() % std::size(Bytes)]));
+    size_t Ours = ~size_t(0), Theirs = ~size_t(0);
+    bool Valid = ompxio::isUTF8(Text, Ours);
+    ASSERT_EQ(Valid, llvm::json::isUTF8(Text, &Theirs)) << llvm::toHex(Text);
+    if (!Valid)
+      ASSERT_EQ(Ours, Theirs) << llvm::toHex(Text);
+  }
 }
 
 } // namespace

@@ -4,14 +4,17 @@
 # lit and trixie's HSA runtime and ROCm device libraries, in which
 # tools/trixie/in-root.sh builds and tests offload-io for those LLVM versions.
 # The root is cached outside the repository (OFFLOADIO_TRIXIE_ROOT, by default
-# /var/cache/offload-io/trixie) and rebuilt when missing or when the package
-# list below changes. Needs root and Debian's registry.
+# /var/cache/offload-io/trixie) and built when missing; when the package list
+# below changes, an existing root gets the packages it lacks installed (no
+# new debootstrap). Needs root and Debian's registry.
 set -euo pipefail
 root=${OFFLOADIO_TRIXIE_ROOT:-/var/cache/offload-io/trixie}
 mirror=${OFFLOADIO_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # clang-tools-N: clang-offload-packager, without which -fopenmp-targets fails.
 # rocm-device-libs-17: the amdgcn bitcode libraries clang-17/18 link against.
 # googletest: the unit tests; libffi-dev: the host plugin's kernel calls.
+# python3-safetensors, python3-numpy: the reference implementation that
+# safetensors-compat.sh checks libompx_io's safetensors reader against.
 # libomp 17 and 18 cannot be installed together (both packages claim
 # libomp.so.5 and conflict), so 18 is installed and 17's OpenMP runtime is
 # unpacked into /usr/lib/llvm-17 alone (OMP17_PKGS), which is all clang-17
@@ -20,7 +23,8 @@ PKGS=(clang-17 clang-tools-17 llvm-17-dev llvm-17-tools lld-17
       clang-18 clang-tools-18 libomp-18-dev llvm-18-dev llvm-18-tools lld-18
       libclang-rt-18-dev libhsa-runtime-dev rocm-device-libs-17
       libffi-dev googletest libgtest-dev cmake ninja-build python3 pkgconf
-      dpkg-dev xz-utils ccache ca-certificates file)
+      dpkg-dev xz-utils ccache ca-certificates file
+      python3-safetensors python3-numpy)
 OMP17_PKGS=(libomp5-17t64 libomp-17-dev)
 stamp="$root/.offload-io-packages"
 want=$(printf '%s\n' "${PKGS[@]}" "${OMP17_PKGS[@]}" | sha256sum | cut -d' ' -f1)

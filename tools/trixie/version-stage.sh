@@ -15,7 +15,8 @@
 # own libomptarget suite for amdgcn on the HSA emulation, stock plugin and
 # ours, gated), amdgcn-conformance (the conformance suite against LLVM N's
 # stock amdgpu plugin on the emulation, each result against its expected
-# file).
+# file), safetensors-compat (libompx_io's safetensors reader and
+# offloadio-checkpoint against python3-safetensors, both ways; for LLVM 18).
 set -euo pipefail
 version=${1:?usage: version-stage.sh N BUILD_DIR STEP}
 build=${2:?usage: version-stage.sh N BUILD_DIR STEP}
@@ -57,6 +58,8 @@ case $step in
     # The Debian packages of this build, into BUILD/dist (trixie's
     # dependencies); tools/package/deb-install-check.sh installs them.
     bash "$root/tools/package/make-debs.sh" "$build/dist" ;;
+  safetensors-compat)
+    bash "$root/tools/trixie/safetensors-compat.sh" "$build" ;;
   *)
     echo "version-stage.sh: unknown step '$step'" >&2
     exit 2 ;;

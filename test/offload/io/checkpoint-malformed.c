@@ -39,7 +39,7 @@
 // RUN: %not %libomptarget-run-generic save %t.d/x.safetensors --max-bytes 12Q 2>&1 | FileCheck %s --check-prefix=SIZE-ARG
 // RUN: %not %libomptarget-run-generic load %t.d/short.safetensors --device 4096 2>&1 | FileCheck %s --check-prefix=DEVICE
 
-// MISSING: offloadio-checkpoint: error: open({{.*}}missing.safetensors, O_RDONLY): No such file or directory
+// MISSING: offloadio-checkpoint: error: ompx_safetensors_open: open({{.*}}missing.safetensors, O_RDONLY): No such file or directory
 // SHORT: error: {{.*}}short.safetensors: safetensors header: file of 3 bytes is shorter than the 8-byte header length
 // TRUNCATED: error: {{.*}}truncated.safetensors: safetensors header: header length 100 is more than the 20 bytes the file holds after it
 // ABSURD: error: {{.*}}absurd.safetensors: safetensors header: header length 1099511627776 is over the limit of 104857600 bytes (not a safetensors file?)

@@ -17,11 +17,11 @@
 // RUN: python3 %S/Inputs/safetensors-files.py check %t.st 11 \
 // RUN:   | FileCheck %s --check-prefix=CHECK-FILE
 // RUN: %libomptarget-run-generic info %t.st | FileCheck %s --check-prefix=INFO
-// RUN: %libomptarget-run-generic load %t.st | FileCheck %s --check-prefix=LOAD
+// RUN: %libomptarget-run-generic load %t.st --verify | FileCheck %s --check-prefix=LOAD
 // RUN: env OMPX_IO_PATH=staged OMPX_IO_CHUNK_SIZE=64K \
-// RUN:   %libomptarget-run-generic load %t.st | FileCheck %s --check-prefix=LOAD
+// RUN:   %libomptarget-run-generic load %t.st --verify | FileCheck %s --check-prefix=LOAD
 // RUN: python3 %S/Inputs/safetensors-files.py flip %t.st
-// RUN: %not %libomptarget-run-generic load %t.st 2>&1 \
+// RUN: %not %libomptarget-run-generic load %t.st --verify 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=CHANGED
 
 // SAVE: saved 24 tensors, [[BYTES:[0-9]+]] bytes of data at offset {{[0-9]+}}, from device {{[0-9]+}} to {{.*}}.st in one batch
@@ -32,7 +32,7 @@
 // INFO: layers.0.weight {{[A-Z0-9_]+}} [{{[0-9, ]+}}] [0, {{[0-9]+}})
 // INFO: layers.1.bias {{[A-Z0-9_]+}} [0, 4] [{{[0-9]+}}, {{[0-9]+}})
 // INFO: layers.11.bias
-// LOAD: loaded 24 tensors, {{[0-9]+}} bytes, into device {{[0-9]+}} in one batch
+// LOAD: loaded 24 tensors, {{[0-9]+}} bytes, from 1 file into device {{[0-9]+}}: {{[0-9.]+}} s, {{[0-9.]+}} GB/s
 // LOAD-NEXT: verified {{[0-9]+}} bytes against the file and the generator
 // CHANGED: loaded 24 tensors
 // CHANGED: offloadio-checkpoint: error: tensor 'layers.11.bias' byte {{[0-9]+}}: device has [[B:0x[0-9a-f]+]], file has [[B]], generator gives {{0x[0-9a-f]+}}

@@ -12,6 +12,9 @@ json module, independent of examples/checkpoint.
   safetensors-files.py flip FILE       changes the last data byte
   safetensors-files.py make FILE SEED  writes a file of generated tensors
                                        as offloadio-checkpoint save would
+  safetensors-files.py sharded DIR SEED  writes two shards of generated
+                                       tensors of every dtype and their
+                                       model.safetensors.index.json
 """
 import json
 import struct
@@ -135,12 +138,12 @@ def check(path, seed):
     print("checked %d tensors, %d bytes" % (len(entries), checked))
 
 
-def make(path, seed):
+def make(path, seed, specs=None):
     # Mixed dtypes and ranks, an empty tensor, a name JSON must escape; the
     # header padded with spaces to a data section on an 8-byte boundary.
-    specs = [("embed", "F32", [97, 33]), ("norm \"q\"", "BF16", [257]),
-             ("empty", "I64", [0, 3]), ("head.w", "U8", [4099]),
-             ("head.b", "F64", [5, 7, 3])]
+    specs = specs or [("embed", "F32", [97, 33]), ("norm \"q\"", "BF16", [257]),
+                      ("empty", "I64", [0, 3]), ("head.w", "U8", [4099]),
+                      ("head.b", "F64", [5, 7, 3])]
     entries = {"__metadata__": {"offloadio.generator": "splitmix64-v1",
                                 "offloadio.seed": str(seed)}}
     data = b""
@@ -157,6 +160,22 @@ def make(path, seed):
     text += b" " * (-(8 + len(text)) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def sharded(directory, seed):
+    """Two shards of generated tensors of every dtype and the
+    model.safetensors.index.json that maps them."""
+    dtypes = list(SIZES)
+    weight_map = {}
+    for shard in range(2):
+        name = "model-%05d-of-00002.safetensors" % (shard + 1)
+        specs = [("layers.%d.%s" % (i, d), d, [i + 1, 3])
+                 for i, d in enumerate(dtypes) if i % 2 == shard]
+        make(directory + "/" + name, seed, specs)
+        for spec in specs:
+            weight_map[spec[0]] = name
+    with open(directory + "/model.safetensors.index.json", "w") as f:
+        json.dump({"metadata": {"total_size": 1}, "weight_map": weight_map}, f)
 
 
 def flip(path):
@@ -176,6 +195,8 @@ if __name__ == "__main__":
         check(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "make":
         make(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "sharded":
+        sharded(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "flip":
         flip(sys.argv[2])
     else:

@@ -1,19 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "JsonReader.h"
 
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/Support/ConvertUTF.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
-
 #include <cassert>
+#include <cstdio>
 
-namespace offloadio {
-namespace checkpoint {
-
-using llvm::Error;
-using llvm::Expected;
-using llvm::StringRef;
+namespace ompxio {
 
 namespace {
 
@@ -47,26 +38,94 @@ std::string shownByte(char C) {
   auto Byte = static_cast<unsigned char>(C);
   if (Byte >= 0x20 && Byte < 0x7F)
     return std::string("'") + C + "'";
-  return llvm::formatv("byte 0x{0:x-2}", Byte).str();
+  char Hex[16];
+  std::snprintf(Hex, sizeof(Hex), "byte 0x%02x", Byte);
+  return Hex;
 }
 
 bool isHighSurrogate(uint16_t Unit) { return Unit >= 0xD800 && Unit < 0xDC00; }
 bool isLowSurrogate(uint16_t Unit) { return Unit >= 0xDC00 && Unit < 0xE000; }
 
+bool startsWith(std::string_view Text, size_t Pos, std::string_view Prefix) {
+  return Text.substr(Pos, Prefix.size()) == Prefix;
+}
+
+/// Appends the UTF-8 encoding of \p CodePoint (at most U+10FFFF, no
+/// surrogate) to \p Out.
+void appendUTF8(unsigned CodePoint, std::string &Out) {
+  if (CodePoint < 0x80) {
+    Out.push_back(static_cast<char>(CodePoint));
+  } else if (CodePoint < 0x800) {
+    Out.push_back(static_cast<char>(0xC0 | CodePoint >> 6));
+    Out.push_back(static_cast<char>(0x80 | (CodePoint & 0x3F)));
+  } else if (CodePoint < 0x10000) {
+    Out.push_back(static_cast<char>(0xE0 | CodePoint >> 12));
+    Out.push_back(static_cast<char>(0x80 | (CodePoint >> 6 & 0x3F)));
+    Out.push_back(static_cast<char>(0x80 | (CodePoint & 0x3F)));
+  } else {
+    Out.push_back(static_cast<char>(0xF0 | CodePoint >> 18));
+    Out.push_back(static_cast<char>(0x80 | (CodePoint >> 12 & 0x3F)));
+    Out.push_back(static_cast<char>(0x80 | (CodePoint >> 6 & 0x3F)));
+    Out.push_back(static_cast<char>(0x80 | (CodePoint & 0x3F)));
+  }
+}
+
 } // namespace
 
-Expected<JsonReaderTy> JsonReaderTy::create(StringRef Text, unsigned MaxDepth) {
+// RFC 3629: the lead byte fixes the length, and the ranges of the second
+// byte exclude overlong forms, surrogates and code points above U+10FFFF.
+bool isUTF8(std::string_view Text, size_t &BadByte) {
+  size_t I = 0;
+  auto Cont = [&](size_t At, unsigned char Low = 0x80,
+                  unsigned char High = 0xBF) {
+    if (At >= Text.size())
+      return false;
+    auto B = static_cast<unsigned char>(Text[At]);
+    return B >= Low && B <= High;
+  };
+  while (I < Text.size()) {
+    auto B = static_cast<unsigned char>(Text[I]);
+    size_t Length = 0;
+    if (B < 0x80)
+      Length = 1;
+    else if (B >= 0xC2 && B <= 0xDF)
+      Length = Cont(I + 1) ? 2 : 0;
+    else if (B == 0xE0)
+      Length = Cont(I + 1, 0xA0) && Cont(I + 2) ? 3 : 0;
+    else if ((B >= 0xE1 && B <= 0xEC) || B == 0xEE || B == 0xEF)
+      Length = Cont(I + 1) && Cont(I + 2) ? 3 : 0;
+    else if (B == 0xED)
+      Length = Cont(I + 1, 0x80, 0x9F) && Cont(I + 2) ? 3 : 0;
+    else if (B == 0xF0)
+      Length = Cont(I + 1, 0x90) && Cont(I + 2) && Cont(I + 3) ? 4 : 0;
+    else if (B >= 0xF1 && B <= 0xF3)
+      Length = Cont(I + 1) && Cont(I + 2) && Cont(I + 3) ? 4 : 0;
+    else if (B == 0xF4)
+      Length = Cont(I + 1, 0x80, 0x8F) && Cont(I + 2) && Cont(I + 3) ? 4 : 0;
+    if (Length == 0) {
+      BadByte = I;
+      return false;
+    }
+    I += Length;
+  }
+  return true;
+}
+
+std::optional<JsonReaderTy> JsonReaderTy::create(std::string_view Text,
+                                                 unsigned MaxDepth,
+                                                 JsonFaultTy &Fault,
+                                                 std::string &Message) {
   JsonReaderTy Reader(Text);
-  if (Error Err = Reader.check(MaxDepth))
-    return std::move(Err);
+  if (!Reader.check(MaxDepth, Fault, Message))
+    return std::nullopt;
   Reader.Pos = 0;
   return Reader;
 }
 
-Error JsonReaderTy::syntaxError(const llvm::Twine &What) const {
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument),
-      llvm::formatv("not JSON: {0} at byte {1}", What.str(), Pos).str());
+bool JsonReaderTy::syntaxError(const std::string &What,
+                               std::string &Message) const {
+  Message = "not JSON: " + What + " at byte " + std::to_string(Pos);
+  return false;
 }
 
 void JsonReaderTy::skipWhitespace() {
@@ -77,53 +136,55 @@ void JsonReaderTy::skipWhitespace() {
 // The check walks the text as a loop over values with an explicit stack of
 // the closing brackets still owed, so that nesting costs one byte of that
 // stack per level, up to MaxDepth, and no call frames.
-Error JsonReaderTy::check(unsigned MaxDepth) {
+bool JsonReaderTy::check(unsigned MaxDepth, JsonFaultTy &Fault,
+                         std::string &Message) {
   size_t BadByte = 0;
-  if (!llvm::json::isUTF8(Text, &BadByte))
-    return llvm::createStringError(
-        std::make_error_code(std::errc::invalid_argument),
-        llvm::formatv("not UTF-8: invalid byte sequence at byte {0}", BadByte)
-            .str());
-  llvm::SmallVector<char, 16> Closers;
+  if (!isUTF8(Text, BadByte)) {
+    Fault = JsonFaultTy::NotUTF8;
+    Message = "not UTF-8: invalid byte sequence at byte " +
+              std::to_string(BadByte);
+    return false;
+  }
+  Fault = JsonFaultTy::NotJSON;
+  std::string Closers;
   for (;;) {
     // The cursor is where a value must start.
     skipWhitespace();
     if (Pos == Text.size())
-      return syntaxError("a value expected, the text ends");
+      return syntaxError("a value expected, the text ends", Message);
     char C = Text[Pos];
     if (C == '{' || C == '[') {
-      if (Closers.size() == MaxDepth)
-        return llvm::createStringError(
-            std::make_error_code(std::errc::invalid_argument),
-            llvm::formatv("arrays and objects nested more than {0} levels "
-                          "deep at byte {1}",
-                          MaxDepth, Pos)
-                .str());
+      if (Closers.size() == MaxDepth) {
+        Fault = JsonFaultTy::TooDeep;
+        Message = "arrays and objects nested more than " +
+                  std::to_string(MaxDepth) + " levels deep at byte " +
+                  std::to_string(Pos);
+        return false;
+      }
       ++Pos;
       Closers.push_back(C == '{' ? '}' : ']');
       skipWhitespace();
       if (Pos == Text.size() || Text[Pos] != Closers.back()) {
-        if (C == '{')
-          if (Error Err = checkMemberName())
-            return Err;
+        if (C == '{' && !checkMemberName(Message))
+          return false;
         continue;
       }
       ++Pos;
       Closers.pop_back();
     } else if (C == '"') {
-      if (Error Err = checkString())
-        return Err;
+      if (!checkString(Message))
+        return false;
     } else if (C == '-' || isDigit(C)) {
-      if (Error Err = checkNumber())
-        return Err;
-    } else if (Text.substr(Pos).starts_with("true")) {
+      if (!checkNumber(Message))
+        return false;
+    } else if (startsWith(Text, Pos, "true")) {
       Pos += 4;
-    } else if (Text.substr(Pos).starts_with("false")) {
+    } else if (startsWith(Text, Pos, "false")) {
       Pos += 5;
-    } else if (Text.substr(Pos).starts_with("null")) {
+    } else if (startsWith(Text, Pos, "null")) {
       Pos += 4;
     } else {
-      return syntaxError("a value expected, found " + shownByte(C));
+      return syntaxError("a value expected, found " + shownByte(C), Message);
     }
     // A value ended: close what it ended, then expect the next member or
     // element.
@@ -131,13 +192,13 @@ Error JsonReaderTy::check(unsigned MaxDepth) {
       skipWhitespace();
       if (Closers.empty()) {
         if (Pos != Text.size())
-          return syntaxError("text after the value");
-        return Error::success();
+          return syntaxError("text after the value", Message);
+        return true;
       }
       if (Pos == Text.size())
-        return syntaxError(llvm::formatv("',' or '{0}' expected, the text "
-                                         "ends",
-                                         Closers.back()));
+        return syntaxError(std::string("',' or '") + Closers.back() +
+                               "' expected, the text ends",
+                           Message);
       C = Text[Pos];
       if (C == Closers.back()) {
         ++Pos;
@@ -145,88 +206,90 @@ Error JsonReaderTy::check(unsigned MaxDepth) {
         continue;
       }
       if (C != ',')
-        return syntaxError(llvm::formatv("',' or '{0}' expected, found {1}",
-                                         Closers.back(), shownByte(C)));
+        return syntaxError(std::string("',' or '") + Closers.back() +
+                               "' expected, found " + shownByte(C),
+                           Message);
       ++Pos;
       if (Closers.back() == '}') {
         skipWhitespace();
-        if (Error Err = checkMemberName())
-          return Err;
+        if (!checkMemberName(Message))
+          return false;
       }
       break;
     }
   }
 }
 
-Error JsonReaderTy::checkMemberName() {
+bool JsonReaderTy::checkMemberName(std::string &Message) {
   if (Pos == Text.size() || Text[Pos] != '"')
-    return syntaxError("a member name expected");
-  if (Error Err = checkString())
-    return Err;
+    return syntaxError("a member name expected", Message);
+  if (!checkString(Message))
+    return false;
   skipWhitespace();
   if (Pos == Text.size() || Text[Pos] != ':')
-    return syntaxError("':' expected after a member name");
+    return syntaxError("':' expected after a member name", Message);
   ++Pos;
-  return Error::success();
+  return true;
 }
 
-Error JsonReaderTy::checkHex4(uint16_t &Unit) {
+bool JsonReaderTy::checkHex4(uint16_t &Unit, std::string &Message) {
   Unit = 0;
   for (int I = 0; I < 4; ++I, ++Pos) {
     int Digit = Pos < Text.size() ? hexValue(Text[Pos]) : -1;
     if (Digit < 0)
-      return syntaxError("four hex digits expected after \\u");
+      return syntaxError("four hex digits expected after \\u", Message);
     Unit = static_cast<uint16_t>(Unit << 4 | Digit);
   }
-  return Error::success();
+  return true;
 }
 
 // Surrogate escapes must pair up: a lone one names no character, and the
 // decoded string could not be UTF-8.
-Error JsonReaderTy::checkString() {
+bool JsonReaderTy::checkString(std::string &Message) {
   ++Pos; // The opening quote.
   for (;;) {
     if (Pos == Text.size())
-      return syntaxError("unterminated string");
+      return syntaxError("unterminated string", Message);
     char C = Text[Pos];
     if (C == '"') {
       ++Pos;
-      return Error::success();
+      return true;
     }
     if (static_cast<unsigned char>(C) < 0x20)
-      return syntaxError("control character in a string");
+      return syntaxError("control character in a string", Message);
     if (C != '\\') {
       ++Pos;
       continue;
     }
     ++Pos;
     char Escape = Pos < Text.size() ? Text[Pos] : '\0';
-    if (StringRef("\"\\/bfnrt").contains(Escape)) {
+    if (Escape != '\0' && std::string_view("\"\\/bfnrt").find(Escape) !=
+                              std::string_view::npos) {
       ++Pos;
       continue;
     }
     if (Escape != 'u')
-      return syntaxError("invalid escape in a string");
+      return syntaxError("invalid escape in a string", Message);
     ++Pos;
     uint16_t Unit;
-    if (Error Err = checkHex4(Unit))
-      return Err;
+    if (!checkHex4(Unit, Message))
+      return false;
     if (isLowSurrogate(Unit))
-      return syntaxError("unpaired surrogate escape in a string");
+      return syntaxError("unpaired surrogate escape in a string", Message);
     if (!isHighSurrogate(Unit))
       continue;
-    if (!Text.substr(Pos).starts_with("\\u"))
-      return syntaxError("unpaired surrogate escape in a string");
+    if (!startsWith(Text, Pos, "\\u"))
+      return syntaxError("unpaired surrogate escape in a string", Message);
     Pos += 2;
-    if (Error Err = checkHex4(Unit))
-      return Err;
+    if (!checkHex4(Unit, Message))
+      return false;
     if (!isLowSurrogate(Unit))
-      return syntaxError("unpaired surrogate escape in a string");
+      return syntaxError("unpaired surrogate escape in a string", Message);
   }
 }
 
 // RFC 8259: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-Error JsonReaderTy::checkNumber() {
+bool JsonReaderTy::checkNumber(std::string &Message) {
   auto Digits = [&] {
     size_t Start = Pos;
     while (Pos < Text.size() && isDigit(Text[Pos]))
@@ -238,20 +301,20 @@ Error JsonReaderTy::checkNumber() {
   if (Pos < Text.size() && Text[Pos] == '0')
     ++Pos;
   else if (!Digits())
-    return syntaxError("a digit expected in a number");
+    return syntaxError("a digit expected in a number", Message);
   if (Pos < Text.size() && Text[Pos] == '.') {
     ++Pos;
     if (!Digits())
-      return syntaxError("a digit expected after '.' in a number");
+      return syntaxError("a digit expected after '.' in a number", Message);
   }
   if (Pos < Text.size() && (Text[Pos] == 'e' || Text[Pos] == 'E')) {
     ++Pos;
     if (Pos < Text.size() && (Text[Pos] == '+' || Text[Pos] == '-'))
       ++Pos;
     if (!Digits())
-      return syntaxError("a digit expected in a number's exponent");
+      return syntaxError("a digit expected in a number's exponent", Message);
   }
-  return Error::success();
+  return true;
 }
 
 JsonReaderTy::KindTy JsonReaderTy::kind() {
@@ -372,10 +435,11 @@ void JsonReaderTy::readString(std::string &Out) {
     char Escape = Text[Pos++];
     if (Escape != 'u') {
       // '"', '\\' and '/' stand for themselves.
-      static constexpr llvm::StringLiteral Letters = "bfnrt",
-                                           Controls = "\b\f\n\r\t";
+      static constexpr std::string_view Letters = "bfnrt",
+                                        Controls = "\b\f\n\r\t";
       size_t Letter = Letters.find(Escape);
-      Out.push_back(Letter == StringRef::npos ? Escape : Controls[Letter]);
+      Out.push_back(Letter == std::string_view::npos ? Escape
+                                                     : Controls[Letter]);
       continue;
     }
     unsigned CodePoint = readHex4();
@@ -384,20 +448,17 @@ void JsonReaderTy::readString(std::string &Out) {
       unsigned Low = readHex4();
       CodePoint = 0x10000 + ((CodePoint - 0xD800) << 10) + (Low - 0xDC00);
     }
-    char Bytes[UNI_MAX_UTF8_BYTES_PER_CODE_POINT];
-    char *Next = Bytes;
-    llvm::ConvertCodePointToUTF8(CodePoint, Next);
-    Out.append(Bytes, Next);
+    appendUTF8(CodePoint, Out);
   }
   Pos = End;
 }
 
-StringRef JsonReaderTy::readNumber() {
+std::string_view JsonReaderTy::readNumber() {
   skipWhitespace();
   size_t Start = Pos;
   while (Pos < Text.size() && isScalarChar(Text[Pos]))
     ++Pos;
-  return Text.slice(Start, Pos);
+  return Text.substr(Start, Pos - Start);
 }
 
 // In checked text the brackets balance outside strings, so counting them
@@ -424,5 +485,4 @@ void JsonReaderTy::skipValue() {
   } while (Depth > 0);
 }
 
-} // namespace checkpoint
-} // namespace offloadio
+} // namespace ompxio
