@@ -268,6 +268,8 @@ if [[ -n $trixie_versions ]]; then
             in_trixie "$v" "$vbuild" amdgcn-conformance
           stage "LLVM $v libomptarget suite, amdgcn on the HSA emulation: stock plugin and ours" \
             in_trixie "$v" "$vbuild" amdgcn-suite
+          stage "safetensors: the reference implementation and ours, both ways, LLVM $v" \
+            in_trixie "$v" "$vbuild" safetensors-compat
           rm -rf "$vbuild/dist"
           if stage "packages: the Debian packages of $vbuild (trixie root)" \
               in_trixie "$v" "$vbuild" debs; then
