@@ -85,6 +85,9 @@ static void printDeviceJson(int D, const DeviceProbe *P) {
     }
   printf("], \"unavailable\": ");
   jsonLines(P->Why);
+  char Picks[128];
+  printf(", \"auto_picks\": ");
+  jsonString(autoPicks(P, Picks, sizeof(Picks)));
   printf("}");
 }
 
@@ -189,7 +192,8 @@ static void printSettingList(void *List, size_t N,
 
 void printInfoJson(int NumDevices, int Initial, const PluginList *L,
                    const DeviceProbe *Probes) {
-  printf("{\n  \"version\": ");
+  printf("{\n  \"schema_version\": %d,\n  \"version\": ",
+         OMPX_IO_INFO_JSON_SCHEMA);
   jsonString(OFFLOADIO_VERSION_STRING);
   printf(",\n  \"library_version\": ");
   jsonString(ompx_io_version(NULL, NULL, NULL));

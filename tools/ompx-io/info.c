@@ -50,17 +50,22 @@ static void printDevice(int D, const DeviceProbe *P) {
          Line = strtok_r(NULL, "\n", &Save))
       printf("    %s\n", Line);
   }
+  char Picks[128];
+  printf("  auto picks: %s\n", autoPicks(P, Picks, sizeof(Picks)));
+}
+
+const char *autoPicks(const DeviceProbe *P, char *Buf, size_t Len) {
   const char *Fallback =
       (P->Mask & (1u << OMPX_IO_PATH_DIRECT)) ? "direct" : "staged";
   if (P->Mask & (1u << OMPX_IO_PATH_FASTPATH))
-    printf("  auto picks: fastpath where it accepts the file and buffer, "
-           "else %s\n",
-           Fallback);
+    snprintf(Buf, Len, "fastpath where it accepts the file and buffer, else %s",
+             Fallback);
   else
-    printf("  auto picks: %s%s\n", Fallback,
-           strcmp(Fallback, "staged") ? ""
-                                      : " (direct for host or shared "
-                                        "allocations)");
+    snprintf(Buf, Len, "%s%s", Fallback,
+             strcmp(Fallback, "staged") ? ""
+                                        : " (direct for host or shared "
+                                          "allocations)");
+  return Buf;
 }
 
 int cmdInfo(int Argc, char **Argv) {

@@ -35,7 +35,8 @@ double now(void);
 int parseSize(const char *S, uint64_t *Out);
 /// Parses a decimal number up to \p Max.
 int parseUnsigned(const char *S, unsigned long Max, unsigned long *Out);
-/// "8 MiB", "4096 B": the largest exact binary unit.
+/// "8 MiB", "4096 B": the largest exact binary unit; "5.9 GiB" where that
+/// would take more than four digits.
 void formatSize(uint64_t N, char *Buf, size_t Len);
 /// Splits a comma-separated list into at most MAX_LIST newly allocated items.
 int splitList(const char *Opt, const char *S, char **Items);
@@ -83,7 +84,16 @@ typedef struct {
 /// ends the program when the kernel cannot run: flush stdout first.
 void probeDevice(int Dev, const PluginList *L, DeviceProbe *P);
 
-/// ompx-io info --json: the same facts as info, as one JSON object.
+/// The path OMPX_IO_PATH=auto takes on the device \p P describes, as a
+/// sentence, into \p Buf.
+const char *autoPicks(const DeviceProbe *P, char *Buf, size_t Len);
+
+/// The version of the --json output's schema (docs/ompx-io-json.md): one
+/// more for each change that removes or redefines a field.
+#define OMPX_IO_INFO_JSON_SCHEMA 1
+
+/// ompx-io info --json: the same facts as info, as one JSON object
+/// (docs/ompx-io-json.md).
 void printInfoJson(int NumDevices, int Initial, const PluginList *L,
                    const DeviceProbe *Probes);
 

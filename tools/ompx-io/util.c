@@ -99,11 +99,23 @@ int parseUnsigned(const char *S, unsigned long Max, unsigned long *Out) {
 void formatSize(uint64_t N, char *Buf, size_t Len) {
   static const char *const Units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   unsigned U = 0;
-  while (U < 4 && N >= 1024 && N % 1024 == 0) {
-    N /= 1024;
+  uint64_t Exact = N;
+  while (U < 4 && Exact >= 1024 && Exact % 1024 == 0) {
+    Exact /= 1024;
     ++U;
   }
-  snprintf(Buf, Len, "%llu %s", (unsigned long long)N, Units[U]);
+  // A size whose whole number of its unit is long (6170943 KiB) reads as a
+  // person would write it: one decimal of the largest unit it reaches.
+  unsigned Human = 0;
+  double Value = (double)N;
+  while (Human < 4 && Value >= 1024) {
+    Value /= 1024;
+    ++Human;
+  }
+  if (Exact >= 10240 && Human > U)
+    snprintf(Buf, Len, "%.1f %s", Value, Units[Human]);
+  else
+    snprintf(Buf, Len, "%llu %s", (unsigned long long)Exact, Units[U]);
 }
 
 /// Splits a comma-separated list into at most MAX_LIST newly allocated items.

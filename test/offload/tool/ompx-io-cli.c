@@ -7,14 +7,14 @@
 // RUN: %ompx-io info | FileCheck %s %plugin-suffix-def --check-prefix=INFO
 // RUN: %ompx-io info --json > %t.json
 // RUN: python3 %S/Inputs/check-info-json.py %t.json served \
-// RUN:   | FileCheck %s --check-prefix=JSON
+// RUN:   %S/../../../docs/ompx-io-json.md | FileCheck %s --check-prefix=JSON
 // With only the stock plugins: exit status 1, the note says what to do.
 // RUN: env LD_LIBRARY_PATH=%stock-ld-path %not %ompx-io info 2>&1 \
 // RUN:   | FileCheck %s --check-prefixes=STOCK,STOCK-LLVM%llvm-abi
 // RUN: env LD_LIBRARY_PATH=%stock-ld-path %not %ompx-io info --json \
 // RUN:   > %t.stock.json
 // RUN: python3 %S/Inputs/check-info-json.py %t.stock.json unserved \
-// RUN:   | FileCheck %s --check-prefix=JSON
+// RUN:   %S/../../../docs/ompx-io-json.md | FileCheck %s --check-prefix=JSON
 // RUN: %not %ompx-io info --bogus 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: %ompx-io info --help | FileCheck %s --check-prefix=INFO-HELP
 // RUN: %ompx-io bench --help | FileCheck %s --check-prefix=BENCH-HELP
