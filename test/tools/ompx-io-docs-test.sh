@@ -15,7 +15,7 @@ fail() {
   echo "ompx-io-docs-test: $*" >&2
   exit 1
 }
-options=$({ "$tool" --help; "$tool" bench --help; "$tool" info --help; } 2>&1 |
+options=$({ "$tool" --help; "$tool" bench --help; "$tool" info --help; "$tool" doctor --help; } 2>&1 |
   grep -o -- '--[a-z][a-z-]*' | sort -u)
 [[ -n $options ]] || fail "no options in ompx-io's help"
 # The man page writes a dash as \-.
@@ -35,6 +35,11 @@ complete_line() {
     printf "%s\n" "${COMPREPLY[@]}"' "$completion" "$@"
 }
 [[ $(complete_line ompx-io in) == info ]] || fail "'ompx-io in' does not complete to info"
+[[ $(complete_line ompx-io do) == doctor ]] || fail "'ompx-io do' does not complete to doctor"
+for command in $("$tool" --help | sed -n 's/^  \([a-z][a-z]*\)  .*/\1/p'); do
+  grep -q "^\.B $command\$" "$man" || fail "the man page lacks the command $command"
+  grep -q "$command" "$completion" || fail "the completion lacks the command $command"
+done
 [[ $(complete_line ompx-io bench --pa) == --paths ]] || fail "'--pa' does not complete to --paths"
 [[ $(complete_line ompx-io bench --paths st) == staged ]] || fail "'--paths st' does not complete to staged"
 [[ $(complete_line ompx-io info --j) == --json ]] || fail "'info --j' does not complete to --json"

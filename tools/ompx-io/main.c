@@ -39,6 +39,10 @@ static void usage(FILE *Out) {
       "thread\n"
       "           count against plain pread baselines ('ompx-io bench "
       "--help')\n"
+      "  doctor   which plugins a program linked this way gets, the locked-\n"
+      "           memory limit, whether the vendor storage fastpath can be\n"
+      "           used and why not, and whether given paths take O_DIRECT\n"
+      "           ('ompx-io doctor --help')\n"
       "  --version  the versions of ompx-io and libompx_io, and the offload\n"
       "           targets ompx-io is built for (CMake OFFLOADIO_TOOL_TARGETS)\n"
       "\n"
@@ -63,7 +67,7 @@ int main(int Argc, char **Argv) {
   if (Argc >= 2 && !strcmp(Argv[1], "__child"))
     return cmdChild(Argc - 2, Argv + 2);
   if (Argc < 2)
-    usageError("missing command (info or bench)");
+    usageError("missing command (info, bench or doctor)");
   const char *Cmd = Argv[1];
   if (!strcmp(Cmd, "-h") || !strcmp(Cmd, "--help") || !strcmp(Cmd, "help")) {
     usage(stdout);
@@ -87,5 +91,7 @@ int main(int Argc, char **Argv) {
   }
   if (!strcmp(Cmd, "bench"))
     return cmdBench(Argc - 2, Argv + 2);
-  usageError("unknown command '%s' (expected info or bench)", Cmd);
+  if (!strcmp(Cmd, "doctor"))
+    return cmdDoctor(Argc - 2, Argv + 2);
+  usageError("unknown command '%s' (expected info, bench or doctor)", Cmd);
 }

@@ -120,6 +120,8 @@ void describeSetting(const char *Name, char *Buf, size_t Len);
 int cmdInfo(int Argc, char **Argv);
 /// ompx-io bench.
 int cmdBench(int Argc, char **Argv);
+/// ompx-io doctor [PATH...] (doctor.c).
+int cmdDoctor(int Argc, char **Argv);
 /// One measured configuration, in a child process of cmdBench.
 int cmdChild(int Argc, char **Argv);
 
