@@ -25,7 +25,8 @@ static void benchUsage(FILE *Out) {
       "  Every configuration runs in its own child process, since the engine\n"
       "  reads OMPX_IO_THREADS once per device.\n"
       "  The file is read from the page cache: figures are not storage "
-      "speeds.\n"
+      "speeds,\n"
+      "  unless --direct.\n"
       "\n"
       "Options:\n"
       "  --device N         OpenMP device (default 0)\n"
@@ -64,6 +65,11 @@ static void benchUsage(FILE *Out) {
       "page-\n"
       "                     aligned; malloc's 16-byte page offset makes the\n"
       "                     kernel's page-cache copy about 2x slower on x86)\n"
+      "  --direct           disk mode: the file opened with O_DIRECT by the\n"
+      "                     transfers and the baselines alike, so figures are\n"
+      "                     the storage's, beside its own O_DIRECT pread rate\n"
+      "                     (sizes must be multiples of 4 KiB; page-aligned\n"
+      "                     baseline buffers)\n"
       "  --keep-file        keep a test file that this run created\n"
       "  -h, --help         this help\n"
       "\n"
@@ -153,6 +159,9 @@ void parseBench(int Argc, char **Argv, BenchOpts *O) {
     } else if (!strcmp(Name, "--baseline-buffer")) {
       if (!strcmp(Val, "malloc"))
         O->MallocBaseline = 1;
+      if (O->MallocBaseline && O->Direct)
+        usageError("bench: --direct takes page-aligned baseline buffers, "
+                   "not --baseline-buffer malloc");
       else if (strcmp(Val, "aligned"))
         usageError("bench: --baseline-buffer: '%s' is not aligned or malloc",
                    Val);
@@ -164,6 +173,11 @@ void parseBench(int Argc, char **Argv, BenchOpts *O) {
       O->Naive = 0;
     } else if (!strcmp(Name, "--keep-file")) {
       O->KeepFile = 1;
+    } else if (!strcmp(Name, "--direct")) {
+      O->Direct = 1;
+      if (O->MallocBaseline)
+        usageError("bench: --direct takes page-aligned baseline buffers, "
+                   "not --baseline-buffer malloc");
     } else {
       usageError("bench: unknown option '%s'", A);
     }
@@ -177,6 +191,10 @@ void parseBench(int Argc, char **Argv, BenchOpts *O) {
                  Items[I]);
     if (O->Sizes[I] > (uint64_t)SSIZE_MAX / 2)
       usageError("bench: --sizes: '%s' is too large", Items[I]);
+    if (O->Direct && O->Sizes[I] % 4096)
+      usageError("bench: --sizes: '%s' is no multiple of 4 KiB, which "
+                 "--direct (O_DIRECT) needs",
+                 Items[I]);
     free(Items[I]);
   }
   // Ascending and without duplicates: the table and plots read by size.

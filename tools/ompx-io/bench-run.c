@@ -222,6 +222,7 @@ void runJob(JobTy *J, const char *Exe, const BenchOpts *O,
                   Size,
                   Samples,
                   O->MallocBaseline ? "malloc" : "aligned",
+                  O->Direct ? "direct" : "cached",
                   NULL};
   posix_spawn_file_actions_t Fa;
   posix_spawn_file_actions_init(&Fa);

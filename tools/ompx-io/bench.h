@@ -44,6 +44,7 @@ typedef struct {
   int KeepFile;
   int Naive;          ///< -1 auto, 0 off, 1 on.
   int MallocBaseline; ///< Baseline host buffers from plain malloc.
+  int Direct;         ///< --direct: the file opened O_DIRECT, disk speeds.
 } BenchOpts;
 
 /// Renders the results in CSV \p Csv as the PNG \p Png with plot-io.sh;

@@ -59,12 +59,12 @@ static void childFail(const char *Fmt, ...) {
 }
 
 /// argv: __child read|write ompx|host1|host2|naive DEVICE FILE SIZE SAMPLES
-///       aligned|malloc
+///       aligned|malloc cached|direct
 int cmdChild(int Argc, char **Argv) {
   ResultFd = RESULT_FD;
   if (fcntl(ResultFd, F_GETFD) < 0)
     return 2;
-  if (Argc != 7)
+  if (Argc != 8)
     childFail("internal: bad child arguments");
   int Write = !strcmp(Argv[0], "write");
   ModeTy Mode = !strcmp(Argv[1], "ompx")    ? MODE_OMPX
@@ -76,11 +76,13 @@ int cmdChild(int Argc, char **Argv) {
   size_t Size = (size_t)strtoull(Argv[4], NULL, 10);
   int Samples = atoi(Argv[5]);
   int MallocBuffer = !strcmp(Argv[6], "malloc");
+  int Direct = !strcmp(Argv[7], "direct");
   int Initial = omp_get_initial_device();
 
-  int Fd = open(File, Write ? O_WRONLY : O_RDONLY);
+  int Fd = open(File, (Write ? O_WRONLY : O_RDONLY) | (Direct ? O_DIRECT : 0));
   if (Fd < 0)
-    childFail("open %s: %s", File, strerror(errno));
+    childFail("open %s%s: %s", File, Direct ? " with O_DIRECT" : "",
+              strerror(errno));
   // Small transfers are repeated within a sample so that each sample moves
   // at least 64 MiB and timer and process noise stay small.
   size_t Inner = Size >= (64u << 20) ? 1 : (64u << 20) / Size;
