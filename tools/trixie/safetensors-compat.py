@@ -22,7 +22,6 @@ both ways. Run by safetensors-compat.sh inside the trixie root.
 import json
 import os
 import re
-import struct
 import sys
 
 import numpy as np
@@ -30,11 +29,10 @@ import safetensors
 from safetensors import safe_open
 from safetensors.numpy import save_file
 
-M64 = (1 << 64) - 1
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "examples", "checkpoint"))
+from checkpoint_pattern import SIZES, pattern  # noqa: E402
 SEED = 5
-SIZES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "I16": 2,
-         "U16": 2, "F16": 2, "BF16": 2, "I32": 4, "U32": 4, "F32": 4,
-         "F64": 8, "I64": 8, "U64": 8}
 NUMPY = {"U8": np.uint8, "I8": np.int8, "I16": np.int16, "U16": np.uint16,
          "F16": np.float16, "I32": np.int32, "U32": np.uint32,
          "F32": np.float32, "F64": np.float64, "I64": np.int64,
@@ -49,25 +47,7 @@ SPELLING = {"BOOL": "bool", "U8": "uint8", "I8": "int8",
 META = {"offloadio.generator": "splitmix64-v1", "offloadio.seed": str(SEED)}
 
 
-def pattern_word(seed, key, word):
-    z = seed ^ ((key * 0x9E3779B97F4A7C15) & M64) ^ ((word * 0xBF58476D1CE4E5B9) & M64)
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
 
-
-def fnv1a(name):
-    h = 0xCBF29CE484222325
-    for b in name.encode():
-        h = ((h ^ b) * 0x100000001B3) & M64
-    return h
-
-
-def pattern(seed, name, count):
-    key = fnv1a(name)
-    words = (count + 7) // 8
-    return b"".join(struct.pack("<Q", pattern_word(seed, key, w))
-                    for w in range(words))[:count]
 
 
 def nbytes(dtype, shape):

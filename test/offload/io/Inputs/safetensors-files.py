@@ -17,10 +17,13 @@ json module, independent of examples/checkpoint.
                                        model.safetensors.index.json
 """
 import json
+import os
 import struct
 import sys
 
-M64 = (1 << 64) - 1
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "..", "examples", "checkpoint"))
+from checkpoint_pattern import SIZES, pattern  # noqa: E402
 
 
 def header(entries):
@@ -92,23 +95,8 @@ def duplicates(path):
         f.write(raw_header(text) + bytes(range(24)))
 
 
-def pattern_word(seed, key, word):
-    z = seed ^ ((key * 0x9E3779B97F4A7C15) & M64) ^ ((word * 0xBF58476D1CE4E5B9) & M64)
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return z ^ (z >> 31)
 
 
-def fnv1a(name):
-    h = 0xCBF29CE484222325
-    for b in name.encode():
-        h = ((h ^ b) * 0x100000001B3) & M64
-    return h
-
-
-SIZES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E4M3": 1, "F8_E5M2": 1, "U16": 2,
-         "I16": 2, "F16": 2, "BF16": 2, "U32": 4, "I32": 4, "F32": 4,
-         "U64": 8, "I64": 8, "F64": 8}
 
 
 def check(path, seed):
@@ -127,10 +115,7 @@ def check(path, seed):
         for dim in t["shape"]:
             count *= dim
         assert stop - begin == count, name
-        key = fnv1a(name)
-        words = (count + 7) // 8
-        want = b"".join(struct.pack("<Q", pattern_word(seed, key, w)) for w in range(words))
-        if data[begin:stop] != want[:count]:
+        if data[begin:stop] != pattern(seed, name, count):
             sys.exit("tensor %s: bytes differ from the generator" % name)
         end = stop
         checked += count
@@ -151,11 +136,8 @@ def make(path, seed, specs=None):
         count = SIZES[dtype]
         for dim in shape:
             count *= dim
-        key = fnv1a(name)
-        words = (count + 7) // 8
-        body = b"".join(struct.pack("<Q", pattern_word(seed, key, w)) for w in range(words))
         entries[name] = tensor(dtype, shape, len(data), len(data) + count)
-        data += body[:count]
+        data += pattern(seed, name, count)
     text = json.dumps(entries).encode()
     text += b" " * (-(8 + len(text)) % 8)
     with open(path, "wb") as f:
@@ -165,7 +147,9 @@ def make(path, seed, specs=None):
 def sharded(directory, seed):
     """Two shards of generated tensors of every dtype and the
     model.safetensors.index.json that maps them."""
-    dtypes = list(SIZES)
+    # In the order the lit test's CHECK lines name them.
+    dtypes = ["BOOL", "U8", "I8", "F8_E4M3", "F8_E5M2", "U16", "I16", "F16",
+              "BF16", "U32", "I32", "F32", "U64", "I64", "F64"]
     weight_map = {}
     for shard in range(2):
         name = "model-%05d-of-00002.safetensors" % (shard + 1)
