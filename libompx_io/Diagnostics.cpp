@@ -99,6 +99,7 @@ std::string ompxio::explainNotServed(const char *Call,
              std::to_string(Count) + ")";
   }
   std::string Foreign = foreignPlugins();
+  std::string Library = ownFile();
   std::string Subject =
       Device ? "OpenMP device " + std::to_string(*Device) +
                    " is not served by an offload-io plugin"
@@ -107,11 +108,11 @@ std::string ompxio::explainNotServed(const char *Call,
       ": libomptarget loaded " +
       (Foreign.empty() ? std::string("no other offload plugin")
                        : Foreign + ", not offload-io's") +
-      ". This libompx_io (" + ownFile() +
+      ". This libompx_io (" + Library +
       ") does not load ours: link the installed libompx_io, which does, or "
       "the package's plugins target, or put the directory of offload-io's "
       "plugins first in LD_LIBRARY_PATH (see " +
-      docPath(ownFile(), "install.md") + ")";
+      docPath(Library, "install.md") + ")";
   // Once per process: every ompx call fails the same way here, and
   // ompx_io_last_error has the message for each of them.
   if (!Warned.exchange(true))

@@ -133,11 +133,6 @@ int cmdDoctor(int Argc, char **Argv) {
     }
   int N = omp_get_num_devices();
   PluginList L;
-  // The plugins are loaded once a device is used.
-  for (int D = 0; D < N; ++D) {
-#pragma omp target device(D)
-    {}
-  }
   loadedPlugins(&L);
   printf("Plugins loaded:\n");
   for (int I = 0; I < L.Num; ++I)
@@ -146,27 +141,28 @@ int cmdDoctor(int Argc, char **Argv) {
   int Ours = 0;
   printf("\nDevices (%d):\n", N);
   for (int D = 0; D < N; ++D) {
-    char Short[64];
-    int32_t Local;
-    if (!deviceOwner(D, &L, Short, sizeof(Short), &Local)) {
+    // libomptarget ends the program if the probe's kernel cannot run:
+    // flush what was printed first.
+    fflush(stdout);
+    DeviceProbe P;
+    probeDevice(D, &L, &P);
+    if (!P.Served) {
       printf("  %d: a stock plugin's: ompx_io calls fail with ENODEV\n", D);
       continue;
     }
     ++Ours;
-    unsigned Mask = 0;
-    char Why[1024] = "";
-    if (ompx_io_paths(D, &Mask, Why, sizeof(Why))) {
-      printf("  %d: offload-io %s plugin; paths unknown (%s)\n", D, Short,
-             strerror(errno));
+    if (P.PathsErrno) {
+      printf("  %d: offload-io %s plugin; paths unknown (%s)\n", D, P.Plugin,
+             strerror(P.PathsErrno));
       continue;
     }
-    const char *Fast = strstr(Why, "fastpath: ");
-    if (Mask & (1u << OMPX_IO_PATH_FASTPATH))
+    const char *Fast = strstr(P.Why, "fastpath: ");
+    if (P.Mask & (1u << OMPX_IO_PATH_FASTPATH))
       printf("  %d: offload-io %s plugin; vendor storage fastpath usable\n", D,
-             Short);
+             P.Plugin);
     else
       printf("  %d: offload-io %s plugin; no vendor storage fastpath: %.*s\n",
-             D, Short, Fast ? (int)strcspn(Fast + 10, "\n") : 7,
+             D, P.Plugin, Fast ? (int)strcspn(Fast + 10, "\n") : 7,
              Fast ? Fast + 10 : "unknown");
   }
   if (!Ours)

@@ -281,15 +281,20 @@ OFFLOADIO_API int32_t __tgt_rtl_data_lock(int32_t GlobalId, void *HstPtr,
                                           int64_t Size, void **LockedPtr) {
   if (LockedPtr)
     *LockedPtr = nullptr;
-  return onGlobalDevice(GlobalId, "data_lock", [&](GenericDeviceTy &D) -> Error {
-    if (!LockedPtr)
-      return makeError(ErrorCode::InvalidArgument, "null locked-pointer slot");
-    auto Ptr = thePlugin().lockHostMemory(D, HstPtr, Size);
-    if (!Ptr)
-      return Ptr.takeError();
-    *LockedPtr = *Ptr;
-    return Error::success();
+  return onGlobalDevice(GlobalId, "data_lock", [&](GenericDeviceTy &D) {
+    return lockInto(D, HstPtr, Size, LockedPtr);
   });
+}
+
+Error offloadio::lockInto(GenericDeviceTy &Device, void *HstPtr, int64_t Size,
+                          void **LockedPtr) {
+  if (!LockedPtr)
+    return makeError(ErrorCode::InvalidArgument, "null locked-pointer slot");
+  auto Ptr = thePlugin().lockHostMemory(Device, HstPtr, Size);
+  if (!Ptr)
+    return Ptr.takeError();
+  *LockedPtr = *Ptr;
+  return Error::success();
 }
 
 OFFLOADIO_API int32_t __tgt_rtl_data_unlock(int32_t GlobalId, void *HstPtr) {

@@ -210,18 +210,12 @@ OFFLOADIO_EXTENSION_DEFINITION int32_t __tgt_rtl_ompx_lock_mem(int32_t DeviceId,
   if (Locked)
     *Locked = nullptr;
   return errnoOnDevice(DeviceId, [&](GenericDeviceTy &D) -> Error {
-    if (!Locked)
-      return makeError(ErrorCode::InvalidArgument, "null locked-pointer slot");
     if (Size > uint64_t(INT64_MAX))
       return makeError(ErrorCode::InvalidArgument,
                        "cannot lock {0} bytes at {1} for device {2}: the "
                        "size is above INT64_MAX",
                        Size, Ptr, D.getDeviceId());
-    auto Address = thePlugin().lockHostMemory(D, Ptr, int64_t(Size));
-    if (!Address)
-      return Address.takeError();
-    *Locked = *Address;
-    return Error::success();
+    return lockInto(D, Ptr, int64_t(Size), Locked);
   });
 }
 

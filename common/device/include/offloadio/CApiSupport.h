@@ -79,6 +79,12 @@ int32_t flushPlugin(const char *EntryPoint);
 /// that matters).
 void arrangeExitFlush();
 
+/// Lock \p Size bytes at \p HstPtr for \p Device and put the
+/// device-accessible address into \p *LockedPtr: data_lock's work, and
+/// __tgt_rtl_ompx_lock_mem's.
+llvm::Error lockInto(GenericDeviceTy &Device, void *HstPtr, int64_t Size,
+                     void **LockedPtr);
+
 /// Turn \p Err of an extension call on local device \p DeviceId (-1: none)
 /// into an errno value and keep its message for
 /// __tgt_rtl_ompx_take_last_error, as every extension does.
