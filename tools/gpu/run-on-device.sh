@@ -14,7 +14,10 @@
 # or "rank" for one process per GPU; tools/gpu/mproc.sh) and multi (every
 # GPU of the machine at once beside one alone: locked and pageable copies,
 # page-cached file reads, one batch across devices, a peer copy;
-# tools/gpu/multi-device-bench.c, MULTI_MIB per GPU, 4096 by default) steps.
+# tools/gpu/multi-device-bench.c, MULTI_MIB per GPU, 4096 by default) and
+# safetensors (the reference implementation's files written from torch
+# tensors in GPU memory, loaded by ours into the GPU, and ours read by torch
+# into GPU memory: tools/trixie/safetensors-compat.sh) steps.
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-/tmp/out}
@@ -113,6 +116,14 @@ if [[ $steps == *io* ]]; then
   timeout 240 $inst/bin/ompx-io bench --device "$gpu" --sizes 256M,4G \
     --threads 4,8,16 --paths auto,staged --write --repeat 2 --csv "$out/io.csv" 2>&1 | tail -30
 fi 2>&1 | tee "$out/io.log"
+
+if [[ $steps == *safetensors* ]]; then
+  echo "== safetensors with torch device tensors, both ways"
+  gpu=${OMPX_IO_BENCH_DEVICE:-4}
+  LD_LIBRARY_PATH=$inst/lib:$llvm/lib "$inst/bin/ompx-io" info 2>&1 | grep -A2 "^Device $gpu"
+  OFFLOADIO_LLVM_LIB=$llvm/lib OFFLOADIO_COMPAT_FRAMEWORK=torch timeout 240 \
+    bash tools/trixie/safetensors-compat.sh "$inst" "$gpu"
+fi 2>&1 | tee "$out/safetensors.log"
 
 if [[ $steps == *ckpt* ]]; then
   # A safetensors checkpoint of about 2,000 tensors (CKPT_TOTAL, 8 GiB by
