@@ -200,12 +200,15 @@ typedef struct ompx_io_process_budget {
   int32_t local_rank;    /**< This process's index among them, -1 when
                               unknown. */
   uint32_t cpus;         /**< CPUs budgeted to the process. */
-  uint32_t io_threads;   /**< File workers of each plugin, shared by its
-                              devices (OMPX_IO_THREADS). */
-  uint32_t io_threads_running; /**< Of those, started: 0 before the first
-                                    transfer. */
-  uint32_t copy_threads; /**< Copy helpers of each plugin
-                              (OFFLOADIO_COPY_THREADS). */
+  uint32_t io_threads;   /**< File workers for each device in use, in one
+                              pool per plugin, at most the process's
+                              CPUs in all (OMPX_IO_THREADS). */
+  uint32_t io_threads_running; /**< Workers of the pool started: 0 before
+                                    the first transfer, more as more
+                                    devices are used. */
+  uint32_t copy_threads; /**< Copy helpers for each device in use, in one
+                              pool per plugin, at most the process's
+                              CPUs - 1 in all (OFFLOADIO_COPY_THREADS). */
   uint64_t pinned_max;   /**< The process's pinned-memory cap
                               (OFFLOADIO_PINNED_MAX). */
   char ranks_variable[32];       /**< The launcher variable local_ranks came

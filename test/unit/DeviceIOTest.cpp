@@ -24,8 +24,8 @@ TEST(DeviceIOTest, EngineIsBuiltOnceAndAgainAfterStop) {
   FakeDeviceTy Device(Plugin, /*HostAddressable=*/true);
   ASSERT_FALSE(bool(Device.init()));
   DeviceIOTy IO(Device, Plugin.getSys(),
-                [&](unsigned Threads) -> IOWorkerPoolTy & {
-                  return Plugin.getIOWorkers(Threads);
+                [&](const IOConfigTy &Config) -> IOWorkerPoolTy & {
+                  return Plugin.getIOWorkers(Config);
                 });
   auto First = IO.getEngine();
   ASSERT_TRUE(bool(First)) << llvm::toString(First.takeError());

@@ -101,8 +101,8 @@ public:
   FakeDeviceTy(GenericPluginTy &Plugin, bool HostAddressable)
       : ImagelessDeviceTy(Plugin, 0),
         IOService(*this, Plugin.getSys(),
-                  [&Plugin](unsigned Threads) -> IOWorkerPoolTy & {
-                    return Plugin.getIOWorkers(Threads);
+                  [&Plugin](const IOConfigTy &Config) -> IOWorkerPoolTy & {
+                    return Plugin.getIOWorkers(Config);
                   }) {
     Limits.HostCanAccessDeviceMemory = HostAddressable;
     // As the plugin's initDevice does: frees wait for the tests' engines.

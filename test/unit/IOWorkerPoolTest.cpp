@@ -2,8 +2,8 @@
 //
 // The process's file workers shared by several engines (IOWorkerPool.h):
 // random reads and writes spread over four fake devices, checked against a
-// model of the file; the number of oio-io threads; engines leaving the pool
-// while the others keep it busy.
+// model of the file; the number of oio-io threads and their growth with the
+// engines attached; engines leaving the pool while the others keep it busy.
 #include "FakeDevice.h"
 
 #include "offloadio/io/IOEngine.h"
@@ -163,13 +163,48 @@ TEST_F(IOWorkerPoolTest, AnEngineLeavesWhileTheOthersKeepTheWorkersBusy) {
 
 TEST_F(IOWorkerPoolTest, WorkersStartOnlyWithTheFirstTransfer) {
   EXPECT_FALSE(Pool.started());
-  EXPECT_EQ(Pool.getNumThreads(), Threads);
+  EXPECT_EQ(Pool.getNumStarted(), 0u);
+  // A cap no larger than the share: four engines keep Threads workers.
+  EXPECT_EQ(Pool.threadsFor(NumDevices), Threads);
   EXPECT_EQ(threadsNamed("oio-io-"), 0u);
 }
 
 TEST(IOWorkerPoolSizeTest, AtLeastOneWorker) {
   IOWorkerPoolTy Pool(0);
-  EXPECT_EQ(Pool.getNumThreads(), 1u);
+  EXPECT_EQ(Pool.getThreadsPerEngine(), 1u);
+  EXPECT_EQ(Pool.threadsFor(0), 1u);
+  EXPECT_EQ(Pool.threadsFor(3), 1u);
+}
+
+TEST(IOWorkerPoolSizeTest, GrowsWithTheEnginesUpToTheCap) {
+  IOWorkerPoolTy Pool(2, 5);
+  EXPECT_EQ(Pool.threadsFor(1), 2u);
+  EXPECT_EQ(Pool.threadsFor(2), 4u);
+  EXPECT_EQ(Pool.threadsFor(3), 5u);
+  FakePluginTy Plugin;
+  SysTy Sys;
+  std::vector<std::unique_ptr<FakeDeviceTy>> Devices;
+  std::vector<std::unique_ptr<IOEngineTy>> Engines;
+  auto AddEngine = [&] {
+    Devices.push_back(std::make_unique<FakeDeviceTy>(Plugin, true));
+    Engines.push_back(std::make_unique<IOEngineTy>(
+        Devices.back()->io(), Sys, nullptr, smallConfig(2), Pool));
+  };
+  // Engines attached before the first transfer start nothing.
+  AddEngine();
+  EXPECT_EQ(Pool.getNumStarted(), 0u);
+  Pool.start();
+  EXPECT_EQ(Pool.getNumStarted(), 2u);
+  AddEngine();
+  EXPECT_EQ(Pool.getNumStarted(), 4u);
+  AddEngine();
+  AddEngine();
+  EXPECT_EQ(Pool.getNumStarted(), 5u);
+  EXPECT_EQ(threadsNamed("oio-io-"), 5u);
+  // Engines that go leave the workers to the others.
+  Engines.pop_back();
+  EXPECT_EQ(Pool.getNumStarted(), 5u);
+  Engines.clear();
 }
 
 } // namespace

@@ -2,6 +2,8 @@
 #include "offloadio/ParallelFor.h"
 #include "offloadio/ThreadName.h"
 
+#include <algorithm>
+
 using namespace offloadio;
 
 ParallelForTy::~ParallelForTy() {
@@ -14,72 +16,104 @@ ParallelForTy::~ParallelForTy() {
     T.join();
 }
 
-void ParallelForTy::start() {
-  Started = true;
-  Workers.reserve(NumThreads);
-  for (unsigned I = 0; I < NumThreads; ++I) {
+unsigned ParallelForTy::threadsFor(size_t Users) const {
+  size_t Wanted = size_t(PerUser) * Users;
+  return unsigned(std::min<size_t>(Wanted, MaxThreads));
+}
+
+unsigned ParallelForTy::getNumStarted() {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return unsigned(Workers.size());
+}
+
+size_t ParallelForTy::getNumUsers() {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return Users.size();
+}
+
+void ParallelForTy::grow() {
+  unsigned Target = threadsFor(Users.size());
+  Workers.reserve(Target);
+  for (unsigned I = unsigned(Workers.size()); I < Target; ++I) {
     Workers.emplace_back([this] { workerLoop(); });
     nameStartedThreadOrWarn(Workers.back(), "oio-copy", I);
   }
 }
 
-void ParallelForTy::work(JobTy &Job) {
+ParallelForTy::JobTy *ParallelForTy::pickJob() {
+  JobTy *Best = nullptr;
+  for (size_t K = 0; K < Jobs.size();) {
+    JobTy *Job = Jobs[K];
+    // Exhausted jobs are left to their callers.
+    if (Job->Next.load(std::memory_order_relaxed) >= Job->N) {
+      Jobs.erase(Jobs.begin() + K);
+      continue;
+    }
+    if (!Best || Job->Helpers < Best->Helpers)
+      Best = Job;
+    ++K;
+  }
+  NumJobs.store(Jobs.size(), std::memory_order_relaxed);
+  return Best;
+}
+
+void ParallelForTy::work(JobTy &Job, bool Yield) {
   size_t I;
   while ((I = Job.Next.fetch_add(1, std::memory_order_relaxed)) < Job.N) {
     Job.Fn(I);
     Job.Done.fetch_add(1, std::memory_order_acq_rel);
+    if (Yield && NumJobs.load(std::memory_order_relaxed) > 1)
+      return;
   }
 }
 
 void ParallelForTy::workerLoop() {
   std::unique_lock<std::mutex> Guard(Lock);
   while (true) {
-    WorkCV.wait(Guard, [&] { return Stopping || !Jobs.empty(); });
-    if (Jobs.empty())
+    JobTy *Job = nullptr;
+    WorkCV.wait(Guard, [&] { return Stopping || (Job = pickJob()); });
+    if (!Job)
       return;
-    JobTy *Job = Jobs.front();
-    // Leave exhausted jobs to their callers; help with the rest.
-    if (Job->Next.load(std::memory_order_relaxed) >= Job->N) {
-      Jobs.pop_front();
-      continue;
-    }
-    Job->Helpers.fetch_add(1, std::memory_order_relaxed);
+    ++Job->Helpers;
     Guard.unlock();
-    work(*Job);
+    work(*Job, /*Yield=*/true);
     Guard.lock();
     // The caller may only return (and destroy the job) once no helper
     // touches it any more.
-    Job->Helpers.fetch_sub(1, std::memory_order_relaxed);
+    --Job->Helpers;
     DoneCV.notify_all();
   }
 }
 
-void ParallelForTy::run(size_t N, llvm::function_ref<void(size_t)> Fn) {
+void ParallelForTy::run(unsigned User, size_t N,
+                        llvm::function_ref<void(size_t)> Fn) {
   if (N == 0)
     return;
   JobTy Job;
   Job.N = N;
   Job.Fn = Fn;
-  bool Shared = NumThreads > 0 && N > 1;
+  bool Shared = MaxThreads > 0 && PerUser > 0 && N > 1;
   if (Shared) {
     std::lock_guard<std::mutex> Guard(Lock);
-    if (!Started)
-      start();
+    if (std::find(Users.begin(), Users.end(), User) == Users.end()) {
+      Users.push_back(User);
+      grow();
+    }
     Jobs.push_back(&Job);
+    NumJobs.store(Jobs.size(), std::memory_order_relaxed);
   }
   if (Shared)
     WorkCV.notify_all();
-  work(Job);
+  work(Job, /*Yield=*/false);
   if (!Shared)
     return;
   std::unique_lock<std::mutex> Guard(Lock);
-  for (auto It = Jobs.begin(); It != Jobs.end(); ++It)
-    if (*It == &Job) {
-      Jobs.erase(It);
-      break;
-    }
+  auto It = std::find(Jobs.begin(), Jobs.end(), &Job);
+  if (It != Jobs.end()) {
+    Jobs.erase(It);
+    NumJobs.store(Jobs.size(), std::memory_order_relaxed);
+  }
   DoneCV.wait(Guard, [&] {
-    return Job.Done.load(std::memory_order_acquire) >= N &&
-           Job.Helpers.load(std::memory_order_relaxed) == 0;
+    return Job.Done.load(std::memory_order_acquire) >= N && Job.Helpers == 0;
   });
 }

@@ -20,7 +20,8 @@ unsigned PluginSettingsTy::defaultCopyThreads(const ProcessShareTy &Share) {
 std::string
 PluginSettingsTy::defaultCopyThreadsOrigin(const ProcessShareTy &Share) {
   return "min(" + std::to_string(DefaultMaxCopyThreads) + ", " +
-         Share.cpusOrigin() + " - 1)";
+         Share.cpusOrigin() + " - 1) per device in use, at most " +
+         std::to_string(Share.cpus() - 1) + " in all";
 }
 
 uint64_t PluginSettingsTy::defaultPinnedMax(const ProcessShareTy &Share) {
@@ -48,6 +49,8 @@ PluginSettingsTy PluginSettingsTy::fromEnv(const ProcessShareTy &Share) {
   S.Profile = readBoolSetting<SettingId::Profile>();
   S.CopyThreads = unsigned(readIntSetting<SettingId::CopyThreads>(
       {defaultCopyThreads(Share), std::nullopt, std::nullopt}));
+  // Each copy's caller copies too: the helpers leave it a CPU.
+  S.CopyThreadsCap = std::max(S.CopyThreads, Share.cpus() - 1);
   // libomptarget 17 spells the values off/on/mandatory; booleans are
   // accepted too (Settings.def). Anything else is reported, never silently
   // taken as off.

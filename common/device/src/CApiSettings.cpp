@@ -156,10 +156,10 @@ __tgt_rtl_ompx_process_budget(ompx_io_process_budget_t *Out) {
                                *R.Raw + ")";
     return Default;
   };
-  // The pool is sized once, by the first engine: it stays as it is.
-  unsigned Running = Plugin.getNumIOWorkers();
-  Out->io_threads = Running ? Running : IO.Threads;
-  Out->io_threads_running = Running;
+  // The pool's share per device is set once, by the first engine.
+  unsigned PerDevice = Plugin.getIOWorkersPerDevice();
+  Out->io_threads = PerDevice ? PerDevice : IO.Threads;
+  Out->io_threads_running = Plugin.getNumIOWorkers();
   copySettingText(Out->io_threads_origin,
                   originOf(settingDecl(SettingId::IOThreads).Name,
                            IOConfigTy::defaultThreadsOrigin(Share)));

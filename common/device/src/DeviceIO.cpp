@@ -19,7 +19,7 @@ Expected<IOEngineTy &> DeviceIOTy::getEngine() {
   if (!Engine) {
     IOConfigTy Config = IOConfigTy::fromEnv();
     Engine = std::make_unique<IOEngineTy>(Adapter, Sys, Device.getIOFastpath(),
-                                          Config, Workers(Config.Threads));
+                                          Config, Workers(Config));
   }
   return *Engine;
 }

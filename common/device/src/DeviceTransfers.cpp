@@ -176,7 +176,7 @@ Error GenericDeviceTy::submitUnlockedBy(CopyRouteTy Route, char *TgtPtr,
     countTransfer(TransferPathTy::PageableToDevice, Len);
   };
   if (Route == CopyRouteTy::StagedParallel)
-    Services.CopyThreads.run(Chunks, Chunk);
+    Services.CopyThreads.run(unsigned(DeviceId), Chunks, Chunk);
   else
     for (size_t I = 0; I < Chunks; ++I)
       Chunk(I);
@@ -303,9 +303,12 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
     Pool.release(L.Buffer);
     Errors.add(std::move(Err));
   };
+  // Each copier keeps to this copy until its chunks run out: as many as
+  // this device's share of the helpers, and the caller, so that copies to
+  // other devices at the same time find theirs.
   size_t Copiers =
-      std::min<size_t>(Chunks, Services.CopyThreads.getNumThreads() + 1);
-  Services.CopyThreads.run(Copiers, [&](size_t) {
+      std::min<size_t>(Chunks, Services.CopyThreads.threadsPerUser() + 1);
+  Services.CopyThreads.run(unsigned(DeviceId), Copiers, [&](size_t) {
     std::optional<LandingTy> Landing;
     for (;;) {
       std::optional<LandingTy> Next;

@@ -13,15 +13,16 @@ GenericPluginTy::GenericPluginTy(std::string Name)
       Info(std::move(Name), Settings.InfoFlags, Settings.OwnInfoFlags),
       Profile(Settings.Profile),
       PinnedBudget(std::make_unique<PinnedBudgetTy>(Settings.PinnedMax)),
-      CopyThreads(Settings.CopyThreads),
+      CopyThreads(Settings.CopyThreads, Settings.CopyThreadsCap),
       RuntimeABI(findDeviceRuntimeABI(builtLibomptargetVersion())) {}
 
 GenericPluginTy::~GenericPluginTy() = default;
 
-IOWorkerPoolTy &GenericPluginTy::getIOWorkers(unsigned Threads) {
+IOWorkerPoolTy &GenericPluginTy::getIOWorkers(const IOConfigTy &Config) {
   std::lock_guard<std::mutex> Guard(IOWorkersLock);
   if (!IOWorkers)
-    IOWorkers = std::make_unique<IOWorkerPoolTy>(Threads);
+    IOWorkers =
+        std::make_unique<IOWorkerPoolTy>(Config.Threads, Config.ThreadsCap);
   return *IOWorkers;
 }
 
@@ -51,7 +52,12 @@ DeviceServicesTy GenericPluginTy::getDeviceServices() {
 
 unsigned GenericPluginTy::getNumIOWorkers() {
   std::lock_guard<std::mutex> Guard(IOWorkersLock);
-  return IOWorkers ? IOWorkers->getNumThreads() : 0;
+  return IOWorkers ? IOWorkers->getNumStarted() : 0;
+}
+
+unsigned GenericPluginTy::getIOWorkersPerDevice() {
+  std::lock_guard<std::mutex> Guard(IOWorkersLock);
+  return IOWorkers ? IOWorkers->getThreadsPerEngine() : 0;
 }
 
 Error GenericPluginTy::init() {
@@ -102,8 +108,8 @@ Error GenericPluginTy::initDevice(int32_t DeviceId) {
   if (auto Err = (*Device)->init())
     return Err;
   DeviceIO[DeviceId] = std::make_unique<DeviceIOTy>(
-      **Device, Sys, [this](unsigned Threads) -> IOWorkerPoolTy & {
-        return getIOWorkers(Threads);
+      **Device, Sys, [this](const IOConfigTy &Config) -> IOWorkerPoolTy & {
+        return getIOWorkers(Config);
       });
   (*Device)->setIOService(DeviceIO[DeviceId].get());
   Devices[DeviceId] = std::move(*Device);

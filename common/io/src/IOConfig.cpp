@@ -21,7 +21,8 @@ unsigned IOConfigTy::defaultThreads(const ProcessShareTy &Share) {
 
 std::string IOConfigTy::defaultThreadsOrigin(const ProcessShareTy &Share) {
   return "min(" + std::to_string(DefaultMaxThreads) + ", " +
-         Share.cpusOrigin() + ")";
+         Share.cpusOrigin() + ") per device in use, at most " +
+         std::to_string(Share.cpus()) + " in all";
 }
 
 IOConfigTy IOConfigTy::fromEnv() { return fromEnv(ProcessShareTy::detect()); }
@@ -32,6 +33,8 @@ IOConfigTy IOConfigTy::fromEnv(const ProcessShareTy &Share) {
   // reports them in.
   C.Threads = unsigned(readIntSetting<SettingId::IOThreads>(
       {defaultThreads(Share), std::nullopt, std::nullopt}));
+  // More workers than CPUs make reads slower, not faster.
+  C.ThreadsCap = std::max(C.Threads, Share.cpus());
   C.ChunkSize = readSizeSetting<SettingId::IOChunkSize>();
   C.DirectChunkSize = readSizeSetting<SettingId::IODirectChunkSize>();
   C.RingDepth = unsigned(readIntSetting<SettingId::IORingDepth>());

@@ -33,7 +33,8 @@ IOEngineTy::IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
 IOEngineTy::IOEngineTy(IODeviceTy &Device, SysTy &Sys, IOFastpathTy *Fastpath,
                        IOConfigTy Config)
     : IOEngineTy(Device, Sys, Fastpath, Config,
-                 std::make_unique<IOWorkerPoolTy>(Config.Threads)) {}
+                 std::make_unique<IOWorkerPoolTy>(Config.Threads,
+                                                  Config.ThreadsCap)) {}
 
 IOEngineTy::~IOEngineTy() { Workers.detach(Served); }
 

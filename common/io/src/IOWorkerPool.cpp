@@ -14,8 +14,19 @@ IOWorkerStagingTy &IOPoolEngineTy::stagingOf(unsigned Worker) {
   return *Slot;
 }
 
-IOWorkerPoolTy::IOWorkerPoolTy(unsigned Threads)
-    : NumThreads(std::max(1u, Threads)) {}
+IOWorkerPoolTy::IOWorkerPoolTy(unsigned PerEngine, unsigned MaxThreads)
+    : PerEngine(std::max(1u, PerEngine)),
+      MaxThreads(std::max(this->PerEngine, MaxThreads)) {}
+
+unsigned IOWorkerPoolTy::threadsFor(size_t Engines) const {
+  size_t Wanted = size_t(PerEngine) * std::max<size_t>(1, Engines);
+  return unsigned(std::min<size_t>(Wanted, MaxThreads));
+}
+
+unsigned IOWorkerPoolTy::getNumStarted() {
+  std::lock_guard<std::mutex> Guard(Lock);
+  return unsigned(Workers.size());
+}
 
 IOWorkerPoolTy::~IOWorkerPoolTy() {
   {
@@ -28,12 +39,16 @@ IOWorkerPoolTy::~IOWorkerPoolTy() {
 }
 
 void IOWorkerPoolTy::attach(IOPoolEngineTy &Engine) {
-  Engine.Staging.resize(NumThreads);
+  // A slot for every worker the pool may ever run: workers started later
+  // find theirs without the vector moving under the others.
+  Engine.Staging.resize(MaxThreads);
   // Before the engine is visible: no push can happen earlier anyway, but a
   // wakeup must never find the queue unattached.
   Engine.Queue.setWakeup([this] { wake(); });
   std::lock_guard<std::mutex> Guard(Lock);
   Engines.push_back(&Engine);
+  if (!Workers.empty())
+    grow();
 }
 
 void IOWorkerPoolTy::detach(IOPoolEngineTy &Engine) {
@@ -48,9 +63,14 @@ void IOWorkerPoolTy::detach(IOPoolEngineTy &Engine) {
 
 void IOWorkerPoolTy::start() {
   std::lock_guard<std::mutex> Guard(Lock);
-  if (!Workers.empty())
-    return;
-  for (unsigned I = 0; I < NumThreads; ++I) {
+  if (Workers.empty())
+    grow();
+}
+
+void IOWorkerPoolTy::grow() {
+  // Detached engines leave their workers running: they serve the others.
+  for (unsigned I = unsigned(Workers.size()), N = threadsFor(Engines.size());
+       I < N; ++I) {
     Workers.push_back(std::make_unique<IOWorkerTy>(*this, I));
     Workers.back()->start();
   }

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// A small pool of host threads for parallel memcpy into and out of bounce
+// A pool of host threads for parallel memcpy into and out of bounce
 // buffers: one thread copies pageable memory at about a fifth of what a GPU
 // DMA engine moves, so large staged copies split their host side across
 // threads. The calling thread always takes part, so a pool of 0 threads
 // still works.
+//
+// One pool serves every device of a plugin. It grows with the devices that
+// use it (a share of helpers per user, up to a cap), and its helpers go to
+// the loop with the fewest helpers whenever one of them finishes an
+// iteration, so that copies to several devices at once share the helpers
+// evenly instead of the first loop taking them all.
 #ifndef OFFLOADIO_PARALLELFOR_H
 #define OFFLOADIO_PARALLELFOR_H
 
@@ -13,30 +19,38 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 namespace offloadio {
 
-/// Runs the iterations of a loop on a fixed set of worker threads plus the
-/// caller.
+/// Runs the iterations of loops on a shared set of helper threads plus each
+/// loop's caller.
 class ParallelForTy {
 public:
-  /// \p Threads helper threads, started on first use.
-  explicit ParallelForTy(unsigned Threads) : NumThreads(Threads) {}
+  /// \p PerUser helper threads for each user that has run a loop, at most
+  /// \p MaxThreads in all; started as users come.
+  ParallelForTy(unsigned PerUser, unsigned MaxThreads)
+      : PerUser(PerUser), MaxThreads(MaxThreads) {}
   ~ParallelForTy();
   ParallelForTy(const ParallelForTy &) = delete;
   ParallelForTy &operator=(const ParallelForTy &) = delete;
 
-  /// Run \p Fn(I) for I in [0, N) and return when all are done. Iterations
-  /// may run in any order and concurrently. No allocation after the first
-  /// call.
-  void run(size_t N, llvm::function_ref<void(size_t)> Fn);
+  /// Run \p Fn(I) for I in [0, N) for user \p User (a device's number) and
+  /// return when all are done. Iterations may run in any order and
+  /// concurrently. No allocation after a user's first call.
+  void run(unsigned User, size_t N, llvm::function_ref<void(size_t)> Fn);
 
-  /// Number of helper threads.
-  unsigned getNumThreads() const { return NumThreads; }
+  /// Helper threads one user's loop can count on: PerUser, or fewer when
+  /// the cap leaves less.
+  unsigned threadsPerUser() const { return std::min(PerUser, MaxThreads); }
+  /// Helper threads for \p Users users: min(PerUser x Users, MaxThreads).
+  unsigned threadsFor(size_t Users) const;
+  /// Helper threads started so far.
+  unsigned getNumStarted();
+  /// Users that have run a loop so far.
+  size_t getNumUsers();
 
 private:
   struct JobTy {
@@ -44,21 +58,33 @@ private:
     llvm::function_ref<void(size_t)> Fn;
     std::atomic<size_t> Next{0};
     std::atomic<size_t> Done{0};
-    std::atomic<unsigned> Helpers{0};
+    /// Helpers inside the job; guarded by Lock.
+    unsigned Helpers = 0;
   };
 
-  void start();
-  /// The loop of a helper thread (named oio-copy-<index> by start()).
+  /// Start helpers up to threadsFor(Users.size()); under Lock.
+  void grow();
+  /// The loop of a helper thread (named oio-copy-<index> by grow()).
   void workerLoop();
-  static void work(JobTy &Job);
+  /// The job with iterations left and the fewest helpers (the oldest of
+  /// equals); exhausted jobs are dropped from Jobs. Under Lock.
+  JobTy *pickJob();
+  /// Run iterations of \p Job; a helper (\p Yield) returns after each one
+  /// while other jobs wait, to be placed again.
+  void work(JobTy &Job, bool Yield);
 
-  unsigned NumThreads;
+  const unsigned PerUser;
+  const unsigned MaxThreads;
   std::mutex Lock;
   std::condition_variable WorkCV;
   std::condition_variable DoneCV;
-  std::deque<JobTy *> Jobs;
+  /// Jobs with iterations left to hand out, oldest first.
+  std::vector<JobTy *> Jobs;
+  /// Jobs.size(), read by helpers between iterations without Lock.
+  std::atomic<size_t> NumJobs{0};
+  /// The users seen, in order of their first loop.
+  std::vector<unsigned> Users;
   std::vector<std::thread> Workers;
-  bool Started = false;
   bool Stopping = false;
 };
 

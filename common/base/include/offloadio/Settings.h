@@ -61,9 +61,13 @@ struct PluginSettingsTy {
   /// a boolean, default false.
   bool Profile = false;
   /// OFFLOADIO_COPY_THREADS: host threads that share the memcpy side of
-  /// large staged copies; 0 to MaxCopyThreads, default min(12, the
-  /// process's CPUs - 1) (ProcessShare.h).
+  /// large staged copies, for each device in use (ParallelFor.h); 0 to
+  /// MaxCopyThreads, default min(12, the process's CPUs - 1)
+  /// (ProcessShare.h).
   unsigned CopyThreads = 0;
+  /// The most copy threads however many devices are in use: the process's
+  /// CPUs - 1, or CopyThreads when that is more.
+  unsigned CopyThreadsCap = 0;
   static constexpr unsigned MaxCopyThreads =
                                 settingDecl(SettingId::CopyThreads).Max,
                             DefaultMaxCopyThreads =

@@ -11,6 +11,7 @@
 #include "offloadio/DeviceIOService.h"
 #include "offloadio/Error.h"
 #include "offloadio/io/IOBusyMemory.h"
+#include "offloadio/io/IOConfig.h"
 
 #include "llvm/ADT/FunctionExtras.h"
 
@@ -29,7 +30,8 @@ class SysTy;
 class DeviceIOTy final : public DeviceIOServiceTy {
 public:
   /// The file workers for an engine that asks for a number of them.
-  using WorkerPoolFnTy = llvm::unique_function<IOWorkerPoolTy &(unsigned)>;
+  using WorkerPoolFnTy =
+      llvm::unique_function<IOWorkerPoolTy &(const IOConfigTy &)>;
 
   /// Engines of \p Device make their syscalls through \p Sys and run on
   /// the workers \p Workers gives.

@@ -17,6 +17,7 @@
 #include "offloadio/PinnedBudget.h"
 #include "offloadio/PinnedMemoryMap.h"
 #include "offloadio/Settings.h"
+#include "offloadio/io/IOConfig.h"
 #include "offloadio/io/Sys.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -121,14 +122,18 @@ public:
   /// The syscall seam of the file engines.
   SysTy &getSys() { return Sys; }
   /// The file workers of every device's engine, made by the first call
-  /// with \p Threads workers; later calls get the same pool, whatever
-  /// their \p Threads.
-  IOWorkerPoolTy &getIOWorkers(unsigned Threads);
+  /// with \p Config's workers per device and cap; later calls get the same
+  /// pool, whatever their \p Config.
+  IOWorkerPoolTy &getIOWorkers(const IOConfigTy &Config);
   /// The file engine of \p Device (a device of this plugin, initialised),
   /// created on first use.
   Expected<IOEngineTy &> getIOEngine(GenericDeviceTy &Device);
-  /// Workers of the file engines' pool; 0 before any engine exists.
+  /// Workers of the file engines' pool started so far; 0 before the first
+  /// transfer.
   unsigned getNumIOWorkers();
+  /// Workers the pool runs for each device in use; 0 before any engine
+  /// exists.
+  unsigned getIOWorkersPerDevice();
   /// The LIBOMPTARGET_LOCK_MAPPED_HOST_BUFFERS setting.
   MappedLockPolicyTy getMappedLockPolicy() const {
     return Settings.MappedLocks;

@@ -39,10 +39,14 @@ enum class IODirectPolicyTy : unsigned {
 
 /// Engine settings.
 struct IOConfigTy {
-  /// OMPX_IO_THREADS: workers of the process, shared by every device of
-  /// the plugin (IOWorkerPool.h), 1 to 256; from the environment the
-  /// default is min(16, the process's CPUs) (ProcessShare.h).
+  /// OMPX_IO_THREADS: workers for each device in use, in one pool shared
+  /// by the plugin's devices (IOWorkerPool.h), 1 to 256; from the
+  /// environment the default is min(16, the process's CPUs)
+  /// (ProcessShare.h).
   unsigned Threads = 4;
+  /// The most workers of the pool however many devices are in use: the
+  /// process's CPUs, or Threads when that is more (0: Threads).
+  unsigned ThreadsCap = 0;
   static constexpr unsigned MaxThreads = settingDecl(SettingId::IOThreads).Max,
                             DefaultMaxThreads =
                                 settingDecl(SettingId::IOThreads).Default;

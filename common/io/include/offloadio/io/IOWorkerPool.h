@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 //
-// The file workers of a process: one pool per plugin, sized once, serving
-// the request queues of all the plugin's engines, so that the process runs
-// OMPX_IO_THREADS workers however many devices it uses. Each engine keeps
+// The file workers of a process: one pool per plugin, serving the request
+// queues of all the plugin's engines. It grows with the engines attached
+// (the devices in use): OMPX_IO_THREADS workers for each, up to a cap for
+// the process (its CPUs), so that one device keeps its workers and several
+// devices get theirs without more workers than CPUs. Each engine keeps
 // a staging slot (a stream and a ring of pinned buffers on its device) per
 // worker, made when that worker first stages a chunk of the engine's, so a
 // worker's copies on one device stay ordered on one stream as before.
@@ -50,14 +52,17 @@ struct IOPoolEngineTy {
 /// The workers of the process's file engines, for one plugin.
 class IOWorkerPoolTy {
 public:
-  /// \p Threads workers (at least 1), started by the first start().
-  explicit IOWorkerPoolTy(unsigned Threads);
+  /// \p PerEngine workers (at least 1) for each engine attached, at most
+  /// \p MaxThreads in all (at least PerEngine; 0: PerEngine), started by
+  /// the first start() and as engines attach after it.
+  explicit IOWorkerPoolTy(unsigned PerEngine, unsigned MaxThreads = 0);
   /// Stops and joins the workers; every engine must be detached.
   ~IOWorkerPoolTy();
   IOWorkerPoolTy(const IOWorkerPoolTy &) = delete;
   IOWorkerPoolTy &operator=(const IOWorkerPoolTy &) = delete;
 
-  /// Serve \p Engine's queue from now on.
+  /// Serve \p Engine's queue from now on; once started, the pool grows to
+  /// the engines' share.
   void attach(IOPoolEngineTy &Engine);
   /// Stop serving \p Engine once its queue is idle and no worker holds one
   /// of its requests; waits for that.
@@ -66,8 +71,13 @@ public:
   /// starting them once.
   void start();
 
-  /// Workers of the pool.
-  unsigned getNumThreads() const { return NumThreads; }
+  /// Workers for \p Engines engines: min(PerEngine x Engines, MaxThreads),
+  /// at least PerEngine.
+  unsigned threadsFor(size_t Engines) const;
+  /// Workers one engine gets.
+  unsigned getThreadsPerEngine() const { return PerEngine; }
+  /// Workers started so far.
+  unsigned getNumStarted();
   /// Whether the workers run.
   bool started();
 
@@ -85,8 +95,11 @@ private:
   void finishedWith(IOPoolEngineTy &Engine);
   /// An engine's queue has a request ready.
   void wake();
+  /// Start workers up to threadsFor(Engines.size()); under Lock.
+  void grow();
 
-  const unsigned NumThreads;
+  const unsigned PerEngine;
+  const unsigned MaxThreads;
   std::mutex Lock;
   /// Workers wait here for a ready request.
   std::condition_variable WorkCV;
