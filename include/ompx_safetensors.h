@@ -13,9 +13,11 @@
  * ompx_safetensors_open reads and checks the header of a file, or the index
  * and every shard's header, and keeps them; nothing of the data section is
  * read until ompx_safetensors_load, which reads any subset of the tensors
- * into buffers of any devices with one ompx_io batch. A header is refused
- * (errno, and ompx_io_last_error() naming the file, the tensor and the
- * problem) unless it is UTF-8 JSON (RFC 8259) of at most
+ * into buffers of any devices with one ompx_io batch;
+ * ompx_safetensors_load_split and ompx_safetensors_load_mapped allocate the
+ * buffers too, on several devices, and load them with one batch. A
+ * header is refused (errno, and ompx_io_last_error() naming the file, the
+ * tensor and the problem) unless it is UTF-8 JSON (RFC 8259) of at most
  * OMPX_SAFETENSORS_MAX_HEADER_BYTES, nested at most OMPX_SAFETENSORS_MAX_DEPTH
  * deep, whose every tensor has a known dtype, a shape of non-negative
  * integers and offsets that lie inside the data section, hold exactly
@@ -170,6 +172,79 @@ typedef struct ompx_safetensors_load {
  *  EAGAIN when a device has no request left. */
 ssize_t ompx_safetensors_load(ompx_safetensors_t checkpoint,
                               ompx_safetensors_load_t *loads, size_t nloads);
+
+/** Device memory that ompx_safetensors_load_split or
+ *  ompx_safetensors_load_mapped allocated and loaded: one entry per tensor,
+ *  each owning its memory until ompx_safetensors_placement_free. It does
+ *  not refer to the checkpoint, which may be closed before it is freed. */
+typedef struct ompx_safetensors_placement *ompx_safetensors_placement_t;
+
+/** One tensor of a placement, as ompx_safetensors_placement_tensor
+ *  describes it. The name stays valid until ompx_safetensors_placement_free. */
+typedef struct ompx_safetensors_placed {
+  const char *name;   /**< The tensor's name (as ompx_safetensors_tensor). */
+  size_t index;       /**< The tensor's number in the checkpoint. */
+  int device_num;     /**< The OpenMP device it was loaded onto. */
+  void *device_ptr;   /**< Its memory there (omp_target_alloc on device_num),
+                           nbytes long; NULL for an empty tensor. */
+  uint64_t nbytes;    /**< The tensor's bytes. */
+} ompx_safetensors_placed_t;
+
+/** Load tensors of checkpoint onto several devices in one call, split
+ *  evenly: allocate each tensor's memory with omp_target_alloc on its
+ *  device and read all of them with one ompx_io batch (as
+ *  ompx_safetensors_load). names (nnames entries) are the tensors, in the
+ *  order of the placement's entries; names NULL (nnames 0): every tensor of
+ *  the checkpoint, in its order. devices (ndevices entries, each an OpenMP
+ *  device number, at most once; the initial device is host memory) are
+ *  balanced by bytes: the tensors are taken largest first (equal sizes in
+ *  their order) and each goes to the device with the fewest bytes so far
+ *  (the earlier in devices on a tie), so the split depends only on the
+ *  tensors and the list, and the bytes of any two devices differ by at
+ *  most the largest tensor. An empty tensor gets a device but no memory.
+ *  All or nothing: returns 0 with *placement set when every tensor loaded,
+ *  or -1 with errno, *placement NULL and nothing left allocated: EINVAL for
+ *  checkpoint or placement NULL, names NULL with nnames > 0, a name given
+ *  twice, an empty device list, a device that does not exist or is listed
+ *  twice; ENOENT for a name the checkpoint lacks; ENODEV for a device that
+ *  no offload-io plugin serves; ENOMEM when a device allocation fails (the
+ *  message names the tensor, its file, the size and the device); EAGAIN
+ *  when a device has no request left; and the errno of the first tensor
+ *  that failed to load (as ompx_safetensors_load's entries: EIO for a file
+ *  cut since open, ...). ompx_io_last_error() names the tensor, its file
+ *  and the device. */
+int ompx_safetensors_load_split(ompx_safetensors_t checkpoint,
+                                const char *const *names, size_t nnames,
+                                const int *devices, size_t ndevices,
+                                ompx_safetensors_placement_t *placement);
+
+/** As ompx_safetensors_load_split, with the device of each tensor given:
+ *  device_map[i] is the OpenMP device of names[i] (names NULL: of tensor
+ *  i, device_map then holding ompx_safetensors_num_tensors entries). Any
+ *  device may take any number of tensors. EINVAL (naming the tensor, its
+ *  file and the device) for device_map NULL with tensors to place or an
+ *  entry that is no device; otherwise the errors of
+ *  ompx_safetensors_load_split. */
+int ompx_safetensors_load_mapped(ompx_safetensors_t checkpoint,
+                                 const char *const *names, size_t nnames,
+                                 const int *device_map,
+                                 ompx_safetensors_placement_t *placement);
+
+/** Number of tensors of placement. 0 for NULL. */
+size_t ompx_safetensors_placement_count(ompx_safetensors_placement_t placement);
+/** Describe entry index of placement (the order of the names given, or of
+ *  the checkpoint) into *placed. 0, or -1 with errno EINVAL when an
+ *  argument is NULL or index is out of range. */
+int ompx_safetensors_placement_tensor(ompx_safetensors_placement_t placement,
+                                      size_t index,
+                                      ompx_safetensors_placed_t *placed);
+/** The entry of placement for the tensor named name, or -1 with errno
+ *  ENOENT when it has none (EINVAL for NULL arguments). */
+ssize_t ompx_safetensors_placement_find(ompx_safetensors_placement_t placement,
+                                        const char *name);
+/** Free the device memory of every tensor of placement (omp_target_free on
+ *  its device) and the placement. 0, or -1 with errno EINVAL for NULL. */
+int ompx_safetensors_placement_free(ompx_safetensors_placement_t placement);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The C API of ompx_safetensors.h over CheckpointTy: opening, the lists,
-// and loading any subset of the tensors into device buffers with one
-// ompx_io batch.
+// loading any subset of the tensors into device buffers with one ompx_io
+// batch, and loading onto several devices into memory it allocates
+// (PlacementTy, placed by SafetensorsSplit.h).
 #include "CallFailure.h"
 #include "Diagnostics.h"
 #include "Library.h"
 #include "SafetensorsCheckpoint.h"
+#include "SafetensorsPlacement.h"
+#include "SafetensorsSplit.h"
 #include "ompx_io.h"
 #include "ompx_safetensors.h"
 
@@ -15,18 +18,31 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <numeric>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 using namespace ompxio;
 using safetensors::CheckpointFileTy;
 using safetensors::CheckpointTy;
+using safetensors::DeviceMemoryTy;
+using safetensors::DeviceNumbersTy;
+using safetensors::PlacedTensorTy;
+using safetensors::PlacementTy;
 using safetensors::TensorInfoTy;
 
 /// The handle: the checkpoint behind the opaque type of the header.
 struct ompx_safetensors {
   std::unique_ptr<CheckpointTy> Checkpoint;
+};
+
+/// The handle: a placement behind the opaque type of the header.
+struct ompx_safetensors_placement {
+  explicit ompx_safetensors_placement(DeviceMemoryTy Memory)
+      : Placement(Memory) {}
+  PlacementTy Placement;
 };
 
 namespace {
@@ -180,15 +196,12 @@ OMPX_API ssize_t ompx_safetensors_find(ompx_safetensors_t Checkpoint,
   return ssize_t(*Index);
 }
 
-OMPX_API ssize_t ompx_safetensors_load(ompx_safetensors_t Checkpoint,
-                                       ompx_safetensors_load_t *Loads,
-                                       size_t NumLoads) {
-  const char *Call = "ompx_safetensors_load";
-  if (!Checkpoint)
-    return invalidArgument(Call, "checkpoint is NULL");
-  if (!Loads && NumLoads)
-    return invalidArgument(Call, "loads is NULL");
-  const CheckpointTy &C = *Checkpoint->Checkpoint;
+namespace {
+
+/// ompx_safetensors_load of \p C's tensors for \p Call, its arguments
+/// checked.
+ssize_t loadTensors(const char *Call, const CheckpointTy &C,
+                    ompx_safetensors_load_t *Loads, size_t NumLoads) {
   std::vector<FailureTy> Failures;
   auto refuse = [&](size_t Entry, int Errno, std::string Reason) {
     Loads[Entry].result = -1;
@@ -289,4 +302,244 @@ OMPX_API ssize_t ompx_safetensors_load(ompx_safetensors_t Checkpoint,
                std::to_string(Failures.size() - MaxNamedFailures) + " more";
   fail(Loads[Failures.front().Entry].error, std::move(Message));
   return ssize_t(Failures.size());
+}
+
+} // namespace
+
+OMPX_API ssize_t ompx_safetensors_load(ompx_safetensors_t Checkpoint,
+                                       ompx_safetensors_load_t *Loads,
+                                       size_t NumLoads) {
+  const char *Call = "ompx_safetensors_load";
+  if (!Checkpoint)
+    return invalidArgument(Call, "checkpoint is NULL");
+  if (!Loads && NumLoads)
+    return invalidArgument(Call, "loads is NULL");
+  return loadTensors(Call, *Checkpoint->Checkpoint, Loads, NumLoads);
+}
+
+namespace {
+
+/// The program's omp_target_alloc and omp_target_free: libompx_io links no
+/// OpenMP runtime, so the program's libomptarget serves them, as it serves
+/// omp_get_initial_device (InitialDevice.cpp).
+DeviceMemoryTy openmpDeviceMemory() {
+  DeviceMemoryTy Memory;
+  Memory.Alloc = reinterpret_cast<void *(*)(size_t, int)>(
+      processSymbol("omp_target_alloc"));
+  Memory.Free =
+      reinterpret_cast<void (*)(void *, int)>(processSymbol("omp_target_free"));
+  return Memory;
+}
+
+/// The device numbers of the running program.
+DeviceNumbersTy openmpDeviceNumbers() {
+  auto *NumDevices =
+      reinterpret_cast<int (*)()>(processSymbol("omp_get_num_devices"));
+  DeviceNumbersTy Numbers;
+  Numbers.NumDevices = NumDevices ? NumDevices() : 0;
+  Numbers.Initial = initialDeviceNumber();
+  return Numbers;
+}
+
+/// The numbers of the tensors \p Names names (every tensor when it is
+/// NULL) into \p Indices; fails \p Call for a NULL, unknown or repeated
+/// name.
+int selectTensors(const char *Call, const CheckpointTy &C,
+                  const char *const *Names, size_t NumNames,
+                  std::vector<size_t> &Indices) {
+  if (!Names) {
+    Indices.resize(C.tensors().size());
+    std::iota(Indices.begin(), Indices.end(), size_t(0));
+    return 0;
+  }
+  std::vector<bool> Named(C.tensors().size(), false);
+  for (size_t I = 0; I < NumNames; ++I) {
+    std::string Entry = "names[" + std::to_string(I) + "]";
+    if (!Names[I])
+      return fail(EINVAL, std::string(Call) + ": " + Entry + " is NULL");
+    std::optional<size_t> Found = C.find(Names[I]);
+    if (!Found)
+      return fail(ENOENT, std::string(Call) + ": " + Entry + ": tensor '" +
+                              safetensors::shownText(Names[I]) +
+                              "': not in the checkpoint");
+    if (Named[*Found])
+      return fail(EINVAL, std::string(Call) + ": " + Entry + ": " +
+                              tensorMessage(C, *Found) + " is named twice");
+    Named[*Found] = true;
+    Indices.push_back(*Found);
+  }
+  return 0;
+}
+
+/// Allocates the tensors \p Indices of \p C on the devices \p DeviceOf
+/// (by position) and loads them with one batch; all or nothing.
+int placeAndLoad(const char *Call, const CheckpointTy &C,
+                 const std::vector<size_t> &Indices,
+                 const std::vector<int> &DeviceOf,
+                 const DeviceNumbersTy &Numbers,
+                 ompx_safetensors_placement_t *Placement) {
+  // Every device is checked before anything is allocated.
+  std::set<int> Served;
+  for (size_t I = 0; I < Indices.size(); ++I) {
+    int Device = DeviceOf[I];
+    DeviceRefTy Ref;
+    if (Device == Numbers.Initial || Served.count(Device))
+      continue;
+    if (!resolveDevice(Device, Ref))
+      return fail(ENODEV, notServedMessage(Call, Device) + " (" +
+                              tensorMessage(C, Indices[I]) +
+                              " was to be loaded there)");
+    Served.insert(Device);
+  }
+  DeviceMemoryTy Memory = openmpDeviceMemory();
+  if (!Memory.Alloc || !Memory.Free)
+    return fail(ENODEV, std::string(Call) +
+                            ": the program has no omp_target_alloc and "
+                            "omp_target_free: no OpenMP offload runtime is "
+                            "loaded");
+  std::unique_ptr<ompx_safetensors_placement> Handle(
+      new (std::nothrow) ompx_safetensors_placement(Memory));
+  if (!Handle)
+    return fail(ENOMEM, std::string(Call) + ": out of memory");
+  for (size_t I = 0; I < Indices.size(); ++I) {
+    PlacedTensorTy T;
+    T.Name = C.tensor(Indices[I]).Name;
+    T.File = C.fileOf(Indices[I]).Path;
+    T.Index = Indices[I];
+    T.Device = DeviceOf[I];
+    T.Bytes = C.tensor(Indices[I]).bytes();
+    Handle->Placement.add(std::move(T));
+  }
+  if (safetensors::ErrorTy Err = Handle->Placement.allocate())
+    return fail(Err.Errno, std::string(Call) + ": " + Err.Message);
+  std::vector<ompx_safetensors_load_t> Loads(Indices.size());
+  for (size_t I = 0; I < Indices.size(); ++I) {
+    const PlacedTensorTy &T = Handle->Placement.tensors()[I];
+    ompx_safetensors_load_t &L = Loads[I];
+    std::memset(&L, 0, sizeof(L));
+    L.index = T.Index;
+    L.device_buf = T.Ptr;
+    L.buf_size = size_t(T.Bytes);
+    L.device_num = T.Device;
+  }
+  if (loadTensors(Call, C, Loads.data(), Loads.size()) != 0) {
+    // The message is loadTensors'; freeing keeps errno.
+    int Errno = errno;
+    Handle.reset();
+    errno = Errno;
+    return -1;
+  }
+  *Placement = Handle.release();
+  return 0;
+}
+
+} // namespace
+
+OMPX_API int ompx_safetensors_load_split(ompx_safetensors_t Checkpoint,
+                                         const char *const *Names,
+                                         size_t NumNames, const int *Devices,
+                                         size_t NumDevices,
+                                         ompx_safetensors_placement_t *Placement) {
+  const char *Call = "ompx_safetensors_load_split";
+  if (Placement)
+    *Placement = nullptr;
+  if (!Checkpoint)
+    return invalidArgument(Call, "checkpoint is NULL");
+  if (!Placement)
+    return invalidArgument(Call, "placement is NULL");
+  if (!Names && NumNames)
+    return invalidArgument(Call, "names is NULL");
+  const CheckpointTy &C = *Checkpoint->Checkpoint;
+  DeviceNumbersTy Numbers = openmpDeviceNumbers();
+  if (std::optional<std::string> Why =
+          safetensors::checkDeviceList(Devices, NumDevices, Numbers))
+    return fail(EINVAL, std::string(Call) + ": " + *Why);
+  std::vector<size_t> Indices;
+  if (selectTensors(Call, C, Names, NumNames, Indices) != 0)
+    return -1;
+  std::vector<uint64_t> Bytes;
+  for (size_t Index : Indices)
+    Bytes.push_back(C.tensor(Index).bytes());
+  return placeAndLoad(Call, C, Indices,
+                      safetensors::splitEvenly(Bytes, Devices, NumDevices),
+                      Numbers, Placement);
+}
+
+OMPX_API int ompx_safetensors_load_mapped(ompx_safetensors_t Checkpoint,
+                                          const char *const *Names,
+                                          size_t NumNames,
+                                          const int *DeviceMap,
+                                          ompx_safetensors_placement_t *Placement) {
+  const char *Call = "ompx_safetensors_load_mapped";
+  if (Placement)
+    *Placement = nullptr;
+  if (!Checkpoint)
+    return invalidArgument(Call, "checkpoint is NULL");
+  if (!Placement)
+    return invalidArgument(Call, "placement is NULL");
+  if (!Names && NumNames)
+    return invalidArgument(Call, "names is NULL");
+  const CheckpointTy &C = *Checkpoint->Checkpoint;
+  std::vector<size_t> Indices;
+  if (selectTensors(Call, C, Names, NumNames, Indices) != 0)
+    return -1;
+  if (!DeviceMap && !Indices.empty())
+    return invalidArgument(Call, "device_map is NULL");
+  DeviceNumbersTy Numbers = openmpDeviceNumbers();
+  if (std::optional<size_t> Bad = safetensors::firstMissingDevice(
+          DeviceMap, Indices.size(), Numbers))
+    return fail(EINVAL, std::string(Call) + ": device_map[" +
+                            std::to_string(*Bad) + "]: " +
+                            tensorMessage(C, Indices[*Bad]) + ": " +
+                            Numbers.missing(DeviceMap[*Bad]));
+  std::vector<int> DeviceOf(DeviceMap, DeviceMap + Indices.size());
+  return placeAndLoad(Call, C, Indices, DeviceOf, Numbers, Placement);
+}
+
+OMPX_API size_t
+ompx_safetensors_placement_count(ompx_safetensors_placement_t Placement) {
+  return Placement ? Placement->Placement.tensors().size() : 0;
+}
+
+OMPX_API int
+ompx_safetensors_placement_tensor(ompx_safetensors_placement_t Placement,
+                                  size_t Index,
+                                  ompx_safetensors_placed_t *Placed) {
+  const char *Call = "ompx_safetensors_placement_tensor";
+  if (!Placement || !Placed)
+    return invalidArgument(Call, !Placement ? "placement is NULL"
+                                            : "placed is NULL");
+  const std::vector<PlacedTensorTy> &Tensors = Placement->Placement.tensors();
+  if (Index >= Tensors.size())
+    return invalidArgument(Call, "index out of range");
+  const PlacedTensorTy &T = Tensors[Index];
+  Placed->name = T.Name.c_str();
+  Placed->index = T.Index;
+  Placed->device_num = T.Device;
+  Placed->device_ptr = T.Ptr;
+  Placed->nbytes = T.Bytes;
+  return 0;
+}
+
+OMPX_API ssize_t
+ompx_safetensors_placement_find(ompx_safetensors_placement_t Placement,
+                                const char *Name) {
+  const char *Call = "ompx_safetensors_placement_find";
+  if (!Placement || !Name)
+    return invalidArgument(Call, !Placement ? "placement is NULL"
+                                            : "name is NULL");
+  std::optional<size_t> Index = Placement->Placement.find(Name);
+  if (!Index)
+    return fail(ENOENT, std::string(Call) + ": no tensor '" +
+                            safetensors::shownText(Name) + "'");
+  return ssize_t(*Index);
+}
+
+OMPX_API int
+ompx_safetensors_placement_free(ompx_safetensors_placement_t Placement) {
+  if (!Placement)
+    return invalidArgument("ompx_safetensors_placement_free",
+                           "placement is NULL");
+  delete Placement;
+  return 0;
 }

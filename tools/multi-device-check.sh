@@ -7,7 +7,9 @@
 #     for both, pageable copies, page-cached file reads, one batch across
 #     devices, a peer copy; it checks the data on every device and that our
 #     plugin is loaded (its figures mean nothing here);
-#   - tools/gpu/mproc.sh with one process per device (DEVICE=rank).
+#   - tools/gpu/mproc.sh with one process per device (DEVICE=rank);
+#   - offloadio-checkpoint: a checkpoint saved from device 0, loaded with
+#     one call split over devices 0 and 1 (load --devices 0,1 --verify).
 #   OFFLOADIO_BUILD_DIR=build bash tools/multi-device-check.sh [MIB]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,3 +33,8 @@ rm -f "$work/multi.dat"
 echo "== one process per device (mproc.sh, DEVICE=rank, 2 processes)"
 timeout 300 bash "$root/tools/gpu/mproc.sh" "$work/mproc-shards" "$work/mproc" \
   "$mib" rank 2
+echo "== a checkpoint split over 2 devices in one call (offloadio-checkpoint load --devices 0,1)"
+timeout 300 "$build/bin/offloadio-checkpoint" save "$work/ckpt.safetensors" \
+  --tensors 64 --max-bytes "$(( mib * 1024 / 32 ))K" --device 0
+timeout 300 "$build/bin/offloadio-checkpoint" load "$work/ckpt.safetensors" \
+  --devices 0,1 --verify

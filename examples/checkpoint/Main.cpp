@@ -4,8 +4,9 @@
 // safetensors file, loads a file or a sharded checkpoint (its
 // model.safetensors.index.json) into device memory, timed, and on request
 // verifies every byte, or prints a checkpoint's headers. A save is one
-// ompx_io batch (CheckpointIO.h); a load is one ompx_safetensors_load, one
-// batch, per file.
+// ompx_io batch (CheckpointIO.h); a load onto one device is one
+// ompx_safetensors_load, one batch, per file; a load onto several devices
+// is one ompx_safetensors_load_split, one batch for the whole checkpoint.
 #include "CheckpointIO.h"
 #include "Pattern.h"
 #include "SafetensorsWriter.h"
@@ -13,6 +14,7 @@
 #include "ompx_io.h"
 #include "ompx_safetensors.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -40,7 +42,8 @@ namespace {
 constexpr const char *Usage =
     "usage: offloadio-checkpoint save FILE [--tensors N] [--max-bytes SIZE]\n"
     "                                 [--seed S] [--device D]\n"
-    "       offloadio-checkpoint load PATH [--device D] [--verify]\n"
+    "       offloadio-checkpoint load PATH [--device D | --devices D,D...]\n"
+    "                                 [--verify]\n"
     "       offloadio-checkpoint info PATH\n"
     "save: generates N tensors (default 16) of up to SIZE bytes each (default\n"
     "  1M; K, M, G suffixes) in memory of device D (default: the default\n"
@@ -48,6 +51,10 @@ constexpr const char *Usage =
     "load: reads every tensor of PATH (a .safetensors file, or the\n"
     "  model.safetensors.index.json of a sharded checkpoint) into memory of\n"
     "  device D, one batch per file, and prints GB/s per file and in total.\n"
+    "  --devices D,D...: allocates and loads every tensor with one call and\n"
+    "  one batch, split evenly by bytes over those devices (largest tensor\n"
+    "  first, to the device with the fewest bytes so far); prints the\n"
+    "  tensors and bytes per file and per device and GB/s in total.\n"
     "  --verify: then checks every byte against the file (and against the\n"
     "  generator, for files that save wrote); exit status 0 only when all\n"
     "  bytes match.\n"
@@ -61,6 +68,8 @@ struct OptionsTy {
   uint64_t MaxBytes = 1 << 20;
   uint64_t Seed = 1;
   int Device = -1;
+  /// --devices: an even split over these; empty: one device.
+  std::vector<int> Devices;
   bool Verify = false;
 };
 
@@ -117,10 +126,22 @@ Expected<OptionsTy> parseOptions(int Argc, char **Argv) {
     } else if (Option == "--device" && Opts.Command != "info") {
       if (Value.getAsInteger(10, Opts.Device) || Opts.Device < 0)
         return usageError("--device: not a device number: '" + Value + "'");
+    } else if (Option == "--devices" && Opts.Command == "load") {
+      llvm::SmallVector<StringRef, 8> Items;
+      Value.split(Items, ',');
+      for (StringRef Item : Items) {
+        int Number;
+        if (Item.getAsInteger(10, Number) || Number < 0)
+          return usageError("--devices: not a list of device numbers: '" +
+                            Value + "'");
+        Opts.Devices.push_back(Number);
+      }
     } else {
       return usageError("unknown option '" + Option + "' for " + Opts.Command);
     }
   }
+  if (Opts.Device >= 0 && !Opts.Devices.empty())
+    return usageError("--device and --devices: give one of them");
   return Opts;
 }
 
@@ -305,13 +326,18 @@ Error preadFull(int Fd, char *Buf, uint64_t Size, uint64_t Offset,
   return Error::success();
 }
 
+/// Where a tensor was loaded: memory of a device.
+struct LoadedTensorTy {
+  void *Ptr = nullptr;
+  int Device = 0;
+};
+
 /// Every byte of each tensor of file \p File of \p C, loaded into
-/// \p Buffers (by tensor index), against the file and, for files that save
+/// \p Loaded (by tensor index), against the file and, for files that save
 /// wrote, against the generator; \p WithGenerator becomes false for a file
 /// that save did not write.
 Error verifyFile(const CheckpointTy &C, size_t File,
-                 llvm::ArrayRef<checkpoint::DeviceBufferTy> Buffers, int Device,
-                 bool &WithGenerator) {
+                 llvm::ArrayRef<LoadedTensorTy> Loaded, bool &WithGenerator) {
   const char *Path = ompx_safetensors_file_path(C.handle(), File);
   FileTy Fd(::open(Path, O_RDONLY));
   if (Fd.fd() < 0)
@@ -328,13 +354,13 @@ Error verifyFile(const CheckpointTy &C, size_t File,
       continue;
     FromDevice.resize(T.nbytes);
     FromFile.resize(T.nbytes);
-    if (omp_target_memcpy(FromDevice.data(), Buffers[I].data(), T.nbytes, 0,
-                          0, omp_get_initial_device(), Device) != 0)
+    if (omp_target_memcpy(FromDevice.data(), Loaded[I].Ptr, T.nbytes, 0, 0,
+                          omp_get_initial_device(), Loaded[I].Device) != 0)
       return llvm::createStringError(
           std::make_error_code(std::errc::io_error),
           llvm::formatv("omp_target_memcpy({0} bytes of tensor '{1}' from {2} "
                         "of device {3}) failed",
-                        T.nbytes, T.name, Buffers[I].data(), Device)
+                        T.nbytes, T.name, Loaded[I].Ptr, Loaded[I].Device)
               .str());
     if (Error Err = preadFull(Fd.fd(), FromFile.data(), T.nbytes,
                               T.file_offset, Path))
@@ -432,12 +458,110 @@ Error load(const OptionsTy &Opts, int Device) {
                                 Device, Seconds, gbPerSecond(Bytes, Seconds));
   if (!Opts.Verify)
     return Error::success();
+  std::vector<LoadedTensorTy> Loaded;
+  for (const checkpoint::DeviceBufferTy &B : Buffers)
+    Loaded.push_back({B.data(), Device});
   bool WithGenerator = true;
   for (size_t File = 0; File < Files; ++File)
-    if (Error Err = verifyFile(**C, File, Buffers, Device, WithGenerator))
+    if (Error Err = verifyFile(**C, File, Loaded, WithGenerator))
       return Err;
   llvm::outs() << llvm::formatv("verified {0} bytes against the file{1}{2}\n",
                                 Bytes, Files == 1 ? "" : "s",
+                                WithGenerator ? " and the generator" : "");
+  return Error::success();
+}
+
+/// The device memory of ompx_safetensors_load_split, freed on destruction.
+class PlacementTy {
+public:
+  PlacementTy() = default;
+  PlacementTy(const PlacementTy &) = delete;
+  PlacementTy &operator=(const PlacementTy &) = delete;
+  ~PlacementTy() {
+    if (Handle)
+      ompx_safetensors_placement_free(Handle);
+  }
+  ompx_safetensors_placement_t *out() { return &Handle; }
+  ompx_safetensors_placement_t handle() const { return Handle; }
+
+private:
+  ompx_safetensors_placement_t Handle = nullptr;
+};
+
+/// The devices of \p Devices as "0,1,2".
+std::string deviceList(llvm::ArrayRef<int> Devices) {
+  std::vector<std::string> Numbers;
+  for (int D : Devices)
+    Numbers.push_back(std::to_string(D));
+  return llvm::join(Numbers, ",");
+}
+
+/// Loads every tensor of the checkpoint onto Opts.Devices, split evenly,
+/// with one ompx_safetensors_load_split (allocation and one batch), timed;
+/// prints the tensors and bytes of each file and device, and the total.
+Error loadSplit(const OptionsTy &Opts) {
+  Expected<std::unique_ptr<CheckpointTy>> C = CheckpointTy::open(Opts.Path);
+  if (!C)
+    return C.takeError();
+  ompx_safetensors_t H = (*C)->handle();
+  PlacementTy Placement;
+  auto Start = std::chrono::steady_clock::now();
+  int Status = ompx_safetensors_load_split(H, nullptr, 0, Opts.Devices.data(),
+                                           Opts.Devices.size(),
+                                           Placement.out());
+  double Seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - Start)
+          .count();
+  if (Status != 0)
+    return llvm::createStringError(
+        std::error_code(errno, std::generic_category()), ompx_io_last_error());
+  size_t Files = ompx_safetensors_num_files(H);
+  size_t Count = ompx_safetensors_placement_count(Placement.handle());
+  std::vector<LoadedTensorTy> Loaded(ompx_safetensors_num_tensors(H));
+  std::vector<uint64_t> FileTensors(Files), FileBytes(Files);
+  std::vector<uint64_t> DeviceTensors(Opts.Devices.size()),
+      DeviceBytes(Opts.Devices.size());
+  uint64_t Bytes = 0;
+  for (size_t I = 0; I < Count; ++I) {
+    ompx_safetensors_placed_t P;
+    if (ompx_safetensors_placement_tensor(Placement.handle(), I, &P) != 0)
+      return llvm::createStringError(std::make_error_code(std::errc::io_error),
+                                     ompx_io_last_error());
+    Loaded[P.index] = {P.device_ptr, P.device_num};
+    size_t File = (*C)->tensor(P.index).file;
+    ++FileTensors[File];
+    FileBytes[File] += P.nbytes;
+    size_t D = std::find(Opts.Devices.begin(), Opts.Devices.end(),
+                         P.device_num) -
+               Opts.Devices.begin();
+    ++DeviceTensors[D];
+    DeviceBytes[D] += P.nbytes;
+    Bytes += P.nbytes;
+  }
+  for (size_t File = 0; File < Files; ++File)
+    llvm::outs() << llvm::formatv("{0}: {1} tensors, {2} bytes\n",
+                                  ompx_safetensors_file_path(H, File),
+                                  FileTensors[File], FileBytes[File]);
+  for (size_t D = 0; D < Opts.Devices.size(); ++D)
+    llvm::outs() << llvm::formatv("device {0}: {1} tensors, {2} bytes\n",
+                                  Opts.Devices[D], DeviceTensors[D],
+                                  DeviceBytes[D]);
+  llvm::outs() << llvm::formatv("loaded {0} tensors, {1} bytes, from {2} "
+                                "file{3} onto devices {4} in one call and one "
+                                "batch: {5:f3} s, {6:f2} GB/s\n",
+                                Count, Bytes, Files, Files == 1 ? "" : "s",
+                                deviceList(Opts.Devices), Seconds,
+                                gbPerSecond(Bytes, Seconds));
+  if (!Opts.Verify)
+    return Error::success();
+  bool WithGenerator = true;
+  for (size_t File = 0; File < Files; ++File)
+    if (Error Err = verifyFile(**C, File, Loaded, WithGenerator))
+      return Err;
+  llvm::outs() << llvm::formatv("verified {0} bytes on {1} devices against "
+                                "the file{2}{3}\n",
+                                Bytes, Opts.Devices.size(),
+                                Files == 1 ? "" : "s",
                                 WithGenerator ? " and the generator" : "");
   return Error::success();
 }
@@ -483,6 +607,8 @@ Error run(int Argc, char **Argv) {
     return Opts.takeError();
   if (Opts->Command == "info")
     return info(*Opts);
+  if (!Opts->Devices.empty())
+    return loadSplit(*Opts);
   Expected<int> Device = resolveDevice(Opts->Device);
   if (!Device)
     return Device.takeError();
