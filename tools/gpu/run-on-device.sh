@@ -70,9 +70,23 @@ if [[ $steps == *lit* ]]; then
       -e 's|@[A-Z_]*@||g' \
       test/lit.site.cfg.py.in > /tmp/lit/test/lit.site.cfg.py
   echo "== lit nvptx64-nvidia-cuda"
-  timeout "${LIT_TIMEOUT:-300}" python3 "$llvm/lit/lit.py" -sv -j12 --param target=nvptx64-nvidia-cuda /tmp/lit/test > /tmp/lit.out 2>&1
+  # In the background, so that a run past LIT_TIMEOUT says which test
+  # programs were still running (and for how long) before it is stopped.
+  python3 "$llvm/lit/lit.py" -sv -j12 --time-tests --param target=nvptx64-nvidia-cuda \
+    /tmp/lit/test > /tmp/lit.out 2>&1 &
+  lit_pid=$!
+  for ((waited = 0; waited < ${LIT_TIMEOUT:-300}; waited += 5)); do
+    kill -0 "$lit_pid" 2>/dev/null || break
+    sleep 5
+  done
+  if kill -0 "$lit_pid" 2>/dev/null; then
+    echo "lit: still running after ${LIT_TIMEOUT:-300} s; the test programs running now (seconds, command):"
+    ps -eo etimes=,args= | grep -E "/Output/|FileCheck" | grep -v grep | sort -rn | head -20
+    kill "$lit_pid" 2>/dev/null; pkill -P "$lit_pid"; pkill -f "/tmp/lit/test/.*/Output/"
+  fi
+  wait "$lit_pid" 2>/dev/null
   # The summary, or everything after the last test when lit itself failed.
-  grep -E "^(FAIL|XPASS|UNRESOLVED)|Passed|Failed|Unsupported|Testing Time" /tmp/lit.out | tail -40 |
+  grep -E "^(FAIL|XPASS|UNRESOLVED)|Passed|Failed|Unsupported|Testing Time|^ *[0-9.]+s: " /tmp/lit.out | tail -40 |
     grep . || tail -30 /tmp/lit.out
   cp /tmp/lit.out "$out/lit-full.log"
 fi 2>&1 | tee "$out/lit.log"

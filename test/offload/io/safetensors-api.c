@@ -218,7 +218,8 @@ int main(int argc, char **argv) {
   ompx_safetensors_tensor(t2, 14, &ti);
   if (truncate(path("cut.safetensors"), (off_t)ti.file_offset + 1) != 0)
     abort();
-  ompx_safetensors_load_t last = {ti.name, 0, bufs[14], ti.nbytes, host, 0, 0};
+  // bufs[14] is memory of device dev (even tensors live there).
+  ompx_safetensors_load_t last = {ti.name, 0, bufs[14], ti.nbytes, dev, 0, 0};
   OT_EXPECT(ompx_safetensors_load(t2, &last, 1) == 1 && last.error == EIO,
             "a file cut after open: EIO (%s)", ename(last.error));
   ompx_safetensors_close(t2);
