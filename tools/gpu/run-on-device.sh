@@ -14,7 +14,8 @@
 # or "rank" for one process per GPU; tools/gpu/mproc.sh) and multi (every
 # GPU of the machine at once beside one alone: locked and pageable copies,
 # page-cached file reads, one batch across devices, a peer copy;
-# tools/gpu/multi-device-bench.c, MULTI_MIB per GPU, 4096 by default) and
+# tools/gpu/multi-device-bench.c, MULTI_MIB per GPU, 4096 by default; then
+# one checkpoint loaded onto one GPU and split over all of them) and
 # safetensors (the reference implementation's files written from torch
 # tensors in GPU memory, loaded by ours into the GPU, and ours read by torch
 # into GPU memory: tools/trixie/safetensors-compat.sh) steps.
@@ -259,4 +260,20 @@ if [[ $steps == *multi* ]]; then
     LD_LIBRARY_PATH=$inst/lib:$LD_LIBRARY_PATH timeout 300 \
       /tmp/multi-device-bench /root/offload-io-multi.dat "${MULTI_MIB:-4096}"
   rm -f /root/offload-io-multi.dat
+  # One checkpoint (MULTI_CKPT_TENSORS of up to 64 MiB, about 16 GiB by
+  # default) loaded from the page cache by one call onto the first GPU,
+  # then split over every GPU. The tool carries the host plugin's image
+  # too: the GPUs are devices MULTI_CKPT_FIRST (4) and up.
+  gpus=$(nvidia-smi -L | wc -l)
+  first=${MULTI_CKPT_FIRST:-4}
+  all=$(seq -s, "$first" $((first + gpus - 1)))
+  ckpt=/root/offload-io-multi.safetensors
+  echo "== a checkpoint loaded by one call onto device $first, then split over $all"
+  export LD_LIBRARY_PATH=$inst/lib:$LD_LIBRARY_PATH
+  "$inst/bin/offloadio-checkpoint" save "$ckpt" --tensors "${MULTI_CKPT_TENSORS:-512}" \
+    --max-bytes 64M --device "$first" | tail -1
+  for devices in "$first" "$all" "$first" "$all"; do
+    "$inst/bin/offloadio-checkpoint" load "$ckpt" --devices "$devices" | tail -1
+  done
+  rm -f "$ckpt"
 fi 2>&1 | tee "$out/multi.log"
