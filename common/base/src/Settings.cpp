@@ -62,6 +62,7 @@ PluginSettingsTy PluginSettingsTy::fromEnv(const ProcessShareTy &Share) {
       MappedLockPolicyTy::On};
   S.MappedLocks =
       Policies[readChoiceSetting<SettingId::LockMappedHostBuffers>()];
+  S.NumaPlacement = readChoiceSetting<SettingId::NumaPlacement>() == 0;
   S.PinnedMax = readSizeSetting<SettingId::PinnedMax>(
       {defaultPinnedMax(Share), std::nullopt, std::nullopt});
   S.JIT = JITSettingsTy::fromEnv();

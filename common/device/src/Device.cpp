@@ -11,6 +11,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cinttypes>
+#include <cstring>
 #include <ctime>
 
 using namespace offloadio;
@@ -28,6 +29,7 @@ Error GenericDeviceTy::init() {
   if (auto Err = initImpl(Limits))
     return Err;
   Settings = DeviceSettingsTy::fromEnv(Limits.MaxDynamicSharedMemory);
+  HostPlacement.set(placeOnHost(), &Services.Info, DeviceId);
   deriveLaunchLimits(Limits, Settings.NumTeams, Settings.TeamsThreadLimit);
 
   if (Settings.MemoryManagerThreshold)
@@ -60,6 +62,26 @@ Error GenericDeviceTy::init() {
   if (auto Err = Streams.grow(Settings.InitialStreams))
     return Err;
   return Events.grow(Settings.InitialEvents);
+}
+
+CpuPlacementTy GenericDeviceTy::placeOnHost() {
+  if (!Services.Topology)
+    return CpuPlacementTy::none(
+        std::string(settingDecl(SettingId::NumaPlacement).Name) + " is off");
+  auto Address = getPCIAddressImpl();
+  if (!Address)
+    return CpuPlacementTy::none("its PCI address is unknown: " +
+                                takeErrorMessage(Address.takeError()));
+  if (Address->empty())
+    return CpuPlacementTy::none("the " + Services.PluginName +
+                                " plugin's devices are not PCI devices");
+  // The mask of the thread that initialises the device: the process's,
+  // as far as the plugin can tell (ProcessShare.h reads it so too).
+  CpuSetTy Mask;
+  if (int Errno = Services.Affinity.getThreadAffinity(Mask))
+    return CpuPlacementTy::none(std::string("sched_getaffinity failed: ") +
+                                std::strerror(Errno));
+  return Services.Topology->place(*Address, Mask);
 }
 
 Error GenericDeviceTy::drain() {
@@ -467,6 +489,8 @@ void GenericDeviceTy::printInfo(llvm::raw_ostream &OS) {
        llvm::Twine(Staging->getMaxBuffers()) + " x " +
            llvm::Twine(Staging->getBufferSize()) + " bytes / " +
            llvm::Twine(Staging->allocated()));
+  Line("Host placement:", HostPlacement.get().describe() +
+                              (HostPlacement.stopped() ? " (stopped)" : ""));
   Line("Small-allocation cache:",
        MemoryManager ? llvm::Twine("enabled") : llvm::Twine("disabled"));
   PinnedBudgetStatsTy Budget = Plugin.getPinnedBudget().getStats();

@@ -49,3 +49,7 @@ void DeviceIOAdapterTy::releaseEvent(EventTy *Event) {
 TimeProfileTy *DeviceIOAdapterTy::getProfile() {
   return &Device.getServices().Profile;
 }
+
+DevicePlacementTy *DeviceIOAdapterTy::getHostPlacement() {
+  return &Device.getHostPlacement();
+}

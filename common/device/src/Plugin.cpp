@@ -22,7 +22,8 @@ IOWorkerPoolTy &GenericPluginTy::getIOWorkers(const IOConfigTy &Config) {
   std::lock_guard<std::mutex> Guard(IOWorkersLock);
   if (!IOWorkers)
     IOWorkers =
-        std::make_unique<IOWorkerPoolTy>(Config.Threads, Config.ThreadsCap);
+        std::make_unique<IOWorkerPoolTy>(Config.Threads, Config.ThreadsCap,
+                                         &Affinity);
   return *IOWorkers;
 }
 
@@ -47,7 +48,9 @@ DeviceServicesTy GenericPluginTy::getDeviceServices() {
                           CopyThreads,
                           Settings.MappedLocks,
                           *RuntimeABI,
-                          JIT};
+                          JIT,
+                          Settings.NumaPlacement ? &Topology : nullptr,
+                          Affinity};
 }
 
 unsigned GenericPluginTy::getNumIOWorkers() {

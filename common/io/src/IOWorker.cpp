@@ -123,7 +123,13 @@ void IOWorkerTy::start() {
 void IOWorkerTy::run() {
   size_t I;
   IOPoolEngineTy *Engine;
+  ThreadPlacementTy Placement(Pool.Affinity);
   while (IORequestTy *R = Pool.nextRequest(I, Engine)) {
+    // On the CPUs near the engine's device, before its staging is made:
+    // the slot's pinned buffers are allocated by this thread on its first
+    // chunk, and pages go to the node of the CPU that first touches them
+    // (the default memory policy), so they land on the device's node.
+    Placement.enter(Engine->Device.getHostPlacement());
     IOWorkerStagingTy &Staging = Engine->stagingOf(Index);
     // While reads served wait for their copies, go on with the engine's
     // next request rather than wait: a worker that waited at the end of

@@ -14,9 +14,11 @@ IOWorkerStagingTy &IOPoolEngineTy::stagingOf(unsigned Worker) {
   return *Slot;
 }
 
-IOWorkerPoolTy::IOWorkerPoolTy(unsigned PerEngine, unsigned MaxThreads)
+IOWorkerPoolTy::IOWorkerPoolTy(unsigned PerEngine, unsigned MaxThreads,
+                               AffinitySysTy *Affinity)
     : PerEngine(std::max(1u, PerEngine)),
-      MaxThreads(std::max(this->PerEngine, MaxThreads)) {}
+      MaxThreads(std::max(this->PerEngine, MaxThreads)),
+      Affinity(Affinity ? *Affinity : OwnAffinity) {}
 
 unsigned IOWorkerPoolTy::threadsFor(size_t Engines) const {
   size_t Wanted = size_t(PerEngine) * std::max<size_t>(1, Engines);

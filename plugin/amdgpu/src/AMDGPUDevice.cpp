@@ -395,6 +395,19 @@ Error AMDGPUDeviceTy::initDeviceInfoImpl(__tgt_device_info &DeviceInfo) {
   return Error::success();
 }
 
+Expected<std::string> AMDGPUDeviceTy::getPCIAddressImpl() {
+  uint32_t Domain = 0, BDF = 0;
+  if (auto Err = queryAgent(HSA_AMD_AGENT_INFO_DOMAIN, Domain, "the PCI domain"))
+    return std::move(Err);
+  if (auto Err = queryAgent(HSA_AMD_AGENT_INFO_BDFID, BDF, "the PCI BDF id"))
+    return std::move(Err);
+  // BDFID packs the bus in bits 15-8, the device in 7-3, the function in
+  // 2-0.
+  return llvm::formatv("{0:x-4}:{1:x-2}:{2:x-2}.{3:x-1}", Domain,
+                       (BDF >> 8) & 0xff, (BDF >> 3) & 0x1f, BDF & 0x7)
+      .str();
+}
+
 void AMDGPUDeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
   auto [Live, Bytes] = getAllocationUsage();
   printInfoLine(OS, "HSA runtime:", Ctx.Api.LibraryPath);

@@ -79,6 +79,9 @@ protected:
                          void *DstPtr, size_t Size, StreamTy &Stream) override;
   /// AIS (AMDGPUFastpath.h) when the runtime has it, else null.
   IOFastpathTy *getIOFastpathImpl() override;
+  /// The agent's PCI domain and bus/device/function
+  /// (HSA_AMD_AGENT_INFO_DOMAIN, HSA_AMD_AGENT_INFO_BDFID).
+  Expected<std::string> getPCIAddressImpl() override;
 
 private:
   /// Query agent attribute \p Attr (an hsa_agent_info_t or

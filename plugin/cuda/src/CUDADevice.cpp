@@ -368,6 +368,18 @@ Error CUDADeviceTy::initDeviceInfoImpl(__tgt_device_info &DeviceInfo) {
   return Error::success();
 }
 
+Expected<std::string> CUDADeviceTy::getPCIAddressImpl() {
+  // "dddd:bb:dd.f" and its NUL; the driver's form has up to 13 characters.
+  std::array<char, 32> Bus = {};
+  if (auto Err = checkCU(Api,
+                         Api.cuDeviceGetPCIBusId(Bus.data(),
+                                                 int(Bus.size() - 1), Device),
+                         "cuDeviceGetPCIBusId", "{0} bytes for device {1}",
+                         Bus.size() - 1, DeviceId))
+    return std::move(Err);
+  return std::string(Bus.data());
+}
+
 void CUDADeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
   auto Attr = [&](CUdevice_attribute A) -> std::string {
     auto Value = getAttribute(A, "attribute");

@@ -84,6 +84,8 @@ protected:
   /// request, so that its absence costs nothing until a request could use
   /// it.
   IOFastpathTy *getIOFastpathImpl() override;
+  /// cuDeviceGetPCIBusId.
+  Expected<std::string> getPCIAddressImpl() override;
 
 private:
   /// Read integer attribute \p Attr of the device.

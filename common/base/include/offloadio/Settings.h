@@ -85,6 +85,9 @@ struct PluginSettingsTy {
       settingDecl(SettingId::PinnedMax).Min;
   static constexpr uint64_t DefaultPinnedFloor =
       settingDecl(SettingId::PinnedMax).Default;
+  /// OFFLOADIO_NUMA_PLACEMENT: auto (place each device's host threads near
+  /// it, HostTopology.h) or off; default auto.
+  bool NumaPlacement = true;
   /// The JIT of bitcode images (LIBOMPTARGET_JIT_*).
   JITSettingsTy JIT;
 

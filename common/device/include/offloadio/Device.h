@@ -262,6 +262,10 @@ public:
   /// The backend's vendor storage DMA for the file engine, or null.
   IOFastpathTy *getIOFastpath() { return getIOFastpathImpl(); }
 
+  /// Where the device's host threads (file workers) run: near the device
+  /// when the host has several NUMA nodes (set at init).
+  DevicePlacementTy &getHostPlacement() { return HostPlacement; }
+
   /// Counters of bytes moved per copy kind.
   const TransferCountersTy &getCounters() const { return Counters; }
   /// Count one copy (engines outside this class report here too).
@@ -350,6 +354,10 @@ protected:
     return false;
   }
 
+  /// The device's PCI address ("0000:3b:00.0"), which places its host
+  /// threads on its NUMA node; "" for a device that is not a PCI device.
+  virtual Expected<std::string> getPCIAddressImpl() { return std::string(); }
+
   /// The backend's vendor storage DMA, or null (with the reason) if none.
   virtual IOFastpathTy *getIOFastpathImpl() { return nullptr; }
 
@@ -376,6 +384,10 @@ protected:
   const DeviceServicesTy Services;
 
 private:
+  /// Where the device's host threads should run, and why not when nowhere
+  /// in particular (OFFLOADIO_NUMA_PLACEMENT, HostTopology.h).
+  CpuPlacementTy placeOnHost();
+
   /// enablePeerAccessImpl's answers, by peer.
   PeerAccessTableTy PeerAccess;
   /// Where the device's own pinned memory comes from (getPinnedPool).
@@ -502,6 +514,8 @@ private:
   std::mutex ImagesLock;
   std::vector<std::unique_ptr<DeviceImageTy>> Images;
   TransferCountersTy Counters;
+  /// Set at init from placeOnHost().
+  DevicePlacementTy HostPlacement;
 };
 
 } // namespace offloadio

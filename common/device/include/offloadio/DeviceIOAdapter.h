@@ -32,6 +32,7 @@ public:
   Expected<EventTy *> acquireEvent() override;
   void releaseEvent(EventTy *Event) override;
   TimeProfileTy *getProfile() override;
+  DevicePlacementTy *getHostPlacement() override;
 
 private:
   GenericDeviceTy &Device;

@@ -7,12 +7,14 @@
 #define OFFLOADIO_DEVICESERVICES_H
 
 #include "offloadio/DeviceRuntimeABI.h"
+#include "offloadio/HostTopology.h"
 #include "offloadio/Info.h"
 #include "offloadio/JITCompiler.h"
 #include "offloadio/ParallelFor.h"
 #include "offloadio/PinnedMemoryMap.h"
 #include "offloadio/Profile.h"
 #include "offloadio/Settings.h"
+#include "offloadio/ThreadAffinity.h"
 
 #include <string>
 
@@ -42,6 +44,11 @@ struct DeviceServicesTy {
   /// The JIT of bitcode images, shared by the plugin's devices so that an
   /// image is compiled once per processor.
   JITCompilerTy &JIT;
+  /// Where the host's NUMA nodes and PCI devices are read; null when
+  /// OFFLOADIO_NUMA_PLACEMENT is off.
+  const HostTopologyTy *Topology;
+  /// The affinity system calls of the plugin's threads.
+  AffinitySysTy &Affinity;
 };
 
 } // namespace offloadio

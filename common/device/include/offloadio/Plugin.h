@@ -121,6 +121,13 @@ public:
   ParallelForTy &getCopyThreads() { return CopyThreads; }
   /// The syscall seam of the file engines.
   SysTy &getSys() { return Sys; }
+  /// The affinity system calls of the plugin's threads.
+  AffinitySysTy &getAffinitySys() { return Affinity; }
+  /// Read the host's topology from \p Topology's tree from now on (tests
+  /// with a fake sysfs); before the devices are initialised.
+  void setHostTopology(HostTopologyTy NewTopology) {
+    Topology = std::move(NewTopology);
+  }
   /// The file workers of every device's engine, made by the first call
   /// with \p Config's workers per device and cap; later calls get the same
   /// pool, whatever their \p Config.
@@ -215,6 +222,9 @@ private:
   std::unique_ptr<PinnedBudgetTy> PinnedBudget;
   ForkGuardTy ForkGuard;
   SysTy Sys;
+  AffinitySysTy Affinity;
+  /// Where devices find their NUMA node (OFFLOADIO_NUMA_PLACEMENT).
+  HostTopologyTy Topology;
   ParallelForTy CopyThreads;
   PinnedMemoryMapTy PinnedMap{*this};
   JITCompilerTy JIT{Settings.JIT};

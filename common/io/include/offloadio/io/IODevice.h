@@ -18,6 +18,7 @@
 
 namespace offloadio {
 
+class DevicePlacementTy;
 class IOBusyMemoryTy;
 class PinnedPoolTy;
 class TimeProfileTy;
@@ -58,6 +59,9 @@ public:
   /// Where the engine's stages are timed (OFFLOADIO_PROFILE); null for
   /// nowhere.
   virtual TimeProfileTy *getProfile() { return nullptr; }
+  /// Where the workers serving the device run (ThreadAffinity.h); null:
+  /// on their own mask.
+  virtual DevicePlacementTy *getHostPlacement() { return nullptr; }
 };
 
 } // namespace offloadio

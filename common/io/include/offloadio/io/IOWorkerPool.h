@@ -14,6 +14,7 @@
 #ifndef OFFLOADIO_IO_IOWORKERPOOL_H
 #define OFFLOADIO_IO_IOWORKERPOOL_H
 
+#include "offloadio/ThreadAffinity.h"
 #include "offloadio/io/IOWorker.h"
 
 #include <condition_variable>
@@ -54,8 +55,11 @@ class IOWorkerPoolTy {
 public:
   /// \p PerEngine workers (at least 1) for each engine attached, at most
   /// \p MaxThreads in all (at least PerEngine; 0: PerEngine), started by
-  /// the first start() and as engines attach after it.
-  explicit IOWorkerPoolTy(unsigned PerEngine, unsigned MaxThreads = 0);
+  /// the first start() and as engines attach after it. Workers move to the
+  /// CPUs of each engine's device through \p Affinity (null: the system
+  /// calls themselves).
+  explicit IOWorkerPoolTy(unsigned PerEngine, unsigned MaxThreads = 0,
+                          AffinitySysTy *Affinity = nullptr);
   /// Stops and joins the workers; every engine must be detached.
   ~IOWorkerPoolTy();
   IOWorkerPoolTy(const IOWorkerPoolTy &) = delete;
@@ -100,6 +104,9 @@ private:
 
   const unsigned PerEngine;
   const unsigned MaxThreads;
+  /// The system calls, unless the pool was given others.
+  AffinitySysTy OwnAffinity;
+  AffinitySysTy &Affinity;
   std::mutex Lock;
   /// Workers wait here for a ready request.
   std::condition_variable WorkCV;
