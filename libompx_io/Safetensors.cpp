@@ -433,14 +433,11 @@ int placeAndLoad(const char *Call, const CheckpointTy &C,
   return 0;
 }
 
-} // namespace
-
-OMPX_API int ompx_safetensors_load_split(ompx_safetensors_t Checkpoint,
-                                         const char *const *Names,
-                                         size_t NumNames, const int *Devices,
-                                         size_t NumDevices,
-                                         ompx_safetensors_placement_t *Placement) {
-  const char *Call = "ompx_safetensors_load_split";
+/// The arguments both placing loads check first; 0, or -1 with errno
+/// EINVAL. *Placement is NULL from here on until a load succeeds.
+int checkPlacementCall(const char *Call, ompx_safetensors_t Checkpoint,
+                       const char *const *Names, size_t NumNames,
+                       ompx_safetensors_placement_t *Placement) {
   if (Placement)
     *Placement = nullptr;
   if (!Checkpoint)
@@ -449,6 +446,19 @@ OMPX_API int ompx_safetensors_load_split(ompx_safetensors_t Checkpoint,
     return invalidArgument(Call, "placement is NULL");
   if (!Names && NumNames)
     return invalidArgument(Call, "names is NULL");
+  return 0;
+}
+
+} // namespace
+
+OMPX_API int ompx_safetensors_load_split(ompx_safetensors_t Checkpoint,
+                                         const char *const *Names,
+                                         size_t NumNames, const int *Devices,
+                                         size_t NumDevices,
+                                         ompx_safetensors_placement_t *Placement) {
+  const char *Call = "ompx_safetensors_load_split";
+  if (checkPlacementCall(Call, Checkpoint, Names, NumNames, Placement) != 0)
+    return -1;
   const CheckpointTy &C = *Checkpoint->Checkpoint;
   DeviceNumbersTy Numbers = openmpDeviceNumbers();
   if (std::optional<std::string> Why =
@@ -471,14 +481,8 @@ OMPX_API int ompx_safetensors_load_mapped(ompx_safetensors_t Checkpoint,
                                           const int *DeviceMap,
                                           ompx_safetensors_placement_t *Placement) {
   const char *Call = "ompx_safetensors_load_mapped";
-  if (Placement)
-    *Placement = nullptr;
-  if (!Checkpoint)
-    return invalidArgument(Call, "checkpoint is NULL");
-  if (!Placement)
-    return invalidArgument(Call, "placement is NULL");
-  if (!Names && NumNames)
-    return invalidArgument(Call, "names is NULL");
+  if (checkPlacementCall(Call, Checkpoint, Names, NumNames, Placement) != 0)
+    return -1;
   const CheckpointTy &C = *Checkpoint->Checkpoint;
   std::vector<size_t> Indices;
   if (selectTensors(Call, C, Names, NumNames, Indices) != 0)
