@@ -83,6 +83,19 @@ if [[ $steps == *lit* ]]; then
   if kill -0 "$lit_pid" 2>/dev/null; then
     echo "lit: still running after ${LIT_TIMEOUT:-300} s; the test programs running now (seconds, command):"
     ps -eo etimes=,args= | grep -E "/Output/|FileCheck" | grep -v grep | sort -rn | head -20
+    # Where each stuck program's threads wait: with gdb a backtrace of
+    # each, else their names and kernel wait channels.
+    for pid in $(pgrep -f "/tmp/lit/test/.*/Output/.*[.]tmp" | head -4); do
+      echo "-- $(tr '\0' ' ' < "/proc/$pid/cmdline" | cut -c1-200)"
+      if command -v gdb >/dev/null; then
+        timeout 60 gdb -p "$pid" -batch -ex "thread apply all bt 12" 2>/dev/null |
+          grep -E "^Thread|^#" | cut -c1-180 | head -120
+      else
+        for t in /proc/"$pid"/task/*; do
+          echo "   $(cat "$t/comm") $(cat "$t/wchan" 2>/dev/null)"
+        done
+      fi
+    done
     kill "$lit_pid" 2>/dev/null; pkill -P "$lit_pid"; pkill -f "/tmp/lit/test/.*/Output/"
   fi
   wait "$lit_pid" 2>/dev/null
