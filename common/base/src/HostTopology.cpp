@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/HostTopology.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cerrno>
 #include <cstring>
