@@ -21,6 +21,7 @@ namespace {
 
 TEST(ParallelForTest, NoThreadsRunsEverythingOnTheCaller) {
   ParallelForTy Pool(0, 0);
+  EXPECT_EQ(Pool.threadsPerUser(), 0u);
   std::vector<std::thread::id> Ran(50);
   Pool.run(0, Ran.size(), [&](size_t I) { Ran[I] = std::this_thread::get_id(); });
   for (const std::thread::id &Id : Ran)
@@ -43,10 +44,13 @@ TEST(ParallelForTest, HelpersGrowWithTheUsersUpToTheCap) {
   EXPECT_EQ(Pool.getNumUsers(), 1u);
   Pool.run(3, 4, Nothing);
   EXPECT_EQ(Pool.getNumStarted(), 4u);
+  EXPECT_EQ(Pool.threadsPerUser(), 2u);
   Pool.run(1, 4, Nothing);
   Pool.run(0, 4, Nothing);
   EXPECT_EQ(Pool.getNumStarted(), 5u);
   EXPECT_EQ(Pool.getNumUsers(), 4u);
+  // Four users share the cap's five helpers: one each.
+  EXPECT_EQ(Pool.threadsPerUser(), 1u);
   // A loop of one iteration runs on its caller and counts no user.
   Pool.run(11, 1, Nothing);
   EXPECT_EQ(Pool.getNumUsers(), 4u);

@@ -21,6 +21,13 @@ unsigned ParallelForTy::threadsFor(size_t Users) const {
   return unsigned(std::min<size_t>(Wanted, MaxThreads));
 }
 
+unsigned ParallelForTy::threadsPerUser() {
+  std::lock_guard<std::mutex> Guard(Lock);
+  size_t Seen = std::max<size_t>(1, Users.size());
+  unsigned Share = unsigned(threadsFor(Seen) / Seen);
+  return threadsFor(1) ? std::max(1u, Share) : 0;
+}
+
 unsigned ParallelForTy::getNumStarted() {
   std::lock_guard<std::mutex> Guard(Lock);
   return unsigned(Workers.size());

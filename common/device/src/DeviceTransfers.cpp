@@ -304,8 +304,8 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
     Errors.add(std::move(Err));
   };
   // Each copier keeps to this copy until its chunks run out: as many as
-  // this device's share of the helpers, and the caller, so that copies to
-  // other devices at the same time find theirs.
+  // this device's even share of the helpers, and the caller, so that
+  // copies to other devices at the same time find theirs.
   size_t Copiers =
       std::min<size_t>(Chunks, Services.CopyThreads.threadsPerUser() + 1);
   Services.CopyThreads.run(unsigned(DeviceId), Copiers, [&](size_t) {

@@ -42,9 +42,10 @@ public:
   /// concurrently. No allocation after a user's first call.
   void run(unsigned User, size_t N, llvm::function_ref<void(size_t)> Fn);
 
-  /// Helper threads one user's loop can count on: PerUser, or fewer when
-  /// the cap leaves less.
-  unsigned threadsPerUser() const { return std::min(PerUser, MaxThreads); }
+  /// Helper threads one user's loop can count on: its even share of the
+  /// helpers of the users seen so far (at least one user), at least 1
+  /// when the pool has any.
+  unsigned threadsPerUser();
   /// Helper threads for \p Users users: min(PerUser x Users, MaxThreads).
   unsigned threadsFor(size_t Users) const;
   /// Helper threads started so far.
