@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "offloadio/ProcessShare.h"
 #include "offloadio/Envar.h"
+#include "offloadio/ThreadAffinity.h"
 
 #include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <sched.h>
 #include <unistd.h>
 
 using namespace offloadio;
@@ -48,29 +48,16 @@ std::string ProcessShareTy::shareOrigin() const {
 
 /// CPUs in this process's affinity mask, or 0 with \p Problem set.
 static unsigned countMaskCpus(std::string &Problem) {
-  // The mask may be wider than the configured CPUs (hot-plug, cgroups):
-  // grow the set until the kernel's fits.
-  for (size_t Cpus = 1024; Cpus <= (1u << 20); Cpus *= 2) {
-    cpu_set_t *Set = CPU_ALLOC(Cpus);
-    if (!Set) {
-      Problem = "CPU_ALLOC(" + std::to_string(Cpus) + ") failed";
-      return 0;
-    }
-    size_t Size = CPU_ALLOC_SIZE(Cpus);
-    int Result = ::sched_getaffinity(0, Size, Set);
-    int Errno = errno;
-    unsigned Count = Result == 0 ? unsigned(CPU_COUNT_S(Size, Set)) : 0;
-    CPU_FREE(Set);
-    if (Result == 0)
-      return Count;
-    if (Errno != EINVAL) {
-      Problem = "sched_getaffinity(0, " + std::to_string(Size) +
-                " bytes) failed: " + std::strerror(Errno);
-      return 0;
-    }
+  CpuSetTy Mask;
+  if (int Errno = AffinitySysTy().getThreadAffinity(Mask)) {
+    Problem = Errno == EINVAL
+                  ? "sched_getaffinity: no mask size up to " +
+                        std::to_string(CpuSetTy::MaxCpus) + " CPUs fits"
+                  : std::string("sched_getaffinity failed: ") +
+                        std::strerror(Errno);
+    return 0;
   }
-  Problem = "sched_getaffinity: no mask size up to 2^20 CPUs fits";
-  return 0;
+  return unsigned(Mask.size());
 }
 
 ProcessShareTy ProcessShareTy::detect() {

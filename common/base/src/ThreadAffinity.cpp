@@ -11,8 +11,8 @@ using namespace offloadio;
 AffinitySysTy::~AffinitySysTy() = default;
 
 int AffinitySysTy::getThreadAffinity(CpuSetTy &Cpus) {
-  // The kernel's mask may be wider than any size guessed (hot-plug): grow
-  // the set until it fits, as ProcessShare.cpp does.
+  // The kernel's mask may be wider than the configured CPUs (hot-plug,
+  // cgroups): grow the set until the kernel's fits.
   for (size_t Size = 1024; Size <= CpuSetTy::MaxCpus; Size *= 2) {
     cpu_set_t *Set = CPU_ALLOC(Size);
     if (!Set)

@@ -29,8 +29,8 @@ namespace offloadio {
 /// loop's caller.
 class ParallelForTy {
 public:
-  /// \p PerUser helper threads for each user that has run a loop, at most
-  /// \p MaxThreads in all; started as users come.
+  /// \p PerUser helper threads for each distinct user of run(), at most
+  /// \p MaxThreads in all; each user's are started by its first loop.
   ParallelForTy(unsigned PerUser, unsigned MaxThreads)
       : PerUser(PerUser), MaxThreads(MaxThreads) {}
   ~ParallelForTy();
@@ -43,14 +43,14 @@ public:
   void run(unsigned User, size_t N, llvm::function_ref<void(size_t)> Fn);
 
   /// Helper threads one user's loop can count on: its even share of the
-  /// helpers of the users seen so far (at least one user), at least 1
+  /// helpers among the distinct users of run() (at least one), at least 1
   /// when the pool has any.
   unsigned threadsPerUser();
   /// Helper threads for \p Users users: min(PerUser x Users, MaxThreads).
   unsigned threadsFor(size_t Users) const;
-  /// Helper threads started so far.
+  /// Helper threads started.
   unsigned getNumStarted();
-  /// Users that have run a loop so far.
+  /// Distinct users of run().
   size_t getNumUsers();
 
 private:
