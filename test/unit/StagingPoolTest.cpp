@@ -21,6 +21,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace offloadio;
@@ -308,6 +309,43 @@ TEST(StagingPoolTest, ARefusalWithABufferOutWaitsForItsReturn) {
   // The waiter's request once, however often it woke and asked again (the
   // tryAcquire above wakes it), and the tryAcquire's.
   EXPECT_EQ(Budget.getStats().Refusals, 2u);
+  EXPECT_FALSE(bool(Pool.clear()));
+}
+
+/// Another holder of the budget that, when asked to give memory back, runs
+/// \p During instead: the moment a refused caller's lease is under way
+/// outside the pool's lock.
+struct ReclaimHookTy final : PinnedReclaimableTy {
+  std::function<void()> During;
+  size_t reclaimIdle() override {
+    if (During)
+      std::exchange(During, nullptr)();
+    return 0;
+  }
+  size_t busyBytes() const override { return 0; }
+};
+
+TEST(StagingPoolTest, ABufferReturnedDuringARefusedLeaseIsTaken) {
+  // The last buffer out comes back (a copy's completion callback) while the
+  // next caller's lease is being refused, the pool's lock dropped: that
+  // caller must take it instead of waiting for a return already made.
+  FakeAllocatorTy A;
+  PinnedBudgetTy Budget(Size);
+  StagingPoolTy Pool(Size, 4, A.pool(&Budget), "test buffer");
+  auto Held = Pool.acquire();
+  ASSERT_TRUE(bool(Held));
+  ReclaimHookTy Hook;
+  Budget.addReclaimable(Hook);
+  Hook.During = [&] { Pool.release(*Held); };
+  auto Fut = std::async(std::launch::async, [&] {
+    auto B = Pool.acquire();
+    return B ? *B : nullptr;
+  });
+  EXPECT_EQ(within(Fut, "acquire after a return during its refused lease"),
+            *Held);
+  Budget.removeReclaimable(Hook);
+  Pool.release(*Held);
+  EXPECT_EQ(A.Attempts, 1u);
   EXPECT_FALSE(bool(Pool.clear()));
 }
 

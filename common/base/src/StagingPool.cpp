@@ -91,6 +91,14 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
       }
       // A waiter that counted on this allocation looks again.
       Returned.notify_all();
+      // A buffer released while the lock was dropped for the lease notified
+      // no one: it is taken here, or the wait below could outlast the last
+      // buffer out.
+      if (!Available.empty()) {
+        StagingBufferTy *Buffer = Available.back();
+        Available.pop_back();
+        return Buffer;
+      }
     }
     if (!Wait)
       return nullptr;
