@@ -299,6 +299,13 @@ if sanitize:
     # LLVM 16 Archer crashes (a null dereference in its callback from
     # __kmp_fork_call) on libomptarget's hidden helper threads: it stays off.
     sanitizer_options("ARCHER_OPTIONS", ["enable=0"])
+# A hung program (a deadlocked plugin) fails its test after this many
+# seconds instead of stalling the whole run: every program of ours starts
+# through coreutils' timeout, which exits 124 at the limit and otherwise
+# passes the program's status or signal on (so "%not --crash" still sees a
+# crash). lit's own --timeout needs psutil, which the GPU machine may lack.
+program_timeout_s = 300
+run_env = "timeout %d %s" % (program_timeout_s, run_env)
 # "%run-env PROGRAM" starts a program that loads our plugins other than
 # through %libomptarget-run-* (llvm-omp-device-info, say): "env" in a plain
 # build. Local configurations find it here too.
