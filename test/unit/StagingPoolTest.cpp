@@ -425,6 +425,50 @@ TEST(StagingPoolTest, FreeBuffersGoBackWhenAnotherHolderIsRefused) {
   EXPECT_EQ(Budget.getStats().Used, 0u);
 }
 
+TEST(StagingPoolTest, ASerialCopyOnABudgetOfOneBufferNeverHangs) {
+  // A serial staged copy with room for one buffer: each copy's completion
+  // (another thread) returns its buffer while the caller already asks for
+  // the next, whose lease the budget refuses, and a third thread frees idle
+  // buffers meanwhile. However these interleave, every acquire ends.
+  FakeAllocatorTy A;
+  PinnedBudgetTy Budget(Size);
+  StagingPoolTy Pool(Size, 4, A.pool(&Budget), "test");
+  std::atomic<bool> Stop{false};
+  std::thread Reclaimer([&] {
+    while (!Stop) {
+      Pool.reclaimIdle();
+      std::this_thread::yield();
+    }
+  });
+  auto Fut = std::async(std::launch::async, [&] {
+    std::thread Completion;
+    std::string Failure;
+    for (int I = 0; I < 3000 && Failure.empty(); ++I) {
+      auto B = Pool.acquire();
+      if (Completion.joinable())
+        Completion.join();
+      if (!B) {
+        Failure = takeErrorMessage(B.takeError());
+        break;
+      }
+      StagingBufferTy *Buffer = *B;
+      Completion = std::thread([&Pool, Buffer, I] {
+        if (I % 3)
+          std::this_thread::yield();
+        Pool.release(Buffer);
+      });
+    }
+    if (Completion.joinable())
+      Completion.join();
+    return Failure;
+  });
+  EXPECT_EQ(within(Fut, "serial acquires on a budget of one buffer", 60), "");
+  Stop = true;
+  Reclaimer.join();
+  EXPECT_FALSE(bool(Pool.clear()));
+  EXPECT_EQ(Budget.getStats().Used, 0u);
+}
+
 TEST(StagingPoolTest, ReclaimIsSafeWhileCallersUseThePool) {
   // Callers acquire and release while another thread reclaims: every
   // buffer handed out is live, and all are freed exactly once.

@@ -62,7 +62,7 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
         Try = PinnedTryTy::Again;
       if (Lease && !*Lease && Wait) {
         Guard.lock();
-        bool NoneOut = All.empty() && Pending == 1;
+        bool NoneOut = All.empty() && Pending == 1 && Freeing == 0;
         Guard.unlock();
         // Wait: with none of ours out and none being allocated, only other
         // holders' busy memory may come back; the refusal stands if not
@@ -102,6 +102,15 @@ Expected<StagingBufferTy *> StagingPoolTy::take(bool Wait) {
     }
     if (!Wait)
       return nullptr;
+    if (All.empty() && Pending == 0 && Freeing == 0 &&
+        InFlightCount.load(std::memory_order_acquire) == 0) {
+      // Nothing of the pool's is out: its last buffer was released and then
+      // freed by reclaimIdle() while the lock was dropped, so no release()
+      // will come. Ask the budget again (then waiting on it, or refused).
+      // Buffers being freed (Freeing) give their room back first.
+      Guard.unlock();
+      continue;
+    }
     if (InFlightCount.load(std::memory_order_acquire) == 0) {
       // Only release() and releaseAfter() bring a buffer back now; both
       // notify under Lock, so nothing is missed between the checks above
@@ -202,11 +211,10 @@ size_t StagingPoolTy::reclaimIdle() {
       All.erase(It);
     }
     Available.clear();
+    Freeing += Idle.size();
   }
   if (Idle.empty())
     return 0;
-  // Room under the cap for callers waiting there.
-  Returned.notify_all();
   size_t Bytes = 0;
   for (const auto &Buffer : Idle) {
     Bytes += Buffer->Lease.size();
@@ -214,6 +222,14 @@ size_t StagingPoolTy::reclaimIdle() {
     // could use it again, and nothing would retry the free.
     llvm::consumeError(Buffer->Lease.release());
   }
+  {
+    std::lock_guard<std::mutex> Guard(Lock);
+    Freeing -= Idle.size();
+  }
+  // Room under the cap, and in the budget, for callers waiting there: only
+  // now, so that a caller that finds none of the pool's buffers left also
+  // finds their bytes back in the budget.
+  Returned.notify_all();
   return Bytes;
 }
 

@@ -150,6 +150,9 @@ private:
   std::vector<std::unique_ptr<StagingBufferTy>> All;
   /// Allocations under way outside the lock, counted against the cap.
   unsigned Pending = 0;
+  /// Buffers reclaimIdle() is freeing outside the lock, whose bytes are
+  /// not yet back in the budget.
+  unsigned Freeing = 0;
   std::vector<StagingBufferTy *> Available;
   /// Guards InFlight. Never held with Lock, and never taken by stream
   /// callbacks, so the event calls made under it cannot wait for them.
