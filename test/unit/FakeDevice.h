@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <shared_mutex>
@@ -172,7 +173,16 @@ public:
   /// deferred bounce buffer. 0: captures nothing.
   size_t PageableCaptureLimit = 0;
 
+  /// The vendor's pointer query (queryForeignMemoryImpl); unset: the
+  /// vendor knows no pointer.
+  std::function<Expected<ForeignMemoryTy>(const void *)> ForeignQuery;
+
 protected:
+  Expected<ForeignMemoryTy> queryForeignMemoryImpl(const void *Ptr) override {
+    if (ForeignQuery)
+      return ForeignQuery(Ptr);
+    return ForeignMemoryTy();
+  }
   size_t getPageableCaptureLimit() const override {
     return PageableCaptureLimit;
   }

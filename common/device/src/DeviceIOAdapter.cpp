@@ -24,6 +24,11 @@ size_t DeviceIOAdapterTy::bytesAvailableFrom(const void *Ptr) const {
   return Device.bytesAvailableFrom(Ptr);
 }
 
+Expected<ForeignMemoryTy>
+DeviceIOAdapterTy::queryForeignMemory(const void *Ptr) {
+  return Device.queryForeignMemory(Ptr);
+}
+
 IOBusyMemoryTy &DeviceIOAdapterTy::getIOBusyMemory() { return Busy; }
 
 PinnedPoolTy &DeviceIOAdapterTy::getPinnedPool() {

@@ -72,10 +72,24 @@ IOEngineTy::checkRequest(IORequestTy::OpTy Op, const DescriptorFactsTy &Facts,
       return "buffer " + std::string(Ptr);
     };
     auto Alloc = Device.findAllocation(DevPtr);
-    if (!Alloc)
-      return Refuse(Buffer() + " is not memory of this device");
-    Kind = Alloc->Kind;
-    size_t Room = Device.bytesAvailableFrom(DevPtr);
+    size_t Room = 0;
+    if (Alloc) {
+      Kind = Alloc->Kind;
+      Room = Device.bytesAvailableFrom(DevPtr);
+    } else {
+      // Memory the program allocated outside OpenMP (a framework's
+      // allocator): the vendor's pointer query says whose it is and where
+      // its allocation ends.
+      Expected<ForeignMemoryTy> Foreign = Device.queryForeignMemory(DevPtr);
+      if (!Foreign)
+        return Refuse(Buffer() + ": " + llvm::toString(Foreign.takeError()));
+      if (Foreign->Owner == ForeignMemoryTy::OwnerTy::Elsewhere)
+        return Refuse(Buffer() + " is memory of " + Foreign->OwnerName +
+                      ", not of this device");
+      if (Foreign->Owner != ForeignMemoryTy::OwnerTy::ThisDevice)
+        return Refuse(Buffer() + " is not memory of this device");
+      Room = Foreign->bytesFrom(DevPtr);
+    }
     if (Count > Room)
       return Refuse(Buffer() + " has only " + std::to_string(Room) +
                     " bytes left in its allocation");

@@ -14,6 +14,7 @@
 #include "offloadio/DeviceServices.h"
 #include "offloadio/DeviceImage.h"
 #include "offloadio/Error.h"
+#include "offloadio/ForeignMemory.h"
 #include "offloadio/Kernel.h"
 #include "offloadio/MemoryManager.h"
 #include "offloadio/PeerAccess.h"
@@ -299,6 +300,12 @@ public:
   findAllocation(const void *Ptr) const {
     return UserAllocations.find(Ptr);
   }
+  /// What the vendor's pointer query says of \p Ptr, memory that the
+  /// program allocated outside OpenMP (ForeignMemory.h); Unknown when the
+  /// backend cannot tell.
+  Expected<ForeignMemoryTy> queryForeignMemory(const void *Ptr) {
+    return queryForeignMemoryImpl(Ptr);
+  }
   /// Number of the program's live allocations on this device and their
   /// bytes (device info).
   std::pair<size_t, size_t> getAllocationUsage() const {
@@ -357,6 +364,13 @@ protected:
   /// The device's PCI address ("0000:3b:00.0"), which places its host
   /// threads on its NUMA node; "" for a device that is not a PCI device.
   virtual Expected<std::string> getPCIAddressImpl() { return std::string(); }
+
+  /// The vendor's pointer query (queryForeignMemory); by default the
+  /// backend knows nothing of memory allocated elsewhere.
+  virtual Expected<ForeignMemoryTy> queryForeignMemoryImpl(const void *Ptr) {
+    (void)Ptr;
+    return ForeignMemoryTy();
+  }
 
   /// The backend's vendor storage DMA, or null (with the reason) if none.
   virtual IOFastpathTy *getIOFastpathImpl() { return nullptr; }

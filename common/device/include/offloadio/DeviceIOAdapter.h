@@ -25,6 +25,7 @@ public:
   std::optional<AllocationInfoTy>
   findAllocation(const void *Ptr) const override;
   size_t bytesAvailableFrom(const void *Ptr) const override;
+  Expected<ForeignMemoryTy> queryForeignMemory(const void *Ptr) override;
   IOBusyMemoryTy &getIOBusyMemory() override;
   PinnedPoolTy &getPinnedPool() override;
   Expected<StreamTy *> acquireStream() override;

@@ -10,6 +10,7 @@
 #include "offloadio/ABI.h"
 #include "offloadio/AllocationRegistry.h"
 #include "offloadio/Error.h"
+#include "offloadio/ForeignMemory.h"
 #include "offloadio/Stream.h"
 
 #include <cstddef>
@@ -42,6 +43,12 @@ public:
   findAllocation(const void *Ptr) const = 0;
   /// Bytes from \p Ptr to the end of its allocation; SIZE_MAX if unknown.
   virtual size_t bytesAvailableFrom(const void *Ptr) const = 0;
+  /// What the vendor says of \p Ptr, memory findAllocation does not know
+  /// (allocated outside OpenMP): ForeignMemory.h.
+  virtual Expected<ForeignMemoryTy> queryForeignMemory(const void *Ptr) {
+    (void)Ptr;
+    return ForeignMemoryTy();
+  }
   /// Memory that transfers in flight use; frees wait for it.
   virtual IOBusyMemoryTy &getIOBusyMemory() = 0;
 
