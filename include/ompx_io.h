@@ -170,6 +170,21 @@ int ompx_io_get_stats(int device_num, ompx_io_stats_t *stats);
  *  unavailable path a line "<path>: <reason>" goes into why (may be NULL). */
 int ompx_io_paths(int device_num, unsigned *mask, char *why, size_t why_len);
 
+/** Which plugin serves an OpenMP device, and the device's number there. */
+typedef struct ompx_io_device_ref {
+  char target[32]; /**< The plugin's target, as its file is named: "cuda",
+                        "amdgpu", "x86_64"; "host" for the initial device. */
+  int32_t local;   /**< The device's number in its plugin, which is the
+                        vendor's (the CUDA device ordinal, the index of the
+                        HSA GPU agent); -1 for the initial device. */
+} ompx_io_device_ref_t;
+
+/** Describe device_num into *ref: how a program that holds memory of a
+ *  vendor device (a CUDA ordinal) finds the OpenMP device that serves it.
+ *  0, or -1 with errno: EINVAL when ref is NULL; ENODEV when no offload-io
+ *  plugin serves device_num. */
+int ompx_io_device_ref(int device_num, ompx_io_device_ref_t *ref);
+
 /** The process's budget of host memory that the offload-io plugins pin
  *  for their own buffers: staging and small-download buffers, file-engine
  *  rings, host-stream captures, AMDGPU kernel-argument arenas. One account for

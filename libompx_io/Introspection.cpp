@@ -65,6 +65,26 @@ OMPX_API int ompx_io_paths(int Device, unsigned *Mask, char *Why,
   return 0;
 }
 
+OMPX_API int ompx_io_device_ref(int Device, ompx_io_device_ref_t *Out) {
+  const char *Call = "ompx_io_device_ref";
+  if (!Out)
+    return invalidArgument(Call, "ref is NULL");
+  ompx_io_device_ref_t Ref{};
+  if (Device == initialDeviceNumber()) {
+    std::snprintf(Ref.target, sizeof(Ref.target), "host");
+    Ref.local = -1;
+  } else {
+    DeviceRefTy Found;
+    if (!resolveDevice(Device, Found))
+      return notServed(Call, Device);
+    std::snprintf(Ref.target, sizeof(Ref.target), "%s",
+                  pluginTarget(Found.Plugin->Path).c_str());
+    Ref.local = Found.Local;
+  }
+  *Out = Ref;
+  return 0;
+}
+
 /// Call \p Fn, which returns 0 or an errno value, on any loaded plugin of
 /// ours (for what is the same in all of them) for \p Call; 0, or -1 with
 /// errno (ENODEV without such a plugin, ENOSYS when its table lacks

@@ -17,6 +17,18 @@ std::string PluginTy::lacking(const char *Name) const {
          ": update the plugin";
 }
 
+std::string ompxio::pluginTarget(const std::string &Path) {
+  static constexpr const char Prefix[] = "libomptarget.rtl.";
+  size_t Slash = Path.rfind('/');
+  size_t Start = Slash == std::string::npos ? 0 : Slash + 1;
+  if (Path.compare(Start, sizeof(Prefix) - 1, Prefix) != 0)
+    return "";
+  Start += sizeof(Prefix) - 1;
+  size_t End = Path.find('.', Start);
+  return Path.substr(Start, End == std::string::npos ? std::string::npos
+                                                     : End - Start);
+}
+
 std::optional<PluginTy> ompxio::askPlugin(const std::string &Path,
                                           DiscoveryFnTy Discover,
                                           std::string &Why) {

@@ -46,6 +46,11 @@ struct PluginTy {
   }
 };
 
+/// The target a plugin's file name says it serves, as libomptarget names
+/// its plugins: "cuda" of ".../libomptarget.rtl.cuda.nextgen.so" or
+/// "libomptarget.rtl.cuda.so.18.1"; "" for another name.
+std::string pluginTarget(const std::string &Path);
+
 /// Ask \p Discover, the discovery entry point of the object \p Path, for
 /// its table; the plugin, or nullopt and the reason in \p Why when it
 /// refuses.

@@ -349,3 +349,15 @@ TEST_F(BuiltPluginTest, SettingsInfoReportsEverySettingAtTheCallersStride) {
   EXPECT_EQ(P->Fns.SettingsInfo(Out, Stride, 1, nullptr), EINVAL);
   EXPECT_EQ(P->Fns.SettingsInfo(nullptr, Stride, 1, &Again), EINVAL);
 }
+
+TEST(PluginDirectoryTest, TheTargetComesFromThePluginsFileName) {
+  EXPECT_EQ(ompxio::pluginTarget("/usr/lib/libomptarget.rtl.cuda.nextgen.so"),
+            "cuda");
+  EXPECT_EQ(ompxio::pluginTarget("libomptarget.rtl.amdgpu.so.18.1"), "amdgpu");
+  EXPECT_EQ(ompxio::pluginTarget("/p/lib/libomptarget.rtl.x86_64.so"),
+            "x86_64");
+  EXPECT_EQ(ompxio::pluginTarget("/p/libomptarget.rtl.x86_64"), "x86_64");
+  EXPECT_EQ(ompxio::pluginTarget("/p/libfoo.so"), "");
+  EXPECT_EQ(ompxio::pluginTarget("/libomptarget.rtl/libfoo.so"), "");
+  EXPECT_EQ(ompxio::pluginTarget(""), "");
+}
