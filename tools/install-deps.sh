@@ -12,10 +12,11 @@ set -euo pipefail
 # examples/consumer against the installed tree.
 # openmpi-bin and libopenmpi-dev: examples/mpi and the mpi stage of
 # tools/test.sh (several ranks on one node, docs/mpi.md).
+# python3-numpy: the Python package's tests (test/python).
 PKGS=(clang-16 clang-tools-16 libomp-16-dev llvm-16-dev llvm-16-tools lld-16
       libhsa-runtime-dev rocm-device-libs libffi-dev googletest libgtest-dev
       libclang-rt-16-dev cmake ninja-build python3 gnuplot-nox dpkg-dev xz-utils
-      pkgconf openmpi-bin libopenmpi-dev)
+      pkgconf openmpi-bin libopenmpi-dev python3-numpy)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

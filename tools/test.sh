@@ -151,6 +151,13 @@ ceiling_bench() {
     --size 128M --repeat 2 --threads 1,2
 }
 
+# The Python package's tests (test/python) with the distribution's python3
+# and NumPy, on the build's host plugin; the reference implementation's
+# round trips run in the trixie root (version-stage.sh python).
+python_tests() {
+  PYTHONPATH=$build/python /usr/bin/python3 -m unittest discover -s "$root/test/python"
+}
+
 # The GPU round's two-GPU programs on the host plugin's devices: several
 # devices at once and one process per device (data checked).
 multi_device_check() {
@@ -204,6 +211,7 @@ if stage "build: $build" build_with "$build"; then
     skip "build: amdgcn lit tests for every supported AMD architecture" \
       "no AMDGPU plugin built"
   fi
+  stage "python: offload_io on the host plugin (test/python)" python_tests
   stage "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" llvm_gate
   stage "install: examples/consumer against the installed tree" install_check
   if stage "packages: the Debian packages of $build (tools/package/make-debs.sh)" make_debs; then
@@ -227,6 +235,7 @@ else
               "conformance: the stock amdgpu plugin" \
               "LLVM 16 libomptarget suite, amdgcn" \
               "build: amdgcn lit tests for every supported AMD architecture" \
+              "python: offload_io on the host plugin" \
               "LLVM 16 libomptarget suite, x86_64: stock plugin and ours" \
               "install: examples/consumer against the installed tree" \
               "packages: the Debian packages" \
@@ -270,6 +279,8 @@ if [[ -n $trixie_versions ]]; then
             in_trixie "$v" "$vbuild" amdgcn-suite
           stage "safetensors: the reference implementation and ours, both ways, LLVM $v" \
             in_trixie "$v" "$vbuild" safetensors-compat
+          stage "python: offload_io with the reference safetensors, LLVM $v" \
+            in_trixie "$v" "$vbuild" python
           rm -rf "$vbuild/dist"
           if stage "packages: the Debian packages of $vbuild (trixie root)" \
               in_trixie "$v" "$vbuild" debs; then

@@ -5,7 +5,8 @@
 # copied afresh for every check), then builds the README's first program
 # there with the commands the -dev package's README.Debian gives, against
 # /usr, and runs it with no LD_LIBRARY_PATH: it must print "first: ok" and
-# our host plugin must say it served the program (OFFLOADIO_INFO).
+# our host plugin must say it served the program (OFFLOADIO_INFO). Then the
+# same for the Python package with the distribution's python3.
 #
 #   deb-install-check.sh SUITE LLVM DEB...
 #     SUITE  the distribution the packages were built on (bookworm, trixie)
@@ -61,7 +62,7 @@ in_root() {
 }
 echo "deb-install-check: apt-get install $(cd "$root/tmp/debs" && echo *.deb) clang-$llvm into a clean $suite"
 in_root sh -c "apt-get update -q && apt-get install -y -q --no-install-recommends \
-  /tmp/debs/*.deb clang-$llvm clang-tools-$llvm pkgconf" >"$work/install.log" 2>&1 ||
+  /tmp/debs/*.deb clang-$llvm clang-tools-$llvm pkgconf python3 python3-numpy" >"$work/install.log" 2>&1 ||
   { tail -20 "$work/install.log" >&2; die "apt-get install failed"; }
 
 # The -dev package's own instructions.
@@ -81,3 +82,29 @@ grep -q '^first: ok' "$work/first.out" ||
 grep -q '^offload-io(x86_64)' "$work/first.out" ||
   { sed 's/^/  | /' "$work/first.out" >&2; die "our host plugin did not serve the program"; }
 echo "deb-install-check: ok ($(grep '^first:' "$work/first.out"); $(grep -c '^offload-io(x86_64)' "$work/first.out") lines of our host plugin, no LD_LIBRARY_PATH)"
+
+# The installed Python package: it loads our plugins from /usr, with no
+# LD_LIBRARY_PATH or PYTHONPATH, and reads a file into a NumPy array and
+# into memory of our host plugin's device 0.
+cat >"$root/tmp/first/first.py" <<'EOP'
+import os, numpy, offload_io
+path = "/tmp/first/data.bin"
+with open(path, "wb") as f:
+    f.write(bytes(range(256)) * 16)
+host = numpy.zeros(4096, dtype=numpy.uint8)
+with open(path, "rb") as f:
+    assert offload_io.pread(f, host) == 4096
+    assert offload_io.describe_device(0) == ("x86_64", 0), offload_io.describe_device(0)
+    with offload_io.DeviceBuffer(4096, 0) as dev:
+        assert offload_io.pread(f, dev) == 4096
+        assert (numpy.asarray(dev) == host).all()
+assert bytes(host) == bytes(range(256)) * 16
+print("python: ok")
+EOP
+if ! in_root env OFFLOADIO_INFO=1 python3 /tmp/first/first.py >"$work/python.out" 2>&1; then
+  sed 's/^/  | /' "$work/python.out" >&2
+  die "the Python package failed"
+fi
+grep -q '^python: ok' "$work/python.out" && grep -q '^offload-io(x86_64)' "$work/python.out" ||
+  { sed 's/^/  | /' "$work/python.out" >&2; die "offload_io did not run on our host plugin"; }
+echo "deb-install-check: ok (python3 -c 'import offload_io': read into NumPy and into device 0 of our host plugin, no LD_LIBRARY_PATH)"

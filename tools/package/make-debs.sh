@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds the Debian packages of one build: offload-io (the plugins, the
 # plugin loader, libompx_io, the tools, their man page and completion, the
-# documentation) and offload-io-dev (headers, the CMake and pkg-config
+# Python package offload_io, the documentation) and offload-io-dev (headers, the CMake and pkg-config
 # packages, the link-time names), both for the libomptarget the build serves,
 # installed under /usr. Run it on the distribution the build was made on
 # (bookworm for LLVM 16; trixie, in its root, for 17 and 18): the packages'
@@ -132,7 +132,7 @@ control "$runtime" offload-io "$depends" \
  CUDA driver, AMD GPUs through HSA) with real pinning of locked memory and
  fast copies, and libompx_io, which reads and writes files straight into
  device memory. Programs get these plugins by linking liboffloadio_plugins
- or libompx_io (offload-io-dev)."
+ or libompx_io (offload-io-dev); Python programs import offload_io."
 control "$dev" offload-io-dev "offload-io (= $version), libomp-$llvm-dev" \
   "OpenMP offload plugins and file <-> device API: development files
  Headers (ompx_io.h and the others), the CMake package
@@ -140,6 +140,8 @@ control "$dev" offload-io-dev "offload-io (= $version), libomp-$llvm-dev" \
  offload-io-plugins) for building OpenMP offload programs with clang-$llvm
  against offload-io."
 sed -i "s/^Depends: \(.*\)\$/Depends: \1\nRecommends: clang-$llvm, clang-tools-$llvm, pkgconf/" "$dev/DEBIAN/control"
+# The Python package (offload_io) needs python3, and NumPy for host arrays.
+sed -i "s/^Depends: \(.*\)\$/Depends: \1\nSuggests: python3, python3-numpy/" "$runtime/DEBIAN/control"
 (cd "$runtime" && find . -path ./DEBIAN -prune -o -type f -printf '%P\n' | sort |
   xargs md5sum >DEBIAN/md5sums)
 # libompx_io and the loader are shared libraries others link: ldconfig runs

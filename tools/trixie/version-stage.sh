@@ -16,7 +16,8 @@
 # ours, gated), amdgcn-conformance (the conformance suite against LLVM N's
 # stock amdgpu plugin on the emulation, each result against its expected
 # file), safetensors-compat (libompx_io's safetensors reader and
-# offloadio-checkpoint against python3-safetensors, both ways; for LLVM 18).
+# offloadio-checkpoint against python3-safetensors, both ways; for LLVM 18),
+# python (the Python package's tests with the reference safetensors).
 set -euo pipefail
 version=${1:?usage: version-stage.sh N BUILD_DIR STEP}
 build=${2:?usage: version-stage.sh N BUILD_DIR STEP}
@@ -60,6 +61,11 @@ case $step in
     bash "$root/tools/package/make-debs.sh" "$build/dist" ;;
   safetensors-compat)
     bash "$root/tools/trixie/safetensors-compat.sh" "$build" ;;
+  python)
+    # The Python package's tests, with trixie's python3-safetensors as the
+    # reference: its round trips must run, not be skipped.
+    OFFLOAD_IO_TEST_REQUIRE_REFERENCE=1 PYTHONPATH=$build/python \
+      /usr/bin/python3 -m unittest discover -s "$root/test/python" ;;
   *)
     echo "version-stage.sh: unknown step '$step'" >&2
     exit 2 ;;
