@@ -107,4 +107,4 @@ if ! in_root env OFFLOADIO_INFO=1 python3 /tmp/first/first.py >"$work/python.out
 fi
 grep -q '^python: ok' "$work/python.out" && grep -q '^offload-io(x86_64)' "$work/python.out" ||
   { sed 's/^/  | /' "$work/python.out" >&2; die "offload_io did not run on our host plugin"; }
-echo "deb-install-check: ok (python3 -c 'import offload_io': read into NumPy and into device 0 of our host plugin, no LD_LIBRARY_PATH)"
+echo "deb-install-check: ok (python3 with offload_io: read into NumPy and into device 0 of our host plugin, no LD_LIBRARY_PATH)"
