@@ -47,7 +47,17 @@ typedef struct ompx_io_request *ompx_io_request_t;
 
 /** Read count bytes of fd at offset into device memory. Returns the bytes
  *  read (short only at end of file), or -1 with errno. As with pread, the
- *  buffer past the bytes read keeps its contents, O_DIRECT or not. */
+ *  buffer past the bytes read keeps its contents, O_DIRECT or not.
+ *
+ *  Device memory is omp_target_alloc's, or memory the vendor runtime
+ *  allocated outside OpenMP on the same device (cudaMalloc, PyTorch's or
+ *  CuPy's allocators, hipMalloc), which every ompx_* transfer call checks
+ *  with the vendor's pointer query: a range past the end of the vendor's
+ *  allocation, and memory of another device or CUDA context, fail with
+ *  EFAULT, and ompx_io_last_error() says whose memory it is. Only frees
+ *  through OpenMP wait for transfers in flight: freeing such memory while
+ *  a transfer uses it is the caller's responsibility, as with any
+ *  buffer. */
 ssize_t ompx_target_pread(int fd, void *device_buf, size_t count, off_t offset,
                           int device_num);
 /** Write count bytes of device memory to fd at offset. With O_APPEND on

@@ -408,6 +408,55 @@ Expected<std::string> AMDGPUDeviceTy::getPCIAddressImpl() {
       .str();
 }
 
+Expected<ForeignMemoryTy>
+AMDGPUDeviceTy::queryForeignMemoryImpl(const void *Ptr) {
+  const HSAApiTy &Api = Ctx.Api;
+  hsa_amd_pointer_info_t Info;
+  std::memset(&Info, 0, sizeof(Info));
+  Info.size = sizeof(Info);
+  if (auto Err = checkHSA(
+          Api, Api.hsa_amd_pointer_info(Ptr, &Info, nullptr, nullptr, nullptr),
+          "hsa_amd_pointer_info", "{0} for device {1}", Ptr, DeviceId))
+    return std::move(Err);
+  ForeignMemoryTy Memory;
+  // Locked host memory is the initial device's, as is memory of the CPU's
+  // pools below.
+  if (Info.type != HSA_EXT_POINTER_TYPE_HSA ||
+      Info.agentOwner.handle == Ctx.CpuAgent.handle)
+    return Memory;
+  if (Info.agentOwner.handle == Gpu.Agent.handle) {
+    Memory.Owner = ForeignMemoryTy::OwnerTy::ThisDevice;
+    Memory.Base = Info.agentBaseAddress;
+    Memory.Size = Info.sizeInBytes;
+    return Memory;
+  }
+  Memory.Owner = ForeignMemoryTy::OwnerTy::Elsewhere;
+  for (size_t I = 0; I < Ctx.Gpus.size(); ++I)
+    if (Ctx.Gpus[I].Agent.handle == Info.agentOwner.handle) {
+      Memory.OwnerName = llvm::formatv("AMD GPU agent {0} (device {0} of the "
+                                       "{1} plugin)",
+                                       I, getPlugin().getName());
+      return Memory;
+    }
+  // An agent the plugin does not use: another CPU (a socket of its own),
+  // whose memory is host memory, or a GPU the plugin cannot serve.
+  hsa_device_type_t Type = HSA_DEVICE_TYPE_CPU;
+  if (auto Err = checkHSA(Api,
+                          Api.hsa_agent_get_info(Info.agentOwner,
+                                                 HSA_AGENT_INFO_DEVICE, &Type),
+                          "hsa_agent_get_info",
+                          "the device type of agent {0:x}, owner of {1}, for "
+                          "device {2}",
+                          Info.agentOwner.handle, Ptr, DeviceId))
+    return std::move(Err);
+  if (Type != HSA_DEVICE_TYPE_GPU)
+    return ForeignMemoryTy();
+  Memory.OwnerName =
+      llvm::formatv("AMD GPU agent {0:x} (not a device of the {1} plugin)",
+                    Info.agentOwner.handle, getPlugin().getName());
+  return Memory;
+}
+
 void AMDGPUDeviceTy::printInfoImpl(llvm::raw_ostream &OS) {
   auto [Live, Bytes] = getAllocationUsage();
   printInfoLine(OS, "HSA runtime:", Ctx.Api.LibraryPath);

@@ -82,6 +82,11 @@ protected:
   /// The agent's PCI domain and bus/device/function
   /// (HSA_AMD_AGENT_INFO_DOMAIN, HSA_AMD_AGENT_INFO_BDFID).
   Expected<std::string> getPCIAddressImpl() override;
+  /// hsa_amd_pointer_info: pool memory this GPU owns is ThisDevice, bounded
+  /// by its allocation; memory another GPU agent owns is Elsewhere; host
+  /// memory (the CPU's pools, locked memory) and pointers the runtime does
+  /// not know are Unknown.
+  Expected<ForeignMemoryTy> queryForeignMemoryImpl(const void *Ptr) override;
 
 private:
   /// Query agent attribute \p Attr (an hsa_agent_info_t or

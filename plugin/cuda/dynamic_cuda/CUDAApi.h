@@ -56,6 +56,7 @@ namespace cuda {
   X(cuMemHostRegister)                                                         \
   X(cuMemHostUnregister)                                                       \
   X(cuMemHostGetDevicePointer)                                                 \
+  X(cuPointerGetAttributes)                                                    \
   X(cuMemcpyHtoD)                                                              \
   X(cuMemcpyDtoH)                                                              \
   X(cuMemcpyAsync)                                                             \

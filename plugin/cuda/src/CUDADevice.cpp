@@ -7,6 +7,7 @@
 #include "CUDAStream.h"
 
 #include "offloadio/Plugin.h"
+#include "offloadio/Teardown.h"
 
 #include <array>
 
@@ -158,14 +159,23 @@ Error CUDADeviceTy::applyContextLimits() {
 Error CUDADeviceTy::deinitImpl() {
   if (!Context)
     return Error::success();
-  Error Result = setContext();
-  if (!Result)
-    Result = freeLeakedMemory();
-  if (auto Err = checkCU(Api, Api.cuDevicePrimaryCtxRelease(Device),
-                         "cuDevicePrimaryCtxRelease", "device {0}", DeviceId))
-    Result = llvm::joinErrors(std::move(Result), std::move(Err));
+  // Every step asks the driver: once it has shut down (CUDA_ERROR_
+  // DEINITIALIZED, at a Python interpreter's exit) the context and its
+  // memory went with it, so its first such answer ends the steps, and the
+  // enclosing teardown drops it.
+  TeardownTy Teardown;
+  Error Current = setContext();
+  bool IsCurrent = !Current;
+  Teardown.add(std::move(Current));
+  // The leaked memory is freed in the context it was allocated in.
+  if (IsCurrent)
+    Teardown.run([&] { return freeLeakedMemory(); });
+  Teardown.run([&] {
+    return checkCU(Api, Api.cuDevicePrimaryCtxRelease(Device),
+                   "cuDevicePrimaryCtxRelease", "device {0}", DeviceId);
+  });
   Context = nullptr;
-  return Result;
+  return Teardown.takeForEnclosing();
 }
 
 Expected<std::unique_ptr<DeviceImageTy>>
@@ -378,6 +388,71 @@ Expected<std::string> CUDADeviceTy::getPCIAddressImpl() {
                          Bus.size() - 1, DeviceId))
     return std::move(Err);
   return std::string(Bus.data());
+}
+
+Expected<ForeignMemoryTy>
+CUDADeviceTy::queryForeignMemoryImpl(const void *Ptr) {
+  if (auto Err = setContext())
+    return std::move(Err);
+  // Zero-initialised: the driver leaves what it cannot tell of a pointer it
+  // does not know at zero, and writes booleans in fewer bytes than these.
+  unsigned MemoryType = 0;
+  unsigned IsManaged = 0;
+  int Ordinal = -1;
+  CUcontext Owner = nullptr;
+  CUdeviceptr Start = 0;
+  size_t Size = 0;
+  std::array<CUpointer_attribute, 6> Attrs = {
+      CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_CONTEXT,
+      CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+  std::array<void *, 6> Data = {&MemoryType, &IsManaged, &Ordinal,
+                                &Owner,      &Start,     &Size};
+  CUresult Result =
+      Api.cuPointerGetAttributes(unsigned(Attrs.size()), Attrs.data(),
+                                 Data.data(), reinterpret_cast<CUdeviceptr>(Ptr));
+  ForeignMemoryTy Memory;
+  // A pointer no context ever allocated, mapped or registered.
+  if (Result == CUDA_ERROR_INVALID_VALUE)
+    return Memory;
+  if (auto Err = checkCU(Api, Result, "cuPointerGetAttributes",
+                         "memory type, device, context and range of {0} for "
+                         "device {1}",
+                         Ptr, DeviceId))
+    return std::move(Err);
+  bool OnDevice = IsManaged || MemoryType == CU_MEMORYTYPE_DEVICE ||
+                  MemoryType == CU_MEMORYTYPE_UNIFIED;
+  // Host memory (allocated or registered with CUDA) is the initial
+  // device's, and a type of 0 is a pointer the driver does not know.
+  if (!OnDevice || Ordinal < 0)
+    return Memory;
+  Memory.Owner = ForeignMemoryTy::OwnerTy::Elsewhere;
+  // The plugin numbers its devices by CUDA ordinal (CUDAPlugin.cpp).
+  if (Ordinal != DeviceId) {
+    Memory.OwnerName = "CUDA device " + std::to_string(Ordinal);
+    if (Ordinal < getPlugin().getNumDevices())
+      Memory.OwnerName += " (device " + std::to_string(Ordinal) + " of the " +
+                          getPlugin().getName() + " plugin)";
+    return Memory;
+  }
+  // Memory mapped through the virtual memory API (cuMemCreate and cuMemMap,
+  // as PyTorch's expandable segments) belongs to no context: the device
+  // is what counts for it.
+  if (Owner && Owner != Context) {
+    Memory.OwnerName = "CUDA device " + std::to_string(Ordinal) +
+                       " in another context";
+    return Memory;
+  }
+  if (!Start || !Size)
+    return makeError(ErrorCode::BackendError,
+                     "cuPointerGetAttributes gave no allocation range for "
+                     "device memory at {0} on device {1} (start {2:x}, {3} "
+                     "bytes)",
+                     Ptr, DeviceId, Start, Size);
+  Memory.Owner = ForeignMemoryTy::OwnerTy::ThisDevice;
+  Memory.Base = reinterpret_cast<const void *>(Start);
+  Memory.Size = Size;
+  return Memory;
 }
 
 void CUDADeviceTy::printInfoImpl(llvm::raw_ostream &OS) {

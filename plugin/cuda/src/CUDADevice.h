@@ -86,6 +86,12 @@ protected:
   IOFastpathTy *getIOFastpathImpl() override;
   /// cuDeviceGetPCIBusId.
   Expected<std::string> getPCIAddressImpl() override;
+  /// cuPointerGetAttributes: device or managed memory of this device in
+  /// its primary context is ThisDevice, bounded by the driver's
+  /// allocation range; memory of another device, or of this device in
+  /// another context, is Elsewhere; host memory and pointers the driver
+  /// does not know are Unknown.
+  Expected<ForeignMemoryTy> queryForeignMemoryImpl(const void *Ptr) override;
 
 private:
   /// Read integer attribute \p Attr of the device.
