@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -115,3 +116,75 @@ TEST(ParallelForTest, ALaterLoopGetsHelpersWhileTheFirstStillRuns) {
 }
 
 } // namespace
+
+namespace {
+
+/// The CPUs each thread was last moved to, as the helpers see them.
+class ThreadCpusTy final : public offloadio::AffinitySysTy {
+public:
+  int getThreadAffinity(offloadio::CpuSetTy &Cpus) override {
+    Cpus = offloadio::CpuSetTy({0, 1, 2, 3, 4, 5, 6, 7});
+    return 0;
+  }
+  int setThreadAffinity(const offloadio::CpuSetTy &Cpus) override {
+    current() = Cpus.str();
+    ++Moves;
+    return 0;
+  }
+  /// "" for a thread never moved (the loops' callers).
+  static std::string &current() {
+    thread_local std::string Cpus;
+    return Cpus;
+  }
+  std::atomic<unsigned> Moves{0};
+};
+
+} // namespace
+
+TEST(ParallelForTest, HelpersRunEachLoopOnItsDevicesCpus) {
+  // Two devices' loops at once, each with its placement: every iteration a
+  // helper runs is on the CPUs of the loop's device, however often the
+  // helpers switch loops; the callers stay where they are.
+  ThreadCpusTy Sys;
+  offloadio::DevicePlacementTy Near0, Near1;
+  offloadio::CpuPlacementTy P0, P1;
+  P0.Node = 0;
+  P0.Cpus = offloadio::CpuSetTy({0, 1, 2, 3});
+  P1.Node = 1;
+  P1.Cpus = offloadio::CpuSetTy({4, 5, 6, 7});
+  Near0.set(P0, nullptr, 0);
+  Near1.set(P1, nullptr, 1);
+  offloadio::ParallelForTy Pool(2, 4, &Sys);
+  constexpr size_t N = 400;
+  std::vector<std::string> Where0(N), Where1(N);
+  auto Loop = [&](unsigned User, offloadio::DevicePlacementTy &Near,
+                  std::vector<std::string> &Where) {
+    Pool.run(
+        User, N,
+        [&](size_t I) {
+          Where[I] = ThreadCpusTy::current();
+          std::this_thread::sleep_for(std::chrono::microseconds(50));
+        },
+        &Near);
+  };
+  std::thread A([&] { Loop(0, Near0, Where0); });
+  std::thread B([&] { Loop(1, Near1, Where1); });
+  A.join();
+  B.join();
+  size_t Helped = 0;
+  for (size_t I = 0; I < N; ++I) {
+    EXPECT_TRUE(Where0[I].empty() || Where0[I] == P0.Cpus.str()) << Where0[I];
+    EXPECT_TRUE(Where1[I].empty() || Where1[I] == P1.Cpus.str()) << Where1[I];
+    Helped += !Where0[I].empty() + !Where1[I].empty();
+  }
+  EXPECT_GT(Helped, 0u);
+  EXPECT_GT(Sys.Moves.load(), 0u);
+  // A loop without a placement: helpers go back to their own mask.
+  std::vector<std::string> Where(N);
+  Pool.run(0, N, [&](size_t I) {
+    Where[I] = ThreadCpusTy::current();
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  });
+  for (const std::string &W : Where)
+    EXPECT_TRUE(W.empty() || W == "0-7") << W;
+}

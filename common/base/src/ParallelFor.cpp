@@ -75,6 +75,7 @@ void ParallelForTy::work(JobTy &Job, bool Yield) {
 }
 
 void ParallelForTy::workerLoop() {
+  ThreadPlacementTy Placement(Affinity);
   std::unique_lock<std::mutex> Guard(Lock);
   while (true) {
     JobTy *Job = nullptr;
@@ -83,6 +84,7 @@ void ParallelForTy::workerLoop() {
       return;
     ++Job->Helpers;
     Guard.unlock();
+    Placement.enter(Job->Placement);
     work(*Job, /*Yield=*/true);
     Guard.lock();
     // The caller may only return (and destroy the job) once no helper
@@ -93,12 +95,14 @@ void ParallelForTy::workerLoop() {
 }
 
 void ParallelForTy::run(unsigned User, size_t N,
-                        llvm::function_ref<void(size_t)> Fn) {
+                        llvm::function_ref<void(size_t)> Fn,
+                        DevicePlacementTy *Placement) {
   if (N == 0)
     return;
   JobTy Job;
   Job.N = N;
   Job.Fn = Fn;
+  Job.Placement = Placement;
   bool Shared = MaxThreads > 0 && PerUser > 0 && N > 1;
   if (Shared) {
     std::lock_guard<std::mutex> Guard(Lock);

@@ -176,7 +176,8 @@ Error GenericDeviceTy::submitUnlockedBy(CopyRouteTy Route, char *TgtPtr,
     countTransfer(TransferPathTy::PageableToDevice, Len);
   };
   if (Route == CopyRouteTy::StagedParallel)
-    Services.CopyThreads.run(unsigned(DeviceId), Chunks, Chunk);
+    Services.CopyThreads.run(unsigned(DeviceId), Chunks, Chunk,
+                             &HostPlacement);
   else
     for (size_t I = 0; I < Chunks; ++I)
       Chunk(I);
@@ -336,7 +337,7 @@ Error GenericDeviceTy::retrieveUnlocked(char *HstPtr, const char *TgtPtr,
         return;
       Landing = std::move(Next);
     }
-  });
+  }, &HostPlacement);
   return Errors.take();
 }
 

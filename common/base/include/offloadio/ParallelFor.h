@@ -10,9 +10,13 @@
 // use it (a share of helpers per user, up to a cap), and its helpers go to
 // the loop with the fewest helpers whenever one of them finishes an
 // iteration, so that copies to several devices at once share the helpers
-// evenly instead of the first loop taking them all.
+// evenly instead of the first loop taking them all. A helper runs on the
+// CPUs of the device whose loop it serves (ThreadAffinity.h), near the
+// device's memory and link, when the device has a placement.
 #ifndef OFFLOADIO_PARALLELFOR_H
 #define OFFLOADIO_PARALLELFOR_H
+
+#include "offloadio/ThreadAffinity.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -31,16 +35,23 @@ class ParallelForTy {
 public:
   /// \p PerUser helper threads for each distinct user of run(), at most
   /// \p MaxThreads in all; each user's are started by its first loop.
-  ParallelForTy(unsigned PerUser, unsigned MaxThreads)
-      : PerUser(PerUser), MaxThreads(MaxThreads) {}
+  /// Helpers move between devices' CPUs through \p Affinity (null: the
+  /// system calls).
+  ParallelForTy(unsigned PerUser, unsigned MaxThreads,
+                AffinitySysTy *Affinity = nullptr)
+      : PerUser(PerUser), MaxThreads(MaxThreads),
+        Affinity(Affinity ? *Affinity : OwnAffinity) {}
   ~ParallelForTy();
   ParallelForTy(const ParallelForTy &) = delete;
   ParallelForTy &operator=(const ParallelForTy &) = delete;
 
   /// Run \p Fn(I) for I in [0, N) for user \p User (a device's number) and
   /// return when all are done. Iterations may run in any order and
-  /// concurrently. No allocation after a user's first call.
-  void run(unsigned User, size_t N, llvm::function_ref<void(size_t)> Fn);
+  /// concurrently; the helpers run them on the CPUs of \p Placement (null:
+  /// where they are), the caller where it is. No allocation after a user's
+  /// first call.
+  void run(unsigned User, size_t N, llvm::function_ref<void(size_t)> Fn,
+           DevicePlacementTy *Placement = nullptr);
 
   /// Helper threads one user's loop can count on: its even share of the
   /// helpers among the distinct users of run() (at least one), at least 1
@@ -61,6 +72,8 @@ private:
     std::atomic<size_t> Done{0};
     /// Helpers inside the job; guarded by Lock.
     unsigned Helpers = 0;
+    /// Where the helpers run its iterations.
+    DevicePlacementTy *Placement = nullptr;
   };
 
   /// Start helpers up to threadsFor(Users.size()); under Lock.
@@ -76,6 +89,8 @@ private:
 
   const unsigned PerUser;
   const unsigned MaxThreads;
+  AffinitySysTy OwnAffinity;
+  AffinitySysTy &Affinity;
   std::mutex Lock;
   std::condition_variable WorkCV;
   std::condition_variable DoneCV;
