@@ -10,6 +10,7 @@ Only C-contiguous memory is accepted: a transfer moves one byte range.
 from __future__ import annotations
 
 import ctypes
+import operator
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Tuple
 
@@ -114,6 +115,40 @@ def _device_of_dlpack(device_type: int, device_id: int, what: str) -> int:
                      "which no offload-io plugin serves")
 
 
+def _is_torch_tensor(obj: Any) -> bool:
+    return type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr") and hasattr(obj, "is_contiguous")
+
+
+def _from_torch(obj: Any, what: str) -> Memory:
+    # Read from the tensor itself: PyTorch's CUDA array interface has no entry for some
+    # dtypes (float8, and unsigned ones in older releases).
+    if not obj.is_contiguous():
+        raise ValueError(f"offload_io: {what} is not contiguous; pass tensor.contiguous()")
+    dev = obj.device
+    if dev.type == "cpu":
+        device = _devices.initial_device()
+    elif dev.type == "cuda":
+        # Kernels the program queued on the tensor's stream finish first: the transfer
+        # runs on offload-io's own streams.
+        import torch
+
+        torch.cuda.current_stream(dev).synchronize()
+        device = _devices.device_of("amdgpu" if getattr(torch.version, "hip", None) else "cuda",
+                                    dev.index or 0)
+    else:
+        raise ValueError(f"offload_io: {what} is memory of torch device {dev}, which no "
+                         "offload-io plugin serves")
+    return Memory(int(obj.data_ptr()), int(obj.numel()) * int(obj.element_size()), device, False, obj)
+
+
+def _synchronize_cupy(obj: Any) -> None:
+    # As for PyTorch: the kernels queued on CuPy's current stream finish first.
+    if type(obj).__module__.startswith("cupy"):
+        import cupy
+
+        cupy.cuda.get_current_stream().synchronize()
+
+
 def memory_of(obj: Any, device: Optional[int] = None, what: str = "buffer") -> Memory:
     """The memory of `obj`; `device`, when given, is the OpenMP device number to use
     instead of the one the object's own device maps to."""
@@ -121,7 +156,10 @@ def memory_of(obj: Any, device: Optional[int] = None, what: str = "buffer") -> M
 
     if isinstance(obj, DeviceBuffer):
         mem = Memory(obj.ptr, obj.nbytes, obj.device, False, obj)
+    elif _is_torch_tensor(obj):
+        mem = _from_torch(obj, what)
     elif hasattr(obj, "__cuda_array_interface__"):
+        _synchronize_cupy(obj)
         iface = obj.__cuda_array_interface__
         if hasattr(obj, "__dlpack_device__"):
             dev_type, dev_id = obj.__dlpack_device__()
@@ -148,6 +186,7 @@ def byte_range(mem: Memory, count: Optional[int], what: str) -> Tuple[int, int]:
     """(pointer, count) of the first `count` bytes (all when None)."""
     if count is None:
         return mem.ptr, mem.nbytes
+    count = operator.index(count)
     if count < 0 or count > mem.nbytes:
         raise ValueError(f"offload_io: count {count} for {what} of {mem.nbytes} bytes")
     return mem.ptr, count

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Dict, Optional
 
 from . import _devices
@@ -18,19 +19,22 @@ class DeviceBuffer:
 
     def __init__(self, nbytes: int, device: Any = None) -> None:
         self.device = _devices.initial_device() if device is None else _devices.resolve(device)
-        self.nbytes = int(nbytes)
+        self.nbytes = operator.index(nbytes)
         if self.nbytes < 0:
             raise ValueError(f"offload_io: DeviceBuffer of {nbytes} bytes")
+        self.ptr: int = 0
+        # A device no plugin of ours serves is refused here (ENODEV): libomptarget
+        # ends the process for a device number out of its range.
+        self._target = _devices.describe(self.device)
         ptr = native().omp.omp_target_alloc(max(self.nbytes, 1), self.device)
         if not ptr:
             raise MemoryError(f"offload_io: omp_target_alloc of {self.nbytes} bytes on device "
                               f"{self.device} failed")
-        self.ptr: int = ptr
-        self._target = _devices.describe(self.device)
+        self.ptr = ptr
 
     def free(self) -> None:
         """Give the memory back (omp_target_free, which waits for transfers using it)."""
-        if self.ptr:
+        if getattr(self, "ptr", 0):
             native().omp.omp_target_free(self.ptr, self.device)
             self.ptr = 0
 

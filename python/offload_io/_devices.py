@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import ctypes
+import errno
 import functools
+import operator
 from typing import Any, Dict, Tuple
 
 from ._native import DeviceRef, native, raise_errno
@@ -23,11 +25,22 @@ def num_devices() -> int:
     return int(native().omp.omp_get_num_devices())
 
 
+def checked_device(device: Any) -> int:
+    """`device` as a C int: an integer (not a float or bool) within 32 bits; larger
+    numbers are no device (OSError ENODEV) rather than wrapped to one."""
+    if isinstance(device, bool):
+        raise TypeError("offload_io: a device is a number or a name, not a bool")
+    number = operator.index(device)
+    if not -(1 << 31) <= number < (1 << 31):
+        raise OSError(errno.ENODEV, f"offload_io: device {number} does not exist")
+    return number
+
+
 def describe(device: int) -> Tuple[str, int]:
     """(plugin target, device number in the plugin) of an OpenMP device:
     ("cuda", 0), ("x86_64", 2), ("host", -1) for the initial device."""
     ref = DeviceRef()
-    if native().io.ompx_io_device_ref(int(device), ctypes.byref(ref)) != 0:
+    if native().io.ompx_io_device_ref(checked_device(device), ctypes.byref(ref)) != 0:
         raise_errno(f"device {device}")
     return ref.target.decode(), int(ref.local)
 
@@ -58,8 +71,8 @@ def resolve(device: Any) -> int:
     or a framework's device object (torch.device)."""
     if isinstance(device, bool):
         raise TypeError("offload_io: a device is a number or a name, not a bool")
-    if isinstance(device, int):
-        return device
+    if isinstance(device, int) or hasattr(device, "__index__") and not isinstance(device, str):
+        return checked_device(device)
     kind, index = None, None
     if isinstance(device, str):
         kind, _, rest = device.partition(":")

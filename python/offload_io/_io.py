@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import ctypes
+import errno
+import operator
+import os
 from typing import Any, Dict, List, Optional, Union
 
 from ._buffers import Memory, byte_range, memory_of
-from ._native import IOOp, IOStats, PinnedBudget, Setting, native, raise_errno
+from ._native import IOOp, IOStats, PinnedBudget, Setting, last_error, native, raise_errno
 
 FileLike = Any  # an int descriptor or an object with fileno()
 
@@ -15,11 +18,22 @@ READ, WRITE = 0, 1
 
 
 def _fd(file: FileLike) -> int:
-    if isinstance(file, int):
-        return file
     if hasattr(file, "fileno"):
-        return int(file.fileno())
+        file = file.fileno()
+    if isinstance(file, int) and not isinstance(file, bool):
+        if not -(1 << 31) <= file < (1 << 31):
+            raise OSError(errno.EBADF, f"offload_io: file descriptor {file} does not exist")
+        return file
     raise TypeError(f"offload_io: a file is a descriptor or has fileno(), not {type(file).__name__}")
+
+
+def _offset(offset: Any) -> int:
+    """A file offset as off_t: an integer (not a float) within 64 bits; a negative
+    one is the library's to refuse (EINVAL), a larger one is EOVERFLOW."""
+    value = operator.index(offset)
+    if not -(1 << 63) <= value < (1 << 63):
+        raise OSError(errno.EOVERFLOW, f"offload_io: offset {value} does not fit a file offset")
+    return value
 
 
 def _memory(buf: Any, device: Any, what: str) -> Memory:
@@ -38,7 +52,7 @@ def pread(file: FileLike, buf: Any, offset: int = 0, count: Optional[int] = None
     if mem.readonly:
         raise ValueError("offload_io: pread into a read-only buffer")
     ptr, n = byte_range(mem, count, "buffer")
-    got = native().io.ompx_target_pread(_fd(file), ptr, n, int(offset), mem.device)
+    got = native().io.ompx_target_pread(_fd(file), ptr, n, _offset(offset), mem.device)
     if got < 0:
         raise_errno("ompx_target_pread")
     return int(got)
@@ -49,7 +63,7 @@ def pwrite(file: FileLike, buf: Any, offset: int = 0, count: Optional[int] = Non
     """Write `count` bytes (all when None) of `buf` to `file` at `offset`; as pread."""
     mem = _memory(buf, device, "buffer")
     ptr, n = byte_range(mem, count, "buffer")
-    put = native().io.ompx_target_pwrite(_fd(file), ptr, n, int(offset), mem.device)
+    put = native().io.ompx_target_pwrite(_fd(file), ptr, n, _offset(offset), mem.device)
     if put < 0:
         raise_errno("ompx_target_pwrite")
     return int(put)
@@ -107,7 +121,7 @@ def _submit(op: str, file: FileLike, buf: Any, offset: int, count: Optional[int]
     handle = ctypes.c_void_p()
     fn = native().io.ompx_target_pread_async if op == "read" else native().io.ompx_target_pwrite_async
     name = "ompx_target_pread_async" if op == "read" else "ompx_target_pwrite_async"
-    if fn(_fd(file), ptr, n, int(offset), mem.device, ctypes.byref(handle)) != 0:
+    if fn(_fd(file), ptr, n, _offset(offset), mem.device, ctypes.byref(handle)) != 0:
         raise_errno(name)
     return Request(handle.value, mem.owner, f"asynchronous {op} of {n} bytes")
 
@@ -148,7 +162,7 @@ class Batch:
         if opcode == READ and mem.readonly:
             raise ValueError(f"offload_io: operation {len(self._ops)} reads into a read-only buffer")
         ptr, n = byte_range(mem, count, "buffer")
-        self._ops.append((opcode, _fd(file), ptr, n, int(offset), mem.device))
+        self._ops.append((opcode, _fd(file), ptr, n, _offset(offset), mem.device))
         self._owners.append(mem.owner)
 
     def read(self, file: FileLike, buf: Any, offset: int = 0, count: Optional[int] = None,
@@ -195,11 +209,13 @@ class Batch:
         failed = native().io.ompx_io_batch_wait(handle)
         if failed < 0:
             raise_errno("ompx_io_batch_wait")
-        import os
-
         assert self._array is not None
+        # The library's text names every failed operation (the first eight) with its
+        # fd, count, offset, device and reason; each error carries it.
+        why = last_error() if failed > 0 else ""
         self.results = [
-            int(op.result) if op.error == 0 else OSError(op.error, f"operation {i}: {os.strerror(op.error)}")
+            int(op.result) if op.error == 0 else
+            OSError(op.error, f"operation {i}: {os.strerror(op.error)}" + (f" ({why})" if why else ""))
             for i, op in enumerate(self._array[: len(self._ops)])
         ]
         self._owners = []

@@ -267,6 +267,8 @@ def save_safetensors(tensors: Mapping[str, Any], path: "os.PathLike[str] | str",
     for name, value in tensors.items():
         if not isinstance(name, str):
             raise TypeError(f"offload_io: tensor names are strings, not {type(name).__name__}")
+        if name == "__metadata__":
+            raise ValueError("offload_io: '__metadata__' is the header's metadata, not a tensor name")
         dtype = _dtype_name(value)
         mem = memory_of(value, None, f"tensor {name}")
         shape = tuple(int(d) for d in getattr(value, "shape"))
