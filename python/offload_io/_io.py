@@ -69,7 +69,24 @@ def pwrite(file: FileLike, buf: Any, offset: int = 0, count: Optional[int] = Non
     return int(put)
 
 
-class Request:
+class _InFlight:
+    """Something the library transfers for while Python holds its buffers."""
+
+    _handle: Optional[int] = None
+
+    def wait(self) -> Any:
+        raise NotImplementedError
+
+    def __del__(self) -> None:
+        # The buffers must outlive the transfer: dropped unwaited, it is waited here.
+        if self._handle is not None:
+            try:
+                self.wait()
+            except Exception:
+                pass
+
+
+class Request(_InFlight):
     """An asynchronous transfer in flight. The buffer is kept alive until wait()."""
 
     def __init__(self, handle: int, owner: Any, what: str) -> None:
@@ -104,13 +121,6 @@ class Request:
         if self._handle is not None:
             self.wait()
 
-    def __del__(self) -> None:
-        # The buffer must outlive the transfer: a request dropped unwaited is waited here.
-        if self._handle is not None:
-            try:
-                self.wait()
-            except Exception:
-                pass
 
 
 def _submit(op: str, file: FileLike, buf: Any, offset: int, count: Optional[int], device: Any) -> Request:
@@ -138,7 +148,7 @@ def pwrite_async(file: FileLike, buf: Any, offset: int = 0, count: Optional[int]
     return _submit("write", file, buf, offset, count, device)
 
 
-class Batch:
+class Batch(_InFlight):
     """Reads and writes submitted together (one ompx_io batch): any mix of files and devices.
 
         with offload_io.Batch() as batch:
@@ -234,12 +244,6 @@ class Batch:
         if self._handle is not None:
             self.wait()
 
-    def __del__(self) -> None:
-        if self._handle is not None:
-            try:
-                self.wait()
-            except Exception:
-                pass
 
 
 def path_name(path: int) -> str:
