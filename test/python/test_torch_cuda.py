@@ -105,9 +105,16 @@ def ready(t: Any) -> Any:
 PATTERN = bytes((i * 13 + 5) % 256 for i in range(1 << 16))
 
 
-@unittest.skipUnless(HAVE_CUDA, "needs PyTorch with CUDA")
+# On the GPU machine's round (tools/gpu/run-on-device.sh, step python) a skip
+# would hide a broken setup: OFFLOAD_IO_TEST_REQUIRE_TORCH_CUDA=1 makes it a failure.
+REQUIRE_TORCH_CUDA = os.environ.get("OFFLOAD_IO_TEST_REQUIRE_TORCH_CUDA") == "1"
+
+
+@unittest.skipUnless(HAVE_CUDA or REQUIRE_TORCH_CUDA, "needs PyTorch with CUDA")
 class TorchCudaCase(unittest.TestCase):
     def setUp(self) -> None:
+        if not HAVE_CUDA:
+            self.fail("OFFLOAD_IO_TEST_REQUIRE_TORCH_CUDA=1 but PyTorch sees no CUDA device")
         if not CUDA_DEVICES:
             self.fail("PyTorch sees a CUDA device, but no OpenMP device of offload-io is a CUDA one")
         tmp = tempfile.TemporaryDirectory(prefix="offload_io_cuda_")

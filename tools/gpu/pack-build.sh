@@ -28,7 +28,7 @@ if [[ $llvm != 16 ]]; then
 elif ! grep -q '^OFFLOADIO_TOOL_TARGETS:STRING=.*nvptx64-nvidia-cuda' "$build/CMakeCache.txt"; then
   echo "pack-build: rebuilding ompx-io with an nvptx64 image"
   cmake -S "$root" -B "$build" -DOFFLOADIO_TOOL_TARGETS=nvptx64-nvidia-cuda >/dev/null
-  ninja -C "$build" ompx-io offloadio-checkpoint >/dev/null
+  ninja -C "$build" ompx-io offloadio-checkpoint offload_io_python >/dev/null
 fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -39,6 +39,11 @@ for plugin in $(offload_targets_table | awk '{ print $2 }'); do
   cp -L "$build/lib/libomptarget.rtl.$plugin$llvm_plugin_suffix.so" "$stage/lib/"
 done
 cp -L "$build"/lib/libompx_io.so* "$stage/lib/"
+# The Python package and what it loads: it finds ../../lib from python/offload_io.
+cp -L "$build"/lib/liboffloadio_plugins.so.1 "$build"/lib/libompx_io_devices.so.1 "$stage/lib/"
+mkdir -p "$stage/python"
+cp -r "$build/python/offload_io" "$stage/python/"
+rm -rf "$stage/python/offload_io/__pycache__"
 for f in "$build"/unittests/ConformanceTest "$build"/bin/ompx-io \
     "$build"/bin/offloadio-checkpoint; do
   [[ -e $f ]] && cp "$f" "$stage/bin/"

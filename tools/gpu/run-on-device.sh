@@ -18,7 +18,9 @@
 # one checkpoint loaded onto one GPU and split over all of them) and
 # safetensors (the reference implementation's files written from torch
 # tensors in GPU memory, loaded by ours into the GPU, and ours read by torch
-# into GPU memory: tools/trixie/safetensors-compat.sh) steps.
+# into GPU memory: tools/trixie/safetensors-compat.sh) and python (the
+# Python package's tests, test/python, with torch CUDA tensors; the LLVM 16
+# pack, whose image library has an nvptx64 image) steps.
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-/tmp/out}
@@ -152,6 +154,12 @@ if [[ $steps == *safetensors* ]]; then
   OFFLOADIO_LLVM_LIB=$llvm/lib OFFLOADIO_COMPAT_FRAMEWORK=torch timeout 240 \
     bash tools/trixie/safetensors-compat.sh "$inst" "$gpu"
 fi 2>&1 | tee "$out/safetensors.log"
+
+if [[ $steps == *python* ]]; then
+  echo "== python: offload_io with torch CUDA tensors (test/python)"
+  LD_LIBRARY_PATH=$llvm/lib OFFLOAD_IO_TEST_REQUIRE_TORCH_CUDA=1 PYTHONPATH=$inst/python \
+    timeout 240 python3 -m unittest discover -s test/python -v 2>&1 | tail -60
+fi 2>&1 | tee "$out/python.log"
 
 if [[ $steps == *ckpt* ]]; then
   # A safetensors checkpoint of about 2,000 tensors (CKPT_TOTAL, 8 GiB by
