@@ -91,9 +91,12 @@ Error HostStreamTy::copyAsync(void *Dst, const void *Src, size_t Size,
       ++Head;
       Completed.store(Head, std::memory_order_release);
       DoneCV.notify_all();
-      bool More = Head != Tail;
+      // The worker waits while an inline copy runs: wake it for work queued
+      // meanwhile, or for a stop asked meanwhile (the destructor's wake-up
+      // came too early for it).
+      bool Wake = Head != Tail || Stop;
       Guard.unlock();
-      if (More)
+      if (Wake)
         WorkCV.notify_one();
       return Error::success();
     }
