@@ -159,6 +159,10 @@ if [[ $steps == *python* ]]; then
   echo "== python: offload_io with torch CUDA tensors (test/python)"
   LD_LIBRARY_PATH=$llvm/lib OFFLOAD_IO_TEST_REQUIRE_TORCH_CUDA=1 PYTHONPATH=$inst/python \
     timeout 240 python3 -m unittest discover -s test/python -v 2>&1 | tail -60
+  echo "== python: a 4 GiB checkpoint loaded into the GPU from Python, beside C and the reference"
+  LD_LIBRARY_PATH=$llvm/lib PYTHONPATH=$inst/python timeout 240 python3 \
+    tools/bench/python-load-bench.py --device cuda:0 --total 4G \
+    --tool "$inst/bin/offloadio-checkpoint" 2>&1 | tail -8
 fi 2>&1 | tee "$out/python.log"
 
 if [[ $steps == *ckpt* ]]; then
