@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 import operator
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Iterable, Optional, Sequence, Tuple
 
 from . import _devices
 
@@ -128,11 +128,8 @@ def _from_torch(obj: Any, what: str) -> Memory:
     if dev.type == "cpu":
         device = _devices.initial_device()
     elif dev.type == "cuda":
-        # Kernels the program queued on the tensor's stream finish first: the transfer
-        # runs on offload-io's own streams.
         import torch
 
-        torch.cuda.current_stream(dev).synchronize()
         device = _devices.device_of("amdgpu" if getattr(torch.version, "hip", None) else "cuda",
                                     dev.index or 0)
     else:
@@ -141,25 +138,43 @@ def _from_torch(obj: Any, what: str) -> Memory:
     return Memory(int(obj.data_ptr()), int(obj.numel()) * int(obj.element_size()), device, False, obj)
 
 
-def _synchronize_cupy(obj: Any) -> None:
-    # As for PyTorch: the kernels queued on CuPy's current stream finish first.
-    if type(obj).__module__.startswith("cupy"):
+def synchronize_streams(objs: Iterable[Any]) -> None:
+    """Finish the kernels the program queued on the current streams of the GPUs that
+    hold `objs` (PyTorch tensors, CuPy arrays), each stream once: transfers run on
+    offload-io's own streams, and must not overtake work that uses the memory."""
+    torch_devices = set()
+    cupy_seen = False
+    for obj in objs:
+        if _is_torch_tensor(obj) and obj.device.type == "cuda":
+            torch_devices.add(obj.device)
+        elif type(obj).__module__.startswith("cupy") and hasattr(obj, "__cuda_array_interface__"):
+            cupy_seen = True
+    if torch_devices:
+        import torch
+
+        for dev in torch_devices:
+            torch.cuda.current_stream(dev).synchronize()
+    if cupy_seen:
         import cupy
 
         cupy.cuda.get_current_stream().synchronize()
 
 
-def memory_of(obj: Any, device: Optional[int] = None, what: str = "buffer") -> Memory:
+def memory_of(obj: Any, device: Optional[int] = None, what: str = "buffer",
+              synchronize: bool = True) -> Memory:
     """The memory of `obj`; `device`, when given, is the OpenMP device number to use
-    instead of the one the object's own device maps to."""
+    instead of the one the object's own device maps to. With `synchronize` the work
+    queued on the object's stream finishes first (synchronize_streams); callers that
+    take many objects at once pass False and synchronise them together."""
     from ._device_buffer import DeviceBuffer
 
+    if synchronize:
+        synchronize_streams((obj,))
     if isinstance(obj, DeviceBuffer):
         mem = Memory(obj.ptr, obj.nbytes, obj.device, False, obj)
     elif _is_torch_tensor(obj):
         mem = _from_torch(obj, what)
     elif hasattr(obj, "__cuda_array_interface__"):
-        _synchronize_cupy(obj)
         iface = obj.__cuda_array_interface__
         if hasattr(obj, "__dlpack_device__"):
             dev_type, dev_id = obj.__dlpack_device__()

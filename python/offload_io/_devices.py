@@ -69,8 +69,6 @@ def device_of(target: str, local: int) -> int:
 def resolve(device: Any) -> int:
     """An OpenMP device number from an int, "cpu", "cuda", "cuda:N" (also "hip:N"),
     or a framework's device object (torch.device)."""
-    if isinstance(device, bool):
-        raise TypeError("offload_io: a device is a number or a name, not a bool")
     if isinstance(device, int) or hasattr(device, "__index__") and not isinstance(device, str):
         return checked_device(device)
     kind, index = None, None

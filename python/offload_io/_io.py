@@ -7,9 +7,9 @@ import ctypes
 import errno
 import operator
 import os
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
-from ._buffers import Memory, byte_range, memory_of
+from ._buffers import Memory, byte_range, memory_of, synchronize_streams
 from ._native import IOOp, IOStats, PinnedBudget, Setting, last_error, native, raise_errno
 
 FileLike = Any  # an int descriptor or an object with fileno()
@@ -36,10 +36,27 @@ def _offset(offset: Any) -> int:
     return value
 
 
-def _memory(buf: Any, device: Any, what: str) -> Memory:
+def _transfer_range(reads: bool, buf: Any, count: Optional[int], device: Any,
+                    what: str, synchronize: bool = True) -> Tuple[Memory, int, int]:
+    """The memory of `buf` for one transfer, and the (pointer, count) it moves; a read
+    needs writable memory. `synchronize`: as memory_of."""
     from ._devices import resolve
 
-    return memory_of(buf, None if device is None else resolve(device), what)
+    mem = memory_of(buf, None if device is None else resolve(device), what, synchronize)
+    if reads and mem.readonly:
+        raise ValueError(f"offload_io: {what}: a read into a read-only buffer")
+    ptr, n = byte_range(mem, count, what)
+    return mem, ptr, n
+
+
+def _transfer(reads: bool, file: FileLike, buf: Any, offset: Any, count: Optional[int],
+              device: Any) -> int:
+    name = "ompx_target_pread" if reads else "ompx_target_pwrite"
+    mem, ptr, n = _transfer_range(reads, buf, count, device, "buffer")
+    done = getattr(native().io, name)(_fd(file), ptr, n, _offset(offset), mem.device)
+    if done < 0:
+        raise_errno(name)
+    return int(done)
 
 
 def pread(file: FileLike, buf: Any, offset: int = 0, count: Optional[int] = None,
@@ -48,25 +65,13 @@ def pread(file: FileLike, buf: Any, offset: int = 0, count: Optional[int] = None
     any device offload-io serves (a tensor, an array, a DeviceBuffer). Returns the bytes read,
     short only at end of file. The device is the buffer's own unless `device` says otherwise.
     Raises OSError with the library's message."""
-    mem = _memory(buf, device, "buffer")
-    if mem.readonly:
-        raise ValueError("offload_io: pread into a read-only buffer")
-    ptr, n = byte_range(mem, count, "buffer")
-    got = native().io.ompx_target_pread(_fd(file), ptr, n, _offset(offset), mem.device)
-    if got < 0:
-        raise_errno("ompx_target_pread")
-    return int(got)
+    return _transfer(True, file, buf, offset, count, device)
 
 
 def pwrite(file: FileLike, buf: Any, offset: int = 0, count: Optional[int] = None,
            device: Any = None) -> int:
     """Write `count` bytes (all when None) of `buf` to `file` at `offset`; as pread."""
-    mem = _memory(buf, device, "buffer")
-    ptr, n = byte_range(mem, count, "buffer")
-    put = native().io.ompx_target_pwrite(_fd(file), ptr, n, _offset(offset), mem.device)
-    if put < 0:
-        raise_errno("ompx_target_pwrite")
-    return int(put)
+    return _transfer(False, file, buf, offset, count, device)
 
 
 class _InFlight:
@@ -124,14 +129,10 @@ class Request(_InFlight):
 
 
 def _submit(op: str, file: FileLike, buf: Any, offset: int, count: Optional[int], device: Any) -> Request:
-    mem = _memory(buf, device, "buffer")
-    if op == "read" and mem.readonly:
-        raise ValueError("offload_io: read into a read-only buffer")
-    ptr, n = byte_range(mem, count, "buffer")
+    mem, ptr, n = _transfer_range(op == "read", buf, count, device, "buffer")
     handle = ctypes.c_void_p()
-    fn = native().io.ompx_target_pread_async if op == "read" else native().io.ompx_target_pwrite_async
     name = "ompx_target_pread_async" if op == "read" else "ompx_target_pwrite_async"
-    if fn(_fd(file), ptr, n, _offset(offset), mem.device, ctypes.byref(handle)) != 0:
+    if getattr(native().io, name)(_fd(file), ptr, n, _offset(offset), mem.device, ctypes.byref(handle)) != 0:
         raise_errno(name)
     return Request(handle.value, mem.owner, f"asynchronous {op} of {n} bytes")
 
@@ -168,10 +169,9 @@ class Batch(_InFlight):
              device: Any) -> None:
         if self._array is not None:
             raise ValueError("offload_io: the batch was submitted already")
-        mem = _memory(buf, device, f"buffer of operation {len(self._ops)}")
-        if opcode == READ and mem.readonly:
-            raise ValueError(f"offload_io: operation {len(self._ops)} reads into a read-only buffer")
-        ptr, n = byte_range(mem, count, "buffer")
+        # The buffers' streams are synchronised together, at submit().
+        mem, ptr, n = _transfer_range(opcode == READ, buf, count, device,
+                                      f"buffer of operation {len(self._ops)}", synchronize=False)
         self._ops.append((opcode, _fd(file), ptr, n, _offset(offset), mem.device))
         self._owners.append(mem.owner)
 
@@ -192,6 +192,7 @@ class Batch(_InFlight):
         """Start every operation. Raises OSError when nothing could start."""
         if self._array is not None:
             raise ValueError("offload_io: the batch was submitted already")
+        synchronize_streams(self._owners)
         array = (IOOp * max(len(self._ops), 1))()
         for i, (opcode, fd, ptr, n, offset, device) in enumerate(self._ops):
             array[i] = IOOp(opcode, fd, ptr, n, offset, device, -1, 0)

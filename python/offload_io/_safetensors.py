@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from . import _devices
-from ._buffers import memory_of
+from ._buffers import memory_of, synchronize_streams
 from ._device_buffer import DeviceBuffer
 from ._io import Batch
 from ._native import (SafetensorsLoad, SafetensorsTensor, last_error, native,
@@ -186,14 +186,17 @@ class Checkpoint:
         h = self._open_handle()
         tensors = [self[n] for n in names] if names is not None else list(self._tensors)
         placement = self._placement(tensors, device)
+        targets = {dev: _devices.describe(dev) for dev in set(placement)}
         out: Dict[str, Any] = {}
         loads = (SafetensorsLoad * max(len(tensors), 1))()
         for i, (t, dev) in enumerate(zip(tensors, placement)):
-            target, local = _devices.describe(dev)
+            target, local = targets[dev]
             value = _allocate(t, dev, target, local, _framework(framework, target))
             out[t.name] = value
-            ptr = memory_of(value, dev, f"tensor {t.name}").ptr if t.nbytes else None
+            ptr = memory_of(value, dev, f"tensor {t.name}", synchronize=False).ptr if t.nbytes else None
             loads[i] = SafetensorsLoad(None, t.index, ptr, t.nbytes, dev, -1, 0)
+        # A framework's allocator may hand out memory that work queued before still uses.
+        synchronize_streams(out.values())
         failed = native().io.ompx_safetensors_load(h, loads, len(tensors))
         if failed < 0:
             raise_errno(f"load from {self.path}")
@@ -270,7 +273,7 @@ def save_safetensors(tensors: Mapping[str, Any], path: "os.PathLike[str] | str",
         if name == "__metadata__":
             raise ValueError("offload_io: '__metadata__' is the header's metadata, not a tensor name")
         dtype = _dtype_name(value)
-        mem = memory_of(value, None, f"tensor {name}")
+        mem = memory_of(value, None, f"tensor {name}", synchronize=False)
         shape = tuple(int(d) for d in getattr(value, "shape"))
         entries.append((name, dtype, shape, mem, value))
     entries.sort(key=lambda e: (-_SIZES[e[1]], e[0]))
