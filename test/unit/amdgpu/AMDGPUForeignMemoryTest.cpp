@@ -7,6 +7,7 @@
 // pointer into it; memory of the other GPU names that agent and the
 // plugin's device serving it; memory of the CPU's pools, locked host
 // memory, plain host memory and freed memory are unknown.
+#include "HSAEmuFixture.h"
 #include "offloadio/Plugin.h"
 
 #include "gtest/gtest.h"
@@ -23,16 +24,8 @@ using namespace offloadio;
 namespace {
 
 // The emulation reads its settings at the first hsa_init of the process.
-[[maybe_unused]] const bool EnvSet = [] {
-  for (const char *Name :
-       {"HSA_EMU_STRICT", "HSA_EMU_DISPATCH", "HSA_EMU_QUEUE_ERRORS",
-        "HSA_EMU_TRACE", "HSA_EMU_AIS", "HSA_EMU_GPU_MEMORY",
-        "HSA_EMU_HOST_MEMORY", "HSA_EMU_GPU_ARCH"})
-    unsetenv(Name);
-  setenv("HSA_EMU_NUM_GPUS", "2", 1);
-  setenv("HSA_EMU_MISUSE", "abort", 1);
-  return true;
-}();
+[[maybe_unused]] const bool EnvSet =
+    (offloadio::test::setEmuEnv("abort"), true);
 
 /// The agents of the runtime and a global pool of each, in the order
 /// hsa_iterate_agents gives them (the plugin numbers its GPUs so).

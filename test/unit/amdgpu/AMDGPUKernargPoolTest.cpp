@@ -7,6 +7,7 @@
 // first given back once idle when the budget refuses someone else; and the
 // budget back to zero when the pools go (device deinit).
 #include "AMDGPUKernargPool.h"
+#include "HSAEmuFixture.h"
 
 #include "offloadio/PinnedBudget.h"
 #include "offloadio/SettingTable.h"
@@ -34,16 +35,8 @@ constexpr size_t Page = PinnedPoolTy::ShrinkGranule;
 constexpr uint64_t TinyBudget = settingDecl(SettingId::PinnedMax).Min;
 
 // The emulation reads its settings at the first hsa_init of the process.
-[[maybe_unused]] const bool EnvSet = [] {
-  for (const char *Name :
-       {"HSA_EMU_STRICT", "HSA_EMU_DISPATCH", "HSA_EMU_QUEUE_ERRORS",
-        "HSA_EMU_TRACE", "HSA_EMU_AIS", "HSA_EMU_GPU_MEMORY",
-        "HSA_EMU_HOST_MEMORY", "HSA_EMU_GPU_ARCH"})
-    unsetenv(Name);
-  setenv("HSA_EMU_NUM_GPUS", std::to_string(NumGpus).c_str(), 1);
-  setenv("HSA_EMU_MISUSE", "abort", 1);
-  return true;
-}();
+[[maybe_unused]] const bool EnvSet =
+    (offloadio::test::setEmuEnv("abort", NumGpus), true);
 
 std::string message(Error Err) { return llvm::toString(std::move(Err)); }
 

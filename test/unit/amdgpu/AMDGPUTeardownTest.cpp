@@ -5,6 +5,7 @@
 // answers HSA_STATUS_ERROR_NOT_INITIALIZED, as ROCr's do. A normal call
 // fails with ErrorCode::DriverShutDown and says the runtime was shut down;
 // the plugin's flush and each device's deinit print nothing and succeed.
+#include "HSAEmuFixture.h"
 #include "offloadio/Plugin.h"
 
 #include "gtest/gtest.h"
@@ -20,16 +21,8 @@ using namespace offloadio;
 namespace {
 
 // The emulation reads its settings at the first hsa_init of the process.
-[[maybe_unused]] const bool EnvSet = [] {
-  for (const char *Name :
-       {"HSA_EMU_STRICT", "HSA_EMU_DISPATCH", "HSA_EMU_QUEUE_ERRORS",
-        "HSA_EMU_TRACE", "HSA_EMU_AIS", "HSA_EMU_GPU_MEMORY",
-        "HSA_EMU_HOST_MEMORY", "HSA_EMU_GPU_ARCH"})
-    unsetenv(Name);
-  setenv("HSA_EMU_NUM_GPUS", "2", 1);
-  setenv("HSA_EMU_MISUSE", "abort", 1);
-  return true;
-}();
+[[maybe_unused]] const bool EnvSet =
+    (offloadio::test::setEmuEnv("abort"), true);
 
 TEST(AMDGPUTeardownTest, AfterHsaShutDown) {
   std::unique_ptr<GenericPluginTy> Plugin = createPlugin();

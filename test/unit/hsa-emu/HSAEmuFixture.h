@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -33,14 +34,15 @@ namespace test {
 constexpr uint64_t EmuTimeoutNs = uint64_t(10) * 1000 * 1000 * 1000;
 
 /// Fix the emulation's settings for this process: \p Misuse for
-/// HSA_EMU_MISUSE, every other variable at its default.
-inline void setEmuEnv(const char *Misuse) {
+/// HSA_EMU_MISUSE, \p NumGpus GPU agents, every other variable at its
+/// default.
+inline void setEmuEnv(const char *Misuse, unsigned NumGpus = 2) {
   for (const char *Name :
        {"HSA_EMU_STRICT", "HSA_EMU_DISPATCH", "HSA_EMU_QUEUE_ERRORS",
         "HSA_EMU_TRACE", "HSA_EMU_AIS", "HSA_EMU_GPU_MEMORY",
         "HSA_EMU_HOST_MEMORY", "HSA_EMU_GPU_ARCH"})
     unsetenv(Name);
-  setenv("HSA_EMU_NUM_GPUS", "2", 1);
+  setenv("HSA_EMU_NUM_GPUS", std::to_string(NumGpus).c_str(), 1);
   setenv("HSA_EMU_MISUSE", Misuse, 1);
 }
 
