@@ -230,7 +230,7 @@ def _allocate(t: TensorInfo, device: int, target: str, local: int, framework: st
         if target == "host":
             raise ValueError("offload_io: CuPy arrays live on GPUs; load to the host with 'numpy'")
         with cupy.cuda.Device(local):
-            return cupy.empty(t.shape, dtype=_NUMPY.get(t.dtype) or _numpy_dtype(t.dtype))
+            return cupy.empty(t.shape, dtype=_numpy_dtype(t.dtype))
     import numpy
 
     if target != "host":
